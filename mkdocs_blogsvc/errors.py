@@ -1,0 +1,160 @@
+"""The one exception tree of the client side (plugin, CLI, API client).
+
+Every failure a user can meet is one of these, with a message that says what went wrong and
+what to do next. Raw httpx, OS or JSON exceptions never leave the package: they are mapped here.
+The edges translate: `plugin.py` into `mkdocs.exceptions.PluginError`, `cli.py` into
+`click.ClickException` (exit status 1).
+
+    BlogServiceError
+    ├── ConfigurationError          a setting or environment variable is wrong
+    ├── CredentialsError            the local credential store
+    │   ├── NotLoggedIn             no store and no BLOGSVC_REFRESH_TOKEN: run `login`
+    │   ├── CredentialsCorrupt      the store cannot be read: run `login` again
+    │   └── ReauthorizationRequired the refresh token was rotated, revoked or expired
+    ├── LoginError                  the browser flow failed (timeout, state mismatch, denied)
+    ├── TransportError              the service could not be reached (after retries)
+    ├── InvalidResponse             the service answered something that breaks the spec
+    └── ServiceError                the service answered with a spec error object
+        ├── OAuthError              token endpoint errors (RFC 6749 5.2)
+        │   ├── InvalidGrant
+        │   ├── InvalidClient
+        │   ├── InvalidScope
+        │   └── AccessDenied
+        ├── InvalidToken            401 from a data endpoint
+        ├── InsufficientScope       403 from a data endpoint
+        ├── NotFound                404 not_found
+        ├── RateLimited             429 that outlasted the retries
+        └── ServerError             5xx that outlasted the retries
+
+Messages never contain tokens: exceptions are built from the service's `error` and
+`error_description` and from our own text only.
+"""
+
+from __future__ import annotations
+
+
+class BlogServiceError(Exception):
+    """Base class of every error of mkdocs-blogsvc."""
+
+
+class ConfigurationError(BlogServiceError):
+    """A setting in mkdocs.yml, a command option or an environment variable is wrong."""
+
+
+class CredentialsError(BlogServiceError):
+    """The local credential store is missing, unreadable or no longer accepted."""
+
+
+class NotLoggedIn(CredentialsError):
+    """No credential store exists and no BLOGSVC_REFRESH_TOKEN was given."""
+
+
+class CredentialsCorrupt(CredentialsError):
+    """The credential store exists but cannot be parsed or has an unknown format version."""
+
+
+class ReauthorizationRequired(CredentialsError):
+    """The service refused the refresh token (`invalid_grant`): the user must log in again."""
+
+
+class LoginError(BlogServiceError):
+    """The interactive Authorization Code flow did not complete."""
+
+
+class TransportError(BlogServiceError):
+    """The service could not be reached: connection refused, DNS failure or timeout."""
+
+
+class InvalidResponse(BlogServiceError):
+    """The service answered with something the spec does not allow (bad JSON, wrong types)."""
+
+
+class ServiceError(BlogServiceError):
+    """The service answered with an error object `{error, error_description}`.
+
+    `error_code` is the service's `error`, `description` its `error_description` (may be
+    empty), `status_code` the HTTP status.
+    """
+
+    error_code: str = "server_error"
+
+    def __init__(self, description: str = "", *, status_code: int = 0, error_code: str | None = None):
+        self.description = description
+        self.status_code = status_code
+        if error_code is not None:
+            self.error_code = error_code
+        detail = f": {description}" if description else ""
+        super().__init__(f"{self.error_code} (HTTP {status_code}){detail}")
+
+
+class OAuthError(ServiceError):
+    """An error from the token endpoint (RFC 6749 section 5.2)."""
+
+
+class InvalidGrant(OAuthError):
+    """RFC 6749 5.2: the code or refresh token is invalid, expired, revoked or already used."""
+
+    error_code = "invalid_grant"
+
+
+class InvalidClient(OAuthError):
+    """RFC 6749 5.2: client_id unknown or client authentication failed."""
+
+    error_code = "invalid_client"
+
+
+class InvalidScope(OAuthError):
+    """RFC 6749 5.2: a requested scope is invalid or unavailable for this client."""
+
+    error_code = "invalid_scope"
+
+
+class AccessDenied(OAuthError):
+    """RFC 6749 4.1.2.1: the user or the service denied the request."""
+
+    error_code = "access_denied"
+
+
+class InvalidToken(ServiceError):
+    """RFC 6750 3.1: the access token is missing, expired or invalid (HTTP 401)."""
+
+    error_code = "invalid_token"
+
+
+class InsufficientScope(ServiceError):
+    """RFC 6750 3.1: the access token lacks the scope the endpoint requires (HTTP 403)."""
+
+    error_code = "insufficient_scope"
+
+
+class NotFound(ServiceError):
+    """The article does not exist or is not published (HTTP 404)."""
+
+    error_code = "not_found"
+
+
+class RateLimited(ServiceError):
+    """HTTP 429 still answered after the bounded retries."""
+
+    error_code = "rate_limited"
+
+
+class ServerError(ServiceError):
+    """HTTP 5xx still answered after the bounded retries."""
+
+    error_code = "server_error"
+
+
+#: `error` codes of the spec's tables, mapped to their exception class.
+ERROR_CLASSES: dict[str, type[ServiceError]] = {
+    cls.error_code: cls
+    for cls in (
+        InvalidGrant,
+        InvalidClient,
+        InvalidScope,
+        AccessDenied,
+        InvalidToken,
+        InsufficientScope,
+        NotFound,
+    )
+}

@@ -1,0 +1,316 @@
+"""The service's resources as frozen dataclasses, parsed and type-checked once at the edge.
+
+`from_json` raises `InvalidResponse` naming the field that broke the spec; the rest of the
+package can then trust every attribute. `Article.to_json` gives back the spec's camelCase
+object, which is what the cache stores.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+from mkdocs_blogsvc.errors import InvalidResponse
+
+T = TypeVar("T")
+
+
+def parse_timestamp(value: str) -> datetime:
+    """Parse the spec's ISO 8601 timestamps (`2026-01-02T03:04:05.678Z`) into aware UTC datetimes."""
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidResponse(f"not an ISO 8601 timestamp: {value[:40]!r}") from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+def _get(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], what: str, *, nullable: bool = False) -> Any:
+    if key not in data:
+        raise InvalidResponse(f"{what}: field {key!r} is missing")
+    value = data[key]
+    if value is None and nullable:
+        return None
+    # bool is an int subclass: a number field must not accept true/false.
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+        raise InvalidResponse(f"{what}: field {key!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _str_list(data: Mapping[str, Any], key: str, what: str) -> tuple[str, ...]:
+    value = _get(data, key, list, what)
+    if not all(isinstance(item, str) for item in value):
+        raise InvalidResponse(f"{what}: field {key!r} must be a list of strings")
+    return tuple(value)
+
+
+def _timestamp(data: Mapping[str, Any], key: str, what: str, *, nullable: bool = False) -> datetime | None:
+    value = _get(data, key, str, what, nullable=nullable)
+    if value is None:
+        return None
+    try:
+        return parse_timestamp(value)
+    except InvalidResponse as exc:
+        raise InvalidResponse(f"{what}: field {key!r} is {exc}") from None
+
+
+@dataclass(frozen=True)
+class Article:
+    """One published article, as the spec's Article resource."""
+
+    id: str
+    slug: str
+    title: str
+    description: str | None
+    content: str
+    cover_image_url: str | None
+    inline_image_urls: tuple[str, ...]
+    tags: tuple[str, ...]
+    seo_keywords: tuple[str, ...]
+    seo_score: float | None
+    schema_org_json: dict[str, Any] | None
+    published_at: datetime
+    updated_at: datetime
+    view_count: int
+    content_hash: str
+
+    @classmethod
+    def from_json(cls, data: Any) -> Article:
+        if not isinstance(data, dict):
+            raise InvalidResponse("article is not a JSON object")
+        raw_id = data.get("id")
+        what = f"article {raw_id!r}" if isinstance(raw_id, str) else "article"
+        published = _timestamp(data, "publishedAt", what)
+        updated = _timestamp(data, "updatedAt", what)
+        assert published is not None and updated is not None
+        return cls(
+            id=_get(data, "id", str, what),
+            slug=_get(data, "slug", str, what),
+            title=_get(data, "title", str, what),
+            description=_get(data, "description", str, what, nullable=True),
+            content=_get(data, "content", str, what),
+            cover_image_url=_get(data, "coverImageUrl", str, what, nullable=True),
+            inline_image_urls=_str_list(data, "inlineImageUrls", what),
+            tags=_str_list(data, "tags", what),
+            seo_keywords=_str_list(data, "seoKeywords", what),
+            seo_score=_get(data, "seoScore", (int, float), what, nullable=True),
+            schema_org_json=_get(data, "schemaOrgJson", dict, what, nullable=True),
+            published_at=published,
+            updated_at=updated,
+            view_count=_get(data, "viewCount", int, what),
+            content_hash=_get(data, "contentHash", str, what),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec's camelCase object (what the cache stores and `from_json` reads back)."""
+        return {
+            "id": self.id,
+            "slug": self.slug,
+            "title": self.title,
+            "description": self.description,
+            "content": self.content,
+            "coverImageUrl": self.cover_image_url,
+            "inlineImageUrls": list(self.inline_image_urls),
+            "tags": list(self.tags),
+            "seoKeywords": list(self.seo_keywords),
+            "seoScore": self.seo_score,
+            "schemaOrgJson": self.schema_org_json,
+            "publishedAt": format_timestamp(self.published_at),
+            "updatedAt": format_timestamp(self.updated_at),
+            "viewCount": self.view_count,
+            "contentHash": self.content_hash,
+        }
+
+
+def format_timestamp(moment: datetime) -> str:
+    """UTC, millisecond precision, `Z` suffix: the format of the spec's samples."""
+    moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+@dataclass(frozen=True)
+class KnownArticle:
+    """One `{id, contentHash}` entry of the sync request."""
+
+    id: str
+    content_hash: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "contentHash": self.content_hash}
+
+
+@dataclass(frozen=True)
+class SkippedArticle:
+    """An article of a sync answer that broke the spec and was left out, with the reason."""
+
+    id: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """The answer of `POST /api/v1/sync`.
+
+    An article with a field of the wrong type does not fail the whole sync: it is left out of
+    `new`/`updated` and listed in `skipped`, so the caller can warn with its id.
+    """
+
+    new: tuple[Article, ...]
+    updated: tuple[Article, ...]
+    deleted: tuple[str, ...]
+    synced_at: datetime
+    skipped: tuple[SkippedArticle, ...] = ()
+
+    @classmethod
+    def from_json(cls, data: Any) -> SyncResult:
+        if not isinstance(data, dict):
+            raise InvalidResponse("sync answer is not a JSON object")
+        skipped: list[SkippedArticle] = []
+
+        def articles(key: str) -> tuple[Article, ...]:
+            parsed = []
+            for item in _get(data, key, list, "sync answer"):
+                try:
+                    parsed.append(Article.from_json(item))
+                except InvalidResponse as exc:
+                    item_id = item.get("id") if isinstance(item, dict) else None
+                    skipped.append(SkippedArticle(item_id if isinstance(item_id, str) else None, str(exc)))
+            return tuple(parsed)
+
+        new, updated = articles("new"), articles("updated")
+        synced_at = _timestamp(data, "syncedAt", "sync answer")
+        assert synced_at is not None
+        return cls(new, updated, _str_list(data, "deleted", "sync answer"), synced_at, tuple(skipped))
+
+
+@dataclass(frozen=True)
+class Pagination:
+    page: int
+    limit: int
+    total: int
+    total_pages: int
+
+    @classmethod
+    def from_json(cls, data: Any) -> Pagination:
+        if not isinstance(data, dict):
+            raise InvalidResponse("pagination is not a JSON object")
+        what = "pagination"
+        return cls(
+            _get(data, "page", int, what),
+            _get(data, "limit", int, what),
+            _get(data, "total", int, what),
+            _get(data, "totalPages", int, what),
+        )
+
+
+@dataclass(frozen=True)
+class ArticlePage:
+    """One page of `GET /api/v1/articles`."""
+
+    articles: tuple[Article, ...]
+    pagination: Pagination
+
+    @classmethod
+    def from_json(cls, data: Any) -> ArticlePage:
+        if not isinstance(data, dict):
+            raise InvalidResponse("article list is not a JSON object")
+        items = _get(data, "articles", list, "article list")
+        return cls(tuple(Article.from_json(item) for item in items), Pagination.from_json(data.get("pagination")))
+
+
+@dataclass(frozen=True)
+class Blog:
+    id: str
+    name: str
+    slug: str
+    description: str
+    language: str
+    article_count: int
+
+
+@dataclass(frozen=True)
+class BlogStatus:
+    """The answer of `GET /api/v1/status`."""
+
+    status: str
+    blog: Blog
+    scopes: tuple[str, ...]
+    connected_at: datetime
+    last_sync_at: datetime | None
+
+    @classmethod
+    def from_json(cls, data: Any) -> BlogStatus:
+        if not isinstance(data, dict) or not isinstance(data.get("blog"), dict):
+            raise InvalidResponse("status answer is not a JSON object with a 'blog' object")
+        blog, what = data["blog"], "status blog"
+        connected_at = _timestamp(data, "connectedAt", "status")
+        assert connected_at is not None
+        return cls(
+            status=_get(data, "status", str, "status"),
+            blog=Blog(
+                id=_get(blog, "id", str, what),
+                name=_get(blog, "name", str, what),
+                slug=_get(blog, "slug", str, what),
+                # The spec types description as string; a null is tolerated and shown as empty.
+                description=_get(blog, "description", str, what, nullable=True) or "",
+                language=_get(blog, "language", str, what),
+                article_count=_get(blog, "articleCount", int, what),
+            ),
+            scopes=_str_list(data, "scopes", "status"),
+            connected_at=connected_at,
+            last_sync_at=_timestamp(data, "lastSyncAt", "status", nullable=True),
+        )
+
+
+@dataclass(frozen=True)
+class TokenSet:
+    """A token response, with absolute expiry times computed from the client's clock.
+
+    `repr()` never shows the tokens (they would end up in logs and tracebacks).
+    """
+
+    access_token: str = field(repr=False)
+    refresh_token: str = field(repr=False)
+    access_expires_at: float
+    refresh_expires_at: float
+    scope: tuple[str, ...]
+    token_type: str = "Bearer"
+
+    #: The spec's refresh token lifetime; the token response does not carry it.
+    REFRESH_LIFETIME = 30 * 24 * 3600
+
+    @classmethod
+    def from_token_response(cls, data: Any, *, now: float | None = None) -> TokenSet:
+        if not isinstance(data, dict):
+            raise InvalidResponse("token response is not a JSON object")
+        now = time.time() if now is None else now
+        what = "token response"
+        token_type = _get(data, "token_type", str, what)
+        if token_type.lower() != "bearer":
+            raise InvalidResponse(f"{what}: token_type {token_type!r} is not Bearer")
+        scope = data.get("scope")
+        return cls(
+            access_token=_get(data, "access_token", str, what),
+            refresh_token=_get(data, "refresh_token", str, what),
+            access_expires_at=now + _get(data, "expires_in", (int, float), what),
+            refresh_expires_at=now + cls.REFRESH_LIFETIME,
+            scope=tuple(scope.split()) if isinstance(scope, str) else (),
+            token_type="Bearer",
+        )
+
+    def replace(self, **changes: Any) -> TokenSet:
+        return dataclasses.replace(self, **changes)
+
+
+def known_articles(entries: Sequence[KnownArticle]) -> list[dict[str, str]]:
+    """The JSON body list of a sync request."""
+    return [entry.to_json() for entry in entries]

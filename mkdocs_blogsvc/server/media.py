@@ -1,0 +1,7 @@
+"""Placeholder: being written."""
+
+from typing import Any
+
+
+def register(app: Any, db: Any) -> None:
+    """Attach this module's routes to the app."""
