@@ -1,0 +1,161 @@
+"""Fixtures shared by every test: the reference service in-process and as a real process.
+
+In-process: `httpx.WSGITransport` mounts the Flask app, base URL `http://testserver`.
+Real process: `mkdocs-blogsvc server run` on a free loopback port, same database file, so a
+test can change data with `server admin` (or the ORM) and the running server sees it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mkdocs_blogsvc.server import create_app
+from mkdocs_blogsvc.server import store
+
+os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material 9.8's end-of-life banner
+
+IN_PROCESS_URL = "http://testserver"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[store.Database]:
+    database = store.Database.from_path(tmp_path / "service.db")
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def app(db: store.Database):  # type: ignore[no-untyped-def]
+    return create_app(db, secret_key="test-secret", TESTING=True)
+
+
+@pytest.fixture
+def http(app) -> Iterator[httpx.Client]:  # type: ignore[no-untyped-def]
+    """An httpx client talking to the in-process service, without following redirects."""
+    with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as client:
+        yield client
+
+
+@dataclass
+class Owner:
+    """A user and one blog, inserted straight into the database (no OAuth involved)."""
+
+    user_id: int
+    username: str
+    password: str
+    blog_id: str
+    blog_slug: str
+
+
+def add_owner(db: store.Database, username: str = "alice", blog_slug: str = "alice-blog") -> Owner:
+    now = db.now()
+    password = f"{username}-password"
+    with db.session() as session:
+        user = store.User(username=username, password_hash=store.hash_password(password), created_at=now)
+        session.add(user)
+        session.flush()
+        blog = store.Blog(
+            id=store.new_cuid(), owner_id=user.id, name=f"{username.title()}'s Blog", slug=blog_slug,
+            description="Notes", language="en", created_at=now,
+        )
+        session.add(blog)
+        session.flush()
+        return Owner(user.id, username, password, blog.id, blog.slug)
+
+
+def add_article(db: store.Database, blog_id: str, title: str, *, status: str = "published", minutes_ago: int = 0, **fields) -> str:  # type: ignore[no-untyped-def]
+    now = db.now()
+    with db.session() as session:
+        article = store.Article(
+            id=store.new_cuid(), blog_id=blog_id, slug=fields.pop("slug", title.lower().replace(" ", "-")),
+            title=title, description=fields.pop("description", f"About {title}"),
+            content=fields.pop("content", f"# {title}\n\nBody of {title}."), status=status,
+            published_at=None if status == "draft" else now - timedelta(minutes=minutes_ago),
+            updated_at=now, created_at=now, **fields,
+        )
+        session.add(article)
+        return article.id
+
+
+def issue_access_token(db: store.Database, owner: Owner, scope: str = "articles:read blog:read", client_id: str = "test-client") -> str:
+    """A valid access token for `owner`'s blog, minted directly (for data-endpoint tests)."""
+    now = db.now()
+    raw = store.new_token(store.ACCESS_TOKEN_PREFIX)
+    with db.session() as session:
+        grant = store.Grant(client_id=client_id, user_id=owner.user_id, blog_id=owner.blog_id, scope=scope, connected_at=now)
+        session.add(grant)
+        session.flush()
+        session.add(store.Token(
+            grant_id=grant.id, kind="access", token_hash=store.token_hash(raw), scope=scope,
+            issued_at=now, expires_at=now + timedelta(seconds=store.ACCESS_TOKEN_LIFETIME),
+        ))
+    return raw
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LiveServer:
+    url: str
+    db_path: Path
+    process: subprocess.Popen[bytes]
+
+    def admin(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run `mkdocs-blogsvc server admin --db <db> ARGS...` as a user would."""
+        return subprocess.run(
+            [sys.executable, "-m", "mkdocs_blogsvc", "server", "admin", "--db", str(self.db_path), *args],
+            capture_output=True, text=True, timeout=60,
+        )
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_live_server(db_path: Path) -> LiveServer:
+    port = free_port()
+    log_path = db_path.with_suffix(".log")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs_blogsvc", "server", "run", "--db", str(db_path), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=log_path.open("wb"),  # a file: a full pipe would block it
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited: {log_path.read_text(errors='replace')}")
+        try:
+            httpx.get(f"{url}/openapi.json", timeout=1)
+            return LiveServer(url, db_path, process)
+        except httpx.TransportError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("server did not start within 30 s")
+
+
+@pytest.fixture
+def live_server(tmp_path: Path) -> Iterator[LiveServer]:
+    """The reference service as a real process on a free loopback port (empty database)."""
+    server = start_live_server(tmp_path / "live.db")
+    yield server
+    server.stop()
