@@ -1,0 +1,114 @@
+"""The plugin's settings (`plugins: - blogsvc: ...` in mkdocs.yml) and their resolved form.
+
+`BlogServiceConfig` is what MkDocs validates; `Settings` is the same, resolved once (paths made
+absolute next to mkdocs.yml, defaults that depend on other settings filled in, environment
+fallbacks applied). The plugin and the CLI both work from `Settings`, never from raw config.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+
+from mkdocs_blogsvc.errors import ConfigurationError
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+DEFAULT_SCOPE = "articles:read blog:read"
+DEFAULT_CREDENTIALS_FILE = ".blogsvc/credentials.json"
+DEFAULT_CACHE_DIR = ".cache/blogsvc"
+
+#: Environment variables read when the matching setting is absent (CI seeds credentials this way).
+ENV_CLIENT_ID = "BLOGSVC_CLIENT_ID"
+ENV_CLIENT_SECRET = "BLOGSVC_CLIENT_SECRET"
+ENV_REFRESH_TOKEN = "BLOGSVC_REFRESH_TOKEN"
+
+
+class BlogServiceConfig(base.Config):
+    """Every setting of the plugin, with its default. The README documents each one."""
+
+    enabled = c.Type(bool, default=True)
+    base_url = c.Type(str, default=DEFAULT_BASE_URL)
+    client_id = c.Optional(c.Type(str))
+    client_secret = c.Optional(c.Type(str))  # use !ENV: never write a secret into mkdocs.yml
+    scope = c.Type(str, default=DEFAULT_SCOPE)
+    redirect_port = c.Type(int, default=0)
+    credentials_file = c.Type(str, default=DEFAULT_CREDENTIALS_FILE)
+    blog_dir = c.Type(str, default="blog")
+    posts_dir = c.Optional(c.Type(str))  # default: {blog_dir}/posts
+    cache_dir = c.Type(str, default=DEFAULT_CACHE_DIR)
+    download_images = c.Type(bool, default=True)
+    page_template = c.Optional(c.File(exists=True))
+    head_template = c.Optional(c.File(exists=True))
+    offline = c.Type(bool, default=False)
+    on_error = c.Choice(("warn", "fail"), default="warn")
+    sync_interval = c.Type(int, default=60)
+    timeout = c.Type((int, float), default=30)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved settings of one plugin instance (one connected blog)."""
+
+    base_url: str
+    client_id: str | None
+    client_secret: str | None = field(repr=False)
+    scope: str
+    redirect_port: int
+    credentials_file: Path
+    blog_dir: str
+    posts_dir: str
+    cache_dir: Path
+    download_images: bool = True
+    page_template: Path | None = None
+    head_template: Path | None = None
+    offline: bool = False
+    on_error: str = "warn"
+    sync_interval: int = 60
+    timeout: float = 30.0
+    enabled: bool = True
+
+    @classmethod
+    def from_config(cls, config: BlogServiceConfig, config_file_path: str | os.PathLike[str] | None) -> Settings:
+        """Resolve `config` for a site whose mkdocs.yml is `config_file_path` (None: the cwd)."""
+        root = Path(config_file_path).resolve().parent if config_file_path else Path.cwd()
+        base_url = config.base_url.rstrip("/")
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigurationError(f"blogsvc: base_url must start with http:// or https://, not {config.base_url!r}")
+        blog_dir = _site_path("blog_dir", config.blog_dir)
+        posts_dir = _site_path("posts_dir", config.posts_dir or f"{blog_dir}/posts")
+        if config.sync_interval < 0:
+            raise ConfigurationError("blogsvc: sync_interval must be 0 or more seconds")
+        if config.timeout <= 0:
+            raise ConfigurationError("blogsvc: timeout must be more than 0 seconds")
+        return cls(
+            base_url=base_url,
+            client_id=config.client_id or os.environ.get(ENV_CLIENT_ID) or None,
+            client_secret=config.client_secret or os.environ.get(ENV_CLIENT_SECRET) or None,
+            scope=" ".join(config.scope.split()),
+            redirect_port=config.redirect_port,
+            credentials_file=root / config.credentials_file,
+            blog_dir=blog_dir,
+            posts_dir=posts_dir,
+            cache_dir=root / config.cache_dir,
+            download_images=config.download_images,
+            page_template=Path(config.page_template) if config.page_template else None,
+            head_template=Path(config.head_template) if config.head_template else None,
+            offline=config.offline,
+            on_error=config.on_error,
+            sync_interval=config.sync_interval,
+            timeout=float(config.timeout),
+            enabled=config.enabled,
+        )
+
+
+def _site_path(name: str, value: str) -> str:
+    """A folder inside docs_dir, as a clean relative POSIX path (no `..`, not absolute)."""
+    cleaned = posixpath.normpath(value.replace("\\", "/")).strip("/")
+    if not cleaned or cleaned == "." or cleaned.startswith("..") or value.startswith("/"):
+        raise ConfigurationError(f"blogsvc: {name} must be a folder inside docs_dir, not {value!r}")
+    return cleaned
