@@ -35,6 +35,223 @@ def main() -> None:
 
 
 # --- commands of the client side are added below this line ---------------------------------
+# --- login, status, logout, token (authentication; see docs/readme/auth.md) ------------------
+
+_CONFIG_FILE_OPTION = click.option(
+    "-f", "--config-file", type=click.Path(dir_okay=False), default=None,
+    help="The site's mkdocs.yml (default: mkdocs.yml in the current folder).",
+)
+_INSTANCE_OPTION = click.option(
+    "--instance", "--blog-dir", "blog_dir", default=None, metavar="BLOG_DIR",
+    help="With several blogsvc plugin instances in mkdocs.yml: the blog_dir of the one to use.",
+)
+
+
+def _site_settings(config_file: str | None, blog_dir: str | None) -> Any:
+    """The `Settings` of the chosen blogsvc instance of the site."""
+    from mkdocs_blogsvc.config import load_site_settings
+    from mkdocs_blogsvc.errors import ConfigurationError
+
+    instances = load_site_settings(config_file)
+    if blog_dir is not None:
+        chosen = [s for s in instances if s.blog_dir == blog_dir.strip("/")]
+        if not chosen:
+            known = ", ".join(s.blog_dir for s in instances)
+            raise ConfigurationError(f"no blogsvc instance has blog_dir {blog_dir!r} (instances: {known})")
+        return chosen[0]
+    if len(instances) > 1:
+        known = ", ".join(s.blog_dir for s in instances)
+        raise ConfigurationError(f"mkdocs.yml has several blogsvc instances ({known}): choose one with --instance BLOG_DIR")
+    return instances[0]
+
+
+def _moment(value: Any) -> str:
+    """A datetime for people: UTC, to the minute."""
+    return "never" if value is None else value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+@main.command()
+@_CONFIG_FILE_OPTION
+@_INSTANCE_OPTION
+@click.option("--no-browser", is_flag=True, help="Print the address to open instead of opening a browser; still wait for the redirect.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=300, show_default=True, help="Seconds to wait for the browser.")
+@reports_errors
+def login(config_file: str | None, blog_dir: str | None, no_browser: bool, timeout: float) -> None:
+    """Connect the site to its blog: sign in and approve in the browser (OAuth 2.0 + PKCE)."""
+    import webbrowser
+
+    from mkdocs_blogsvc.login import login as run_login
+
+    settings = _site_settings(config_file, blog_dir)
+
+    def open_browser(url: str) -> None:
+        if no_browser or not webbrowser.open(url):
+            click.echo(f"Open this address in a browser to connect your blog:\n\n    {url}\n", err=True)
+        else:
+            click.echo(f"Your browser was opened to sign in. If it was not, open:\n\n    {url}\n", err=True)
+        click.echo(f"Waiting for the approval (at most {timeout:.0f} seconds)...", err=True)
+
+    result = run_login(settings, open_browser=open_browser, timeout=timeout)
+    blog = result.status.blog
+    click.echo(f"Connected to the blog {blog.name!r} ({blog.slug}, {blog.article_count} published articles) at {settings.base_url}.")
+    click.echo(f"Credentials saved to {result.credentials_file} (keep this folder out of version control).")
+
+
+@main.command()
+@_CONFIG_FILE_OPTION
+@_INSTANCE_OPTION
+@reports_errors
+def status(config_file: str | None, blog_dir: str | None) -> None:
+    """Show the connected blog and the state of the stored tokens (never the tokens)."""
+    import time
+    from datetime import datetime, timezone
+
+    from mkdocs_blogsvc.credentials import TokenManager, open_client
+
+    settings = _site_settings(config_file, blog_dir)
+    with open_client(settings) as client:
+        answer = client.status()
+        assert isinstance(client.tokens, TokenManager)
+        stored = client.tokens.stored()
+    blog = answer.blog
+    rows = [
+        ("Blog", f"{blog.name} ({blog.slug})"),
+        ("Language", blog.language),
+        ("Published articles", str(blog.article_count)),
+        ("Scopes", " ".join(answer.scopes) or "(none)"),
+        ("Connected at", _moment(answer.connected_at)),
+        ("Last sync", _moment(answer.last_sync_at)),
+        ("Service", settings.base_url),
+        ("Credentials", str(settings.credentials_file)),
+    ]
+    if stored is not None:
+        now = time.time()
+        minutes = int(stored.access_valid_for(now) // 60)
+        days = int((stored.refresh_expires_at - now) // 86400)
+        expiry = datetime.fromtimestamp(stored.refresh_expires_at, timezone.utc)
+        rows.append(("Access token", f"valid for {minutes} minutes" if minutes > 0 else "expired (renewed on next use)"))
+        rows.append(("Refresh token", f"expires on {expiry:%Y-%m-%d} (in {days} days)"))
+    width = max(len(label) for label, _ in rows) + 1
+    for label, value in rows:
+        click.echo(f"{label + ':':<{width}} {value}")
+
+
+@main.command()
+@_CONFIG_FILE_OPTION
+@_INSTANCE_OPTION
+@reports_errors
+def logout(config_file: str | None, blog_dir: str | None) -> None:
+    """Delete the stored credentials of the site."""
+    from mkdocs_blogsvc.credentials import CredentialStore
+
+    store = CredentialStore(_site_settings(config_file, blog_dir).credentials_file)
+    with store.locked():  # never between a refresh and its save
+        existed = store.delete()
+    if existed:
+        click.echo(f"Logged out: deleted {store.path}.")
+    else:
+        click.echo(f"Not logged in: there are no credentials at {store.path}.")
+
+
+@main.command()
+@_CONFIG_FILE_OPTION
+@_INSTANCE_OPTION
+@click.option("--print-refresh-token", is_flag=True, help="Refresh, print the new refresh token, and hand it over (forget it here).")
+@reports_errors
+def token(config_file: str | None, blog_dir: str | None, print_refresh_token: bool) -> None:
+    """Hand the connection over to CI: print a fresh refresh token for a CI secret."""
+    from mkdocs_blogsvc.credentials import TokenManager, open_client
+
+    if not print_refresh_token:
+        raise click.UsageError("say what to do: mkdocs-blogsvc token --print-refresh-token")
+    settings = _site_settings(config_file, blog_dir)
+    with open_client(settings) as client:
+        assert isinstance(client.tokens, TokenManager)
+        fresh = client.tokens.hand_over()
+    click.echo(
+        "Warning: the previous refresh token is now dead (the service rotates it on every refresh).\n"
+        f"This new one was removed from {settings.credentials_file}, so that this machine never spends\n"
+        "it: store it in your CI secret BLOGSVC_REFRESH_TOKEN now, and run `mkdocs-blogsvc login`\n"
+        "again to build here (a separate connection). Treat it like a password.",
+        err=True,
+    )
+    click.echo(fresh.refresh_token)
+
+
+
+# --- sync, export (the plugin's cache; see docs/readme/plugin.md) ---------------------------
+
+
+def _show_plugin_warnings() -> None:
+    """The sync logs through MkDocs' plugin loggers; outside MkDocs, show its warnings on stderr."""
+    import logging
+
+    logger = logging.getLogger("mkdocs.plugins")
+    if not any(getattr(h, "_blogsvc_cli", False) for h in logger.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s - %(message)s"))
+        handler.setLevel(logging.WARNING)
+        handler._blogsvc_cli = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+
+
+def _run_sync(settings: Any) -> tuple[Any, Any]:
+    from mkdocs_blogsvc.credentials import open_client
+    from mkdocs_blogsvc.sync import sync_cache
+
+    _show_plugin_warnings()
+    try:
+        with open_client(settings) as client:
+            return sync_cache(settings.cache_dir, client, download_images=settings.download_images)
+    except OSError as exc:
+        raise click.ClickException(f"the cache in {settings.cache_dir} cannot be written ({exc.strerror or exc})") from None
+
+
+@main.command()
+@_CONFIG_FILE_OPTION
+@_INSTANCE_OPTION
+@reports_errors
+def sync(config_file: str | None, blog_dir: str | None) -> None:
+    """Bring the plugin's cache in line with the blog now, and print what changed."""
+    settings = _site_settings(config_file, blog_dir)
+    state, report = _run_sync(settings)
+    for label, ids in (("new", report.new), ("updated", report.updated)):
+        for article_id in ids:
+            click.echo(f"{label:8} {state.articles[article_id].title}  ({article_id})")
+    for article_id in report.deleted:
+        click.echo(f"deleted  {article_id}")
+    click.echo(f"blogsvc: {report.summary()}")
+    if report.image_failures or report.skipped:
+        click.echo(f"{len(report.image_failures)} images not downloaded, {len(report.skipped)} articles skipped (see the warnings above)")
+
+
+@main.command()
+@click.argument("dest", type=click.Path(file_okay=False, path_type=str))
+@_CONFIG_FILE_OPTION
+@_INSTANCE_OPTION
+@click.option("--offline", is_flag=True, help="Do not sync first: export what the cache holds.")
+@click.option("--index", "with_index", is_flag=True, help="Also write <blog_dir>/index.md listing the articles.")
+@reports_errors
+def export(dest: str, config_file: str | None, blog_dir: str | None, offline: bool, with_index: bool) -> None:
+    """Write the articles as plain Markdown pages and images into DEST (e.g. your docs folder),
+    for committing them or for generators that cannot run MkDocs plugins (Zensical)."""
+    from pathlib import Path
+
+    from mkdocs_blogsvc.render import Renderer
+    from mkdocs_blogsvc.sync import export_site, read_cache, render_all
+
+    settings = _site_settings(config_file, blog_dir)
+    state = _run_sync(settings)[0] if not (offline or settings.offline) else read_cache(settings.cache_dir)
+    try:
+        site = render_all(
+            settings.cache_dir, state, Renderer(settings.page_template, settings.head_template),
+            blog_dir=settings.blog_dir, posts_dir=settings.posts_dir,
+            index_title=(state.manifest.blog_name or "Blog") if with_index else None,
+        )
+        written, removed = export_site(site, Path(dest))
+    except OSError as exc:
+        raise click.ClickException(f"cannot export into {dest}: {exc.strerror or exc}") from None
+    click.echo(f"Exported {len(site.pages)} articles and {len(site.images)} images to {dest} ({written} files written, {removed} removed).")
 
 
 # --- the reference service ------------------------------------------------------------------

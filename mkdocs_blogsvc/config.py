@@ -112,3 +112,42 @@ def _site_path(name: str, value: str) -> str:
     if not cleaned or cleaned == "." or cleaned.startswith("..") or value.startswith("/"):
         raise ConfigurationError(f"blogsvc: {name} must be a folder inside docs_dir, not {value!r}")
     return cleaned
+
+
+def load_site_settings(config_file: str | None) -> list[Settings]:
+    """The resolved settings of every `blogsvc` instance of a site (for the CLI).
+
+    `config_file` None means `mkdocs.yml` (or `mkdocs.yaml`) in the current folder. MkDocs loads
+    and validates the whole file (plugins included), so an error here is what `mkdocs build`
+    would report; it is raised as one `ConfigurationError` naming the file.
+    """
+    import logging
+
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import MkDocsException
+
+    shown = config_file or "mkdocs.yml"
+    problems: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno >= logging.ERROR:
+                problems.append(record.getMessage())
+
+    collector, mkdocs_log = Collect(), logging.getLogger("mkdocs.config")
+    mkdocs_log.addHandler(collector)
+    try:
+        site = load_config(config_file)
+    except MkDocsException as exc:
+        detail = "; ".join(problems) or exc.format_message()
+        raise ConfigurationError(f"cannot load {shown}: {detail}") from None
+    finally:
+        mkdocs_log.removeHandler(collector)
+    instances = [
+        Settings.from_config(plugin.config, site.config_file_path)
+        for plugin in site.plugins.values()
+        if isinstance(getattr(plugin, "config", None), BlogServiceConfig)
+    ]
+    if not instances:
+        raise ConfigurationError(f"no blogsvc plugin in {site.config_file_path or shown}: add `- blogsvc` under `plugins:`")
+    return instances

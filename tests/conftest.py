@@ -135,10 +135,11 @@ class LiveServer:
 def start_live_server(db_path: Path) -> LiveServer:
     port = free_port()
     log_path = db_path.with_suffix(".log")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs_blogsvc", "server", "run", "--db", str(db_path), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=log_path.open("wb"),  # a file: a full pipe would block it
-    )
+    with log_path.open("wb") as log:  # a file: a full pipe would block it; the child keeps its own handle
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs_blogsvc", "server", "run", "--db", str(db_path), "--host", "127.0.0.1", "--port", str(port)],
+            stdout=subprocess.DEVNULL, stderr=log,
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -1,7 +1,255 @@
-"""Placeholder: being written."""
+"""The data endpoints (`/api/v1/...`), the OpenAPI document, and JSON errors for `/api/` paths.
 
-from typing import Any
+Only published articles of the token's blog are ever read: every query starts from
+`_published(blog_id)`. Decisions where the spec is silent are listed in
+docs/readme/server-data.md and mirrored in the OpenAPI document (`openapi.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, NoReturn
+
+from flask import Blueprint, Flask, Response, current_app, request
+from sqlalchemy import Select, func, select, update
+from sqlalchemy.orm import Session
+from werkzeug.exceptions import HTTPException
+
+from mkdocs_blogsvc.models import format_timestamp
+from mkdocs_blogsvc.server import openapi, store
+from mkdocs_blogsvc.server.bearer import Access, require_token
+from mkdocs_blogsvc.server.responses import ApiError, invalid_request, json_response
+from mkdocs_blogsvc.server.serialize import article_json
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+#: Sync requests listing more articles than this are refused (400): no blog comes close, and the
+#: 1 MiB body limit of the app would stop a much larger list anyway.
+MAX_KNOWN_ARTICLES = 10_000
+ARTICLES_SCOPE = "articles:read"
+#: The browser-facing authorization endpoint keeps its HTML error pages.
+_HTML_PATHS = ("/api/oauth/authorize",)
+_POSITIVE_INTEGER = re.compile(r"[0-9]+")
 
 
-def register(app: Any, db: Any) -> None:
-    """Attach this module's routes to the app."""
+def register(app: Flask, db: store.Database) -> None:
+    """Attach the data endpoints, `/openapi.json` and the JSON error handlers to the app.
+
+    Views find `db` at request time in `app.extensions["blogsvc_db"]`, where `create_app` puts it.
+    """
+    blueprint = Blueprint("api_v1", __name__, url_prefix="/api/v1")
+    blueprint.add_url_rule("/articles", view_func=list_articles, methods=["GET"])
+    blueprint.add_url_rule("/articles/<id_or_slug>", view_func=get_article, methods=["GET"])
+    blueprint.add_url_rule("/sync", view_func=sync, methods=["POST"])
+    blueprint.add_url_rule("/status", view_func=status, methods=["GET"])
+    app.register_blueprint(blueprint)
+    app.add_url_rule("/openapi.json", "openapi", _openapi)
+    app.register_error_handler(ApiError, lambda error: error.response())
+    app.register_error_handler(HTTPException, _http_error)
+    app.after_request(_no_store)
+
+
+# --- views ---------------------------------------------------------------------------------
+
+
+@require_token(ARTICLES_SCOPE)
+def list_articles(access: Access) -> Response:
+    page = _positive_int("page", 1)
+    limit = _positive_int("limit", DEFAULT_LIMIT)
+    if limit > MAX_LIMIT:
+        raise invalid_request(f"limit must be an integer from 1 to {MAX_LIMIT}")
+    with _db().session() as session:
+        total = _count_published(session, access.blog_id)
+        offset = (page - 1) * limit
+        # A page past the end is answered without a query: its offset may not even fit the database's integers.
+        rows = session.scalars(_newest_first(_published(access.blog_id)).offset(offset).limit(limit)).all() if offset < total else []
+    base = _base_url()
+    return json_response({
+        "articles": [article_json(article, base) for article in rows],
+        "pagination": {"page": page, "limit": limit, "total": total, "totalPages": -(-total // limit)},
+    })
+
+
+@require_token(ARTICLES_SCOPE)
+def get_article(access: Access, id_or_slug: str) -> Response:
+    with _db().session() as session:
+        article = session.scalars(_published(access.blog_id).where(store.Article.id == id_or_slug)).first()
+        if article is None:
+            article = session.scalars(_published(access.blog_id).where(store.Article.slug == id_or_slug)).first()
+    if article is None:
+        raise ApiError(404, "not_found", "Article not found")
+    return json_response({"article": article_json(article, _base_url())})
+
+
+@require_token(ARTICLES_SCOPE)
+def sync(access: Access) -> Response:
+    known = _known_articles()
+    base = _base_url()
+    now = _db().now()
+    with _db().session() as session:
+        published = session.scalars(_newest_first(_published(access.blog_id))).all()
+        session.execute(update(store.Grant).where(store.Grant.id == access.grant_id).values(last_sync_at=now))
+    current = {article.id: article_json(article, base) for article in published}
+    return json_response({
+        "new": [item for item_id, item in current.items() if item_id not in known],
+        "updated": [item for item_id, item in current.items() if item_id in known and known[item_id] != {item["contentHash"]}],
+        "deleted": [item_id for item_id in known if item_id not in current],
+        "syncedAt": format_timestamp(now),
+    })
+
+
+@require_token(None)
+def status(access: Access) -> Response:
+    with _db().session() as session:
+        grant = session.get_one(store.Grant, access.grant_id)
+        blog = session.get_one(store.Blog, access.blog_id)
+        count = _count_published(session, access.blog_id)
+    return json_response({
+        "status": "active",
+        "blog": {
+            "id": blog.id,
+            "name": blog.name,
+            "slug": blog.slug,
+            "description": blog.description or "",
+            "language": blog.language,
+            "articleCount": count,
+        },
+        "scopes": list(access.scopes),
+        "connectedAt": format_timestamp(grant.connected_at),
+        "lastSyncAt": format_timestamp(grant.last_sync_at) if grant.last_sync_at else None,
+    })
+
+
+def _openapi() -> Response:
+    """The OpenAPI document (no token needed: it describes, it discloses nothing)."""
+    return json_response(openapi.document(
+        _base_url(),
+        default_limit=DEFAULT_LIMIT,
+        max_limit=MAX_LIMIT,
+        max_known_articles=MAX_KNOWN_ARTICLES,
+        max_body_bytes=current_app.config["MAX_CONTENT_LENGTH"],
+    ))
+
+
+# --- queries and request parsing -----------------------------------------------------------
+
+
+def _db() -> store.Database:
+    db: store.Database = current_app.extensions["blogsvc_db"]
+    return db
+
+
+def _base_url() -> str:
+    """Where this server is reached (scheme, host and any mount point), without a trailing slash."""
+    return request.url_root.rstrip("/")
+
+
+def _published(blog_id: str) -> Select[store.Article]:
+    return select(store.Article).where(store.Article.blog_id == blog_id, store.Article.status == "published")
+
+
+def _count_published(session: Session, blog_id: str) -> int:
+    return session.scalar(select(func.count()).select_from(_published(blog_id).subquery())) or 0
+
+
+def _newest_first(query: Select[store.Article]) -> Select[store.Article]:
+    """Newest publication first; equal times in descending id order, so pages never overlap."""
+    return query.order_by(store.Article.published_at.desc(), store.Article.id.desc())
+
+
+def _positive_int(name: str, default: int) -> int:
+    value = request.args.get(name)
+    if value is None:
+        return default
+    try:
+        number = int(value) if _POSITIVE_INTEGER.fullmatch(value) else 0  # int() alone takes " 2", "+2", "٢"
+    except ValueError:  # more digits than Python converts
+        number = 0
+    if number < 1:
+        bound = f"from 1 to {MAX_LIMIT}" if name == "limit" else "of at least 1"
+        raise invalid_request(f"{name} must be an integer {bound}")
+    return number
+
+
+def _known_articles() -> dict[str, set[str]]:
+    """The sync body's `knownArticles` as {id: its contentHashes}, ids in first-seen order.
+
+    An id listed twice is accepted: it is reported once, and as updated unless every listed
+    hash is the current one (a client holding two different copies gets the true one).
+    Anything malformed is a 400 `invalid_request` whose description names the fault.
+    """
+    if not request.is_json:
+        raise invalid_request("Content-Type must be application/json")
+    try:
+        text = request.get_data().decode("utf-8")
+    except UnicodeDecodeError:
+        raise invalid_request("Request body is not UTF-8 text") from None
+    try:
+        # No number is ever used: reading integers as floats spares the quadratic conversion
+        # of a huge digit string (and Python's 4300-digit limit error).
+        body = json.loads(text, parse_int=float, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise invalid_request(f"Request body is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except ValueError as exc:  # NaN or Infinity
+        raise invalid_request(f"Request body is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise invalid_request("Request body is not valid JSON (nested too deeply)") from None
+    if not isinstance(body, dict):
+        raise invalid_request("Request body must be a JSON object with a knownArticles array")
+    if "knownArticles" not in body:
+        raise invalid_request("knownArticles is required (an array, possibly empty)")
+    entries = body["knownArticles"]
+    if not isinstance(entries, list):
+        raise invalid_request("knownArticles must be an array")
+    if len(entries) > MAX_KNOWN_ARTICLES:
+        raise invalid_request(f"knownArticles has {len(entries)} entries; the maximum is {MAX_KNOWN_ARTICLES}")
+    known: dict[str, set[str]] = {}
+    for index, entry in enumerate(entries):
+        where = f"knownArticles[{index}]"
+        if not isinstance(entry, dict):
+            raise invalid_request(f"{where} must be an object with string fields id and contentHash")
+        for key in ("id", "contentHash"):
+            if not isinstance(entry.get(key), str):
+                raise invalid_request(f"{where}.{key} must be a string")
+        known.setdefault(entry["id"], set()).add(entry["contentHash"])
+    return known
+
+
+def _reject_constant(name: str) -> NoReturn:
+    """Python's json module accepts NaN and Infinity; RFC 8259 does not."""
+    raise ValueError(f"{name} is not a JSON value")
+
+
+# --- errors and headers ----------------------------------------------------------------------
+
+_ERROR_CODES = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}
+
+
+def _http_error(error: HTTPException) -> Any:
+    """Werkzeug's HTML error pages become the spec's JSON Error object under `/api/`."""
+    if not request.path.startswith("/api/") or request.path in _HTML_PATHS:
+        return error
+    code = error.code or 500
+    headers = {}
+    if code == 405:
+        allowed = dict(error.get_headers()).get("Allow", "")
+        headers["Allow"] = allowed
+        description = f"Method {request.method} is not allowed here; allowed: {allowed}"
+    elif code == 404:
+        description = "No endpoint at this path"
+    elif code == 413:
+        description = f"Request body exceeds the limit of {request.max_content_length} bytes"
+    elif code >= 500:
+        description = "The server hit an unexpected error; it has been logged"
+    else:
+        description = error.description or error.name
+    fallback = "server_error" if code >= 500 else re.sub(r"\W+", "_", (error.name or "error").lower())
+    return json_response({"error": _ERROR_CODES.get(code, fallback), "error_description": description}, code, headers)
+
+
+def _no_store(response: Response) -> Response:
+    """Data answers are per-token and change with every publication: never cache them (RFC 9111 5.2.2.5)."""
+    if request.path.startswith("/api/v1/") or request.path == "/api/v1":
+        response.headers["Cache-Control"] = "no-store"
+    return response

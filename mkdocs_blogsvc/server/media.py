@@ -1,7 +1,97 @@
-"""Placeholder: being written."""
+"""Images hosted by the service: stored in the database, served at `/media/<key>`.
 
-from typing import Any
+Keys are `<first 32 hex digits of the SHA-256 of the bytes>.<ext>`: the same bytes always get
+the same key (stored once, shared by every article and blog that uses them), and a key's bytes
+never change, so responses are cacheable forever (`immutable`).
+
+The type is sniffed from the bytes, never taken from a file name. PNG, JPEG, GIF and WebP are
+accepted. SVG is refused: it is a document that can carry scripts, and clients such as the
+MkDocs plugin download the images and serve them from their own site, where no header of ours
+protects the reader.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from flask import Flask, Response, jsonify, request
+from sqlalchemy.orm import Session
+
+from mkdocs_blogsvc.server import home
+from mkdocs_blogsvc.server.store import Database, Media
+
+#: Larger uploads are refused; covers of a blog are a few hundred kilobytes at most.
+MAX_IMAGE_BYTES = 10 * 1024 * 1024
+
+#: The formats accepted, by file extension.
+CONTENT_TYPES = {"png": "image/png", "jpg": "image/jpeg", "gif": "image/gif", "webp": "image/webp"}
+
+KEY_PATTERN = re.compile(r"[0-9a-f]{32}\.(?:png|jpg|gif|webp)")
+
+_CACHE_FOREVER = "public, max-age=31536000, immutable"
 
 
-def register(app: Any, db: Any) -> None:
-    """Attach this module's routes to the app."""
+class ImageError(ValueError):
+    """The bytes are not an image the service hosts; the message says why, in one line."""
+
+
+def sniff_image(data: bytes) -> str:
+    """The extension (`png`, `jpg`, `gif`, `webp`) of the image in `data`, from its magic bytes."""
+    if not data:
+        raise ImageError("the file is empty, not an image")
+    if data.startswith(b"\x89PNG\r\n\x1a\n") and data[12:16] == b"IHDR":
+        return "png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "jpg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP" and data[12:15] == b"VP8":
+        return "webp"
+    head = data[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith((b"<?xml", b"<svg", b"<!doctype svg")) and b"<svg" in data[:4096].lower():
+        raise ImageError("SVG images are refused (they can carry scripts): use PNG, JPEG, GIF or WebP")
+    raise ImageError("not an image: expected PNG, JPEG, GIF or WebP")
+
+
+def store_image(session: Session, blog_id: str, data: bytes) -> str:
+    """Store `data` for `blog_id` (once per content) and return its media key.
+
+    Raises `ImageError` for anything that is not an accepted image.
+    """
+    if len(data) > MAX_IMAGE_BYTES:
+        raise ImageError(f"image too large: {len(data)} bytes (the limit is {MAX_IMAGE_BYTES})")
+    extension = sniff_image(data)
+    key = f"{hashlib.sha256(data).hexdigest()[:32]}.{extension}"
+    if session.get(Media, key) is None:
+        session.add(Media(key=key, blog_id=blog_id, content_type=CONTENT_TYPES[extension], data=data))
+        session.flush()
+    return key
+
+
+def register(app: Flask, db: Database) -> None:
+    """Attach `GET /media/<key>` and the home page to the app."""
+
+    @app.get("/media/<key>")
+    def media(key: str) -> Response:
+        found = None
+        if KEY_PATTERN.fullmatch(key):
+            with db.session() as session:
+                found = session.get(Media, key)
+        if found is None:
+            response = jsonify(error="not_found", error_description="Media not found")
+            response.status_code = 404
+            response.headers["X-Content-Type-Options"] = "nosniff"
+            return response
+        response = Response(found.data, mimetype=found.content_type)
+        response.headers["Cache-Control"] = _CACHE_FOREVER
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        # Opened directly in a browser the image is its own document: give it no powers.
+        response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+        response.set_etag(key.split(".")[0])
+        response = response.make_conditional(request)
+        # make_conditional adds a Date header; the HTTP server adds its own, and Date is a singleton.
+        response.headers.pop("Date", None)
+        return response
+
+    home.register(app, db)

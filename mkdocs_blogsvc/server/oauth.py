@@ -1,7 +1,178 @@
-"""Placeholder: being written."""
+"""The OAuth 2.0 authorization server: Authlib's Flask server with the spec's rules.
 
+`register(app, db)` mounts `POST /api/oauth/token` here and the authorization pages
+(`/api/oauth/authorize`, module `pages`). The grants and their RFC 9700 hardening live in
+`grants`, the client rules (scopes, loopback redirect URIs) in `clients`, the database work in
+`oauth_db`. What this class changes in Authlib's server:
+
+- token responses: `svc_at_`/`svc_rt_` tokens, `expires_in` 3600, always a refresh token, the
+  spec's five fields in the spec's order, `Cache-Control: no-store` and `Pragma: no-cache`;
+- `invalid_client` is 401 with a `Basic` challenge when the client tried HTTP Basic
+  (RFC 6749 5.2), 400 otherwise;
+- every error body carries an `error_description`;
+- plain `http://` is served: transport security is the deployment's business (a TLS proxy in
+  front makes the app see `http` anyway), and tests run the app in-process on `http://testserver`.
+"""
+
+from __future__ import annotations
+
+import json
 from typing import Any
 
+from authlib.integrations.flask_oauth2 import AuthorizationServer
+from authlib.integrations.flask_oauth2.requests import FlaskOAuth2Payload, FlaskOAuth2Request
+from authlib.oauth2.rfc6749 import OAuth2Request
+from authlib.oauth2.rfc6749.errors import (
+    InvalidClientError,
+    InvalidScopeError,
+    OAuth2Error,
+    UnsupportedResponseTypeError,
+)
+from authlib.oauth2.rfc6749.util import extract_basic_authorization
+from flask import Flask, Request, Response
+from flask import request as flask_request
+from sqlalchemy import select
 
-def register(app: Any, db: Any) -> None:
-    """Attach this module's routes to the app."""
+from mkdocs_blogsvc.server import pages, store
+from mkdocs_blogsvc.server.clients import OAuthClient, normalize_scope
+from mkdocs_blogsvc.server.grants import (
+    AuthorizationCodeGrant,
+    RefreshTokenGrant,
+    S256CodeChallenge,
+)
+from mkdocs_blogsvc.server.oauth_db import current, revoke_grant, transaction
+
+__all__ = ["ServiceAuthorizationServer", "register", "revoke_grant"]
+
+#: Used when an Authlib error carries no description, so every error body has one.
+DEFAULT_DESCRIPTIONS = {
+    "invalid_request": "The request is missing a parameter or is malformed.",
+    "invalid_client": "Client authentication failed: unknown client_id or wrong client_secret.",
+    "invalid_grant": "The authorization code or refresh token is invalid, expired, revoked, or was issued to another client.",
+    "unauthorized_client": "This client may not use this grant type.",
+    "unsupported_grant_type": "grant_type must be authorization_code or refresh_token.",
+    "unsupported_response_type": "response_type must be code.",
+    "invalid_scope": "The requested scope is invalid or unavailable for this application.",
+    "access_denied": "The user denied the request.",
+}
+BASIC_CHALLENGE = 'Basic realm="blogsvc", charset="UTF-8"'
+
+
+def register(app: Flask, db: store.Database) -> None:
+    """Attach the token endpoint and the authorization pages to the app."""
+    server = ServiceAuthorizationServer(app)
+    app.extensions["blogsvc_oauth"] = server
+
+    @app.post("/api/oauth/token")
+    def token_endpoint() -> Response:
+        with transaction(db):
+            response: Response = server.create_token_response()
+        return response
+
+    pages.register(app, db, server)
+
+
+def generate_bearer_token(
+    grant_type: str,
+    client: OAuthClient,
+    user: Any = None,
+    scope: str | None = None,
+    expires_in: int | None = None,
+    include_refresh_token: bool = True,
+) -> dict[str, Any]:
+    """The token response body, fields in the spec's order (Authlib's token generator signature)."""
+    token: dict[str, Any] = {
+        "access_token": store.new_token(store.ACCESS_TOKEN_PREFIX),
+        "token_type": "Bearer",
+        "expires_in": store.ACCESS_TOKEN_LIFETIME,
+    }
+    if include_refresh_token:
+        token["refresh_token"] = store.new_token(store.REFRESH_TOKEN_PREFIX)
+    token["scope"] = scope
+    return token
+
+
+class ServiceOAuth2Request(FlaskOAuth2Request):  # type: ignore[misc]
+    """Authlib's Flask request without its HTTPS-or-loopback check (see the module docstring).
+
+    `OAuth2Request.__init__` runs the check on the URL it is given; it is given the URL with an
+    `https` scheme, then the real URL is put back (Authlib reads `uri` nowhere else).
+    """
+
+    def __init__(self, request: Request) -> None:
+        secure_url = "https" + request.url[len(request.scheme):]
+        OAuth2Request.__init__(self, method=request.method, uri=secure_url, headers=request.headers)
+        self.uri = request.url
+        self._request = request
+        self.payload = FlaskOAuth2Payload(request)
+
+
+class ClientAuthenticationFailed(InvalidClientError):  # type: ignore[misc]
+    """`invalid_client`: 401 with a Basic challenge if the client sent HTTP Basic, else 400."""
+
+    def __init__(self, *, basic_used: bool) -> None:
+        super().__init__(
+            description=DEFAULT_DESCRIPTIONS["invalid_client"], status_code=401 if basic_used else 400
+        )
+
+    def get_headers(self) -> list[tuple[str, str]]:
+        headers = list(super(InvalidClientError, self).get_headers())
+        if self.status_code == 401:
+            headers.append(("WWW-Authenticate", BASIC_CHALLENGE))
+        return headers
+
+
+class ServiceAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
+    def __init__(self, app: Flask) -> None:
+        super().__init__(app)
+        self.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True)])
+        self.register_grant(RefreshTokenGrant)
+
+    def load_config(self, config: Any) -> None:
+        super().load_config(config)
+        self.scopes_supported = list(store.SCOPES)
+        self.register_token_generator("default", generate_bearer_token)
+
+    def query_client(self, client_id: str) -> OAuthClient | None:
+        row = current().session.scalar(select(store.Client).where(store.Client.client_id == client_id))
+        return None if row is None else OAuthClient.from_row(row)
+
+    def create_oauth2_request(self, request: Any) -> ServiceOAuth2Request:
+        return ServiceOAuth2Request(flask_request)
+
+    def validate_requested_scope(self, scope: str | None) -> None:
+        """Unknown scope names are `invalid_scope`; the client's own limits are checked after."""
+        if set(normalize_scope(scope)) - set(store.SCOPES):
+            raise InvalidScopeError(f"Unknown scope. Known scopes: {', '.join(store.SCOPES)}.")
+
+    def authenticate_client(self, request: OAuth2Request, methods: list[str], endpoint: str = "token") -> OAuthClient:
+        try:
+            client: OAuthClient = super().authenticate_client(request, methods, endpoint)
+        except InvalidClientError:
+            basic_used = extract_basic_authorization(request.headers)[0] is not None
+            raise ClientAuthenticationFailed(basic_used=basic_used) from None
+        return client
+
+    def get_authorization_grant(self, request: OAuth2Request) -> Any:
+        """Authlib's lookup, with a fixed description: its own echoes `response_type`."""
+        if request.payload.response_type == "code":
+            return super().get_authorization_grant(request)
+        redirect_uri = None
+        client = self.query_client(request.payload.client_id) if request.payload.client_id else None
+        if client is not None and request.payload.redirect_uri and client.check_redirect_uri(request.payload.redirect_uri):
+            redirect_uri = request.payload.redirect_uri
+        raise UnsupportedResponseTypeError(
+            request.payload.response_type, DEFAULT_DESCRIPTIONS["unsupported_response_type"], redirect_uri=redirect_uri
+        )
+
+    def handle_error_response(self, request: Any, error: OAuth2Error) -> Response:
+        if not error.description:
+            error.description = DEFAULT_DESCRIPTIONS.get(error.error, "")
+        response: Response = super().handle_error_response(request, error)
+        return response
+
+    def handle_response(self, status_code: int, payload: Any, headers: list[tuple[str, str]]) -> Response:
+        """Like Authlib's, but keeps the payload's key order (Flask's JSON provider sorts keys)."""
+        if isinstance(payload, dict):
+            payload = json.dumps(payload, separators=(",", ":"))
+        return Response(payload, status=status_code, headers=headers)

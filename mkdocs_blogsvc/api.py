@@ -1,0 +1,316 @@
+"""The HTTP client of the Blog Content Service: typed results, bounded retries, error mapping.
+
+This is the only module that imports httpx, so a later switch of HTTP library stays local.
+Every httpx exception is turned into `errors.TransportError`, every spec error object into
+its `errors.ServiceError` subclass, every answer that breaks the spec into
+`errors.InvalidResponse`. Tokens travel in headers and form bodies only, never in URLs or
+messages.
+
+Retry policy (why it differs by request):
+- data calls (GET/POST /api/v1/...) and image downloads retry connection errors, timeouts,
+  429 and 5xx with exponential backoff, honouring `Retry-After` (each wait capped);
+- the token endpoint is retried only when the request surely never left this machine
+  (connect errors). A refresh token is single use: a retry of a refresh the server already
+  processed would present a rotated token, which revokes the whole grant. 4xx is never retried.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Protocol
+from urllib.parse import quote
+
+import httpx
+
+from mkdocs_blogsvc import __version__, errors, models
+
+USER_AGENT = f"mkdocs-blogsvc/{__version__} (+https://pypi.org/project/mkdocs-blogsvc/)"
+
+#: Longest single wait between two attempts, whatever `Retry-After` asks for.
+MAX_RETRY_WAIT = 10.0
+#: First backoff step; doubled on each further attempt.
+BACKOFF_BASE = 0.5
+#: Page size used by `iter_articles` (the spec's maximum).
+MAX_PAGE_SIZE = 100
+
+#: httpx errors raised before the request was written: safe to retry even a refresh.
+_NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
+#: Token-looking substrings, scrubbed from any text the service sends back to us.
+_TOKEN_PATTERN = re.compile(r"svc_(?:at|rt)_[A-Za-z0-9_\-]+")
+_MAX_DESCRIPTION = 300
+
+
+class TokenSource(Protocol):
+    """Where data calls take their access token from (`credentials.TokenManager`)."""
+
+    def access_token(self) -> str:
+        """A token believed valid (refreshing first if it is about to expire)."""
+
+    def refresh_rejected(self, rejected: str) -> str:
+        """The service answered 401 to `rejected`: return a fresh token (refresh at most once)."""
+
+
+def redact(text: str) -> str:
+    """`text` with anything shaped like a token replaced, for messages built from remote text."""
+    return _TOKEN_PATTERN.sub("svc_***", text)
+
+
+class BlogServiceClient:
+    """One connection pool to one service. Thread-safe (image downloads run in threads).
+
+    `tokens` may be set after construction (the token manager needs the client for refreshes,
+    and the client needs the manager for data calls).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        tokens: TokenSource | None = None,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = 30.0,
+        retries: int = 3,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.tokens = tokens
+        self.retries = max(0, retries)
+        self._sleep = sleep
+        self._http = httpx.Client(
+            transport=transport,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+            follow_redirects=False,
+        )
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> BlogServiceClient:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"BlogServiceClient({self.base_url!r})"
+
+    # --- data endpoints --------------------------------------------------------------------
+
+    def status(self) -> models.BlogStatus:
+        """`GET /api/v1/status`: the connected blog and the token's scopes."""
+        return models.BlogStatus.from_json(self._authorized("GET", "/api/v1/status"))
+
+    def list_articles(self, page: int = 1, limit: int = 20) -> models.ArticlePage:
+        """One page of `GET /api/v1/articles` (newest first)."""
+        data = self._authorized("GET", "/api/v1/articles", params={"page": page, "limit": limit})
+        return models.ArticlePage.from_json(data)
+
+    def iter_articles(self) -> Iterator[models.Article]:
+        """Every published article, page after page."""
+        page = 1
+        while True:
+            result = self.list_articles(page=page, limit=MAX_PAGE_SIZE)
+            yield from result.articles
+            if not result.articles or page >= result.pagination.total_pages:
+                return
+            page += 1
+
+    def get_article(self, id_or_slug: str) -> models.Article:
+        """`GET /api/v1/articles/{idOrSlug}`; `errors.NotFound` when not published."""
+        data = self._authorized("GET", f"/api/v1/articles/{quote(id_or_slug, safe='')}")
+        if not isinstance(data, dict):
+            raise errors.InvalidResponse("article answer is not a JSON object")
+        return models.Article.from_json(data.get("article"))
+
+    def sync(self, known: Sequence[models.KnownArticle]) -> models.SyncResult:
+        """`POST /api/v1/sync` with the articles held locally; the service answers the differences."""
+        data = self._authorized("POST", "/api/v1/sync", json={"knownArticles": models.known_articles(known)})
+        return models.SyncResult.from_json(data)
+
+    # --- images ----------------------------------------------------------------------------
+
+    def download(self, url: str, *, max_bytes: int) -> tuple[bytes, str]:
+        """Fetch an image: `(body, content type)`. No credentials are sent (images may live
+        on another host); redirects are followed; a body above `max_bytes` is an error."""
+        if not url.lower().startswith(("http://", "https://")):
+            raise errors.InvalidResponse(f"image URL {_short(url)} is not http or https")
+        for attempt in range(self.retries + 1):
+            try:
+                with self._http.stream("GET", url, headers={"Accept": "image/*"}, follow_redirects=True) as response:
+                    if self._should_retry(response, attempt):
+                        wait = self._wait_for(response, attempt)
+                    elif not response.is_success:
+                        raise errors.ServiceError(
+                            f"image {_short(url)} could not be downloaded",
+                            status_code=response.status_code, error_code="image_unavailable",
+                        )
+                    else:
+                        return self._read_limited(response, url, max_bytes), _content_type(response)
+            except httpx.HTTPError as exc:
+                if attempt >= self.retries:
+                    raise self._transport_error(exc, what=f"image {_short(url)}") from None
+                wait = _backoff(attempt)
+            self._sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def _read_limited(response: httpx.Response, url: str, max_bytes: int) -> bytes:
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > max_bytes:
+            raise errors.InvalidResponse(f"image {_short(url)} is larger than {max_bytes} bytes")
+        body = bytearray()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) > max_bytes:
+                raise errors.InvalidResponse(f"image {_short(url)} is larger than {max_bytes} bytes")
+        return bytes(body)
+
+    # --- token endpoint --------------------------------------------------------------------
+
+    def token_request(
+        self, form: Mapping[str, str], auth: tuple[str, str] | None = None, *, now: float | None = None
+    ) -> models.TokenSet:
+        """`POST /api/oauth/token` (form-encoded). Retried only if the request never left:
+        codes and refresh tokens are single use. `auth` sends HTTP Basic client authentication."""
+        url = f"{self.base_url}/api/oauth/token"
+        attempt = 0
+        while True:
+            try:
+                response = self._http.post(url, data=dict(form), auth=auth or httpx.USE_CLIENT_DEFAULT)
+                break
+            except _NEVER_SENT as exc:
+                if attempt >= self.retries or isinstance(exc, httpx.UnsupportedProtocol):
+                    raise self._transport_error(exc) from None
+                self._sleep(_backoff(attempt))
+                attempt += 1
+            except httpx.HTTPError as exc:
+                raise self._transport_error(exc) from None
+        if not response.is_success:
+            raise _service_error(response, default=errors.OAuthError)
+        issued_at = time.time() if now is None else now
+        return models.TokenSet.from_token_response(_json(response, "the token endpoint"), now=issued_at)
+
+    # --- plumbing --------------------------------------------------------------------------
+
+    def _authorized(self, method: str, path: str, **kwargs: Any) -> Any:
+        """A data call with the bearer token; one refresh and one retry on 401, never more."""
+        if self.tokens is None:
+            raise errors.NotLoggedIn("this client has no credentials: run `mkdocs-blogsvc login`")
+        token = self.tokens.access_token()
+        response = self._send(method, path, token, **kwargs)
+        if response.status_code == 401:
+            token = self.tokens.refresh_rejected(token)
+            response = self._send(method, path, token, **kwargs)
+        if not response.is_success:
+            raise _service_error(response, default=errors.ServiceError)
+        return _json(response, f"{method} {path}")
+
+    def _send(self, method: str, path: str, token: str, **kwargs: Any) -> httpx.Response:
+        """One request with bounded retries on connection errors, 429 and 5xx."""
+        url = f"{self.base_url}{path}"
+        headers = {"Authorization": f"Bearer {token}"}
+        for attempt in range(self.retries + 1):
+            try:
+                response = self._http.request(method, url, headers=headers, **kwargs)
+            except httpx.HTTPError as exc:
+                if attempt >= self.retries or isinstance(exc, httpx.UnsupportedProtocol):
+                    raise self._transport_error(exc) from None
+                self._sleep(_backoff(attempt))
+                continue
+            if not self._should_retry(response, attempt):
+                return response
+            wait = self._wait_for(response, attempt)
+            response.close()
+            self._sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _should_retry(self, response: httpx.Response, attempt: int) -> bool:
+        return attempt < self.retries and (response.status_code == 429 or response.status_code >= 500)
+
+    @staticmethod
+    def _wait_for(response: httpx.Response, attempt: int) -> float:
+        retry_after = _retry_after(response.headers.get("Retry-After"))
+        return min(MAX_RETRY_WAIT, retry_after if retry_after is not None else _backoff(attempt))
+
+    def _transport_error(self, exc: httpx.HTTPError, *, what: str | None = None) -> errors.TransportError:
+        kind = type(exc).__name__
+        detail = redact(str(exc))[:_MAX_DESCRIPTION] or kind
+        if what is not None:
+            return errors.TransportError(f"could not download {what}: {detail} ({kind})")
+        if isinstance(exc, httpx.TimeoutException):
+            hint = "the service did not answer in time: check that it is up, or raise `timeout` in mkdocs.yml"
+        else:
+            hint = "check `base_url` in mkdocs.yml, that the service is running, and your network or proxy"
+        return errors.TransportError(
+            f"could not reach the Blog Content Service at {self.base_url}: {detail} ({kind}); {hint}"
+        )
+
+
+def _backoff(attempt: int) -> float:
+    return min(MAX_RETRY_WAIT, BACKOFF_BASE * 2.0**attempt)
+
+
+def _retry_after(value: str | None) -> float | None:
+    """`Retry-After` as seconds (delta-seconds or an HTTP date), or None when absent/unparsable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - time.time())
+
+
+def _json(response: httpx.Response, what: str) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        kind = response.headers.get("Content-Type", "no content type")
+        raise errors.InvalidResponse(
+            f"{what} answered HTTP {response.status_code} with a body that is not JSON ({kind})"
+        ) from None
+
+
+_STATUS_CLASSES: dict[int, type[errors.ServiceError]] = {
+    401: errors.InvalidToken,
+    403: errors.InsufficientScope,
+    404: errors.NotFound,
+    429: errors.RateLimited,
+}
+
+
+def _service_error(response: httpx.Response, *, default: type[errors.ServiceError]) -> errors.ServiceError:
+    """The exception for an error answer: by the spec's `error` code first, else by HTTP status."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    code = body.get("error") if isinstance(body, dict) else None
+    description = body.get("error_description") if isinstance(body, dict) else None
+    description = redact(description)[:_MAX_DESCRIPTION] if isinstance(description, str) else ""
+    status = response.status_code
+    if isinstance(code, str) and code in errors.ERROR_CLASSES:
+        return errors.ERROR_CLASSES[code](description, status_code=status)
+    cls = errors.ServerError if status >= 500 else _STATUS_CLASSES.get(status, default)
+    generic = cls in (errors.ServiceError, errors.OAuthError)
+    code_text = redact(code)[:60] if isinstance(code, str) and code else f"http_{status}"
+    return cls(description, status_code=status, error_code=code_text if generic else None)
+
+def _content_type(response: httpx.Response) -> str:
+    value: str = response.headers.get("Content-Type", "")
+    return value.split(";")[0].strip().lower()
+
+
+def _short(url: str) -> str:
+    """A URL for a message: without its query string (signed image URLs carry secrets there)."""
+    return url.split("?", 1)[0][:200]

@@ -1,0 +1,395 @@
+"""The credential store and the token manager: refresh-token rotation without losing a token.
+
+The service rotates the refresh token on every refresh and revokes the whole grant when a
+rotated token is presented again. So:
+- the stored access token is reused while it has more than a minute to live (no refresh at all);
+- a refresh happens under a cross-process file lock, after re-reading the store (another build
+  may have refreshed while we waited), and the new pair is on disk (atomically, fsynced) before
+  the new access token is used for anything;
+- the store is written atomically: a kill at any moment leaves the old file or the new one.
+
+On-disk format (version 1), a JSON object with mode 0600 in a 0700 folder::
+
+    {"version": 1, "base_url": ..., "client_id": ..., "access_token": ..., "access_expires_at": ISO,
+     "refresh_token": ..., "refresh_expires_at": ISO, "scope": "a b", "saved_at": ISO}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import filelock
+
+from mkdocs_blogsvc import config, errors, models
+from mkdocs_blogsvc.api import BlogServiceClient
+
+log = logging.getLogger("mkdocs.plugins.blogsvc")
+
+FORMAT_VERSION = 1
+#: An access token with less than this left is refreshed before use.
+ACCESS_TOKEN_MARGIN = 60.0
+#: How long a build waits for another process's refresh before giving up.
+LOCK_TIMEOUT = 120.0
+#: Temp files older than this were left by a killed process and are removed on the next save.
+STALE_TEMP_AGE = 600.0
+
+REAUTHORIZE = (
+    "the service refused the refresh token: it was rotated, revoked or has expired. "
+    "Run `mkdocs-blogsvc login` again (in CI, see the README's CI recipe: the stored "
+    "credentials must be kept between runs, or the BLOGSVC_REFRESH_TOKEN secret updated)"
+)
+
+
+@dataclass(frozen=True)
+class StoredCredentials:
+    """What the store holds: one token pair, bound to the service and client it came from.
+
+    Expiry times are POSIX timestamps (seconds). `repr()` never shows a token.
+    """
+
+    base_url: str
+    client_id: str
+    access_token: str = field(repr=False)
+    access_expires_at: float
+    refresh_token: str = field(repr=False)
+    refresh_expires_at: float
+    scope: tuple[str, ...] = ()
+    saved_at: float = field(default_factory=time.time)
+
+    @classmethod
+    def from_token_set(cls, tokens: models.TokenSet, *, base_url: str, client_id: str,
+                       previous_scope: tuple[str, ...] = (), now: float | None = None) -> StoredCredentials:
+        return cls(
+            base_url=base_url,
+            client_id=client_id,
+            access_token=tokens.access_token,
+            access_expires_at=tokens.access_expires_at,
+            refresh_token=tokens.refresh_token,
+            refresh_expires_at=tokens.refresh_expires_at,
+            scope=tokens.scope or previous_scope,
+            saved_at=time.time() if now is None else now,
+        )
+
+    def access_valid_for(self, now: float) -> float:
+        """Seconds the access token has left (negative once expired)."""
+        return self.access_expires_at - now
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": FORMAT_VERSION,
+            "base_url": self.base_url,
+            "client_id": self.client_id,
+            "access_token": self.access_token,
+            "access_expires_at": _iso(self.access_expires_at),
+            "refresh_token": self.refresh_token,
+            "refresh_expires_at": _iso(self.refresh_expires_at),
+            "scope": " ".join(self.scope),
+            "saved_at": _iso(self.saved_at),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> StoredCredentials:
+        """Parse the file's object; `ValueError` naming the problem (never a value)."""
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        if data.get("version") != FORMAT_VERSION:
+            raise ValueError(f"unknown format version {str(data.get('version'))[:20]!r}")
+        text = {}
+        for key in ("base_url", "client_id", "access_token", "refresh_token", "scope",
+                    "access_expires_at", "refresh_expires_at", "saved_at"):
+            if not isinstance(data.get(key), str):
+                raise ValueError(f"field {key!r} is missing or not a string")
+            text[key] = data[key]
+        try:
+            return cls(
+                base_url=text["base_url"],
+                client_id=text["client_id"],
+                access_token=text["access_token"],
+                access_expires_at=_timestamp(text["access_expires_at"]),
+                refresh_token=text["refresh_token"],
+                refresh_expires_at=_timestamp(text["refresh_expires_at"]),
+                scope=tuple(text["scope"].split()),
+                saved_at=_timestamp(text["saved_at"]),
+            )
+        except errors.InvalidResponse as exc:
+            raise ValueError(f"a timestamp is {exc}") from None
+
+
+def _iso(moment: float) -> str:
+    return models.format_timestamp(datetime.fromtimestamp(moment, timezone.utc))
+
+
+def _timestamp(text: str) -> float:
+    return models.parse_timestamp(text).timestamp()
+
+
+class CredentialStore:
+    """The credentials file: atomic writes, mode 0600, and the lock file beside it."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+
+    def __repr__(self) -> str:
+        return f"CredentialStore({str(self.path)!r})"
+
+    def load(self) -> StoredCredentials | None:
+        """The stored credentials, or None when there is no store."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self._corrupt(getattr(exc, "strerror", None) or type(exc).__name__) from None
+        try:
+            return StoredCredentials.from_json(json.loads(text))
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError
+            reason = "not valid JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise self._corrupt(reason) from None
+
+    def _corrupt(self, reason: str) -> errors.CredentialsCorrupt:
+        return errors.CredentialsCorrupt(
+            f"the credentials file {self.path} cannot be read ({reason}): run `mkdocs-blogsvc login`"
+        )
+
+    def save(self, credentials: StoredCredentials) -> None:
+        """Replace the store atomically: a temp file (0600) in the same folder, fsync, rename,
+        fsync of the folder. A crash leaves either the old file or the new one, never a mix."""
+        folder = self._ensure_folder()
+        payload = json.dumps(credentials.to_json(), indent=2).encode("utf-8") + b"\n"
+        temp = folder / f".{self.path.name}.{secrets.token_hex(8)}.tmp"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(payload)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            raise
+        _fsync_folder(folder)
+        self._remove_stale_temp_files(folder)
+
+    def delete(self) -> bool:
+        """Remove the store; True if one existed. The lock file stays: another process may be
+        waiting on it, and it holds nothing."""
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            return False
+        _fsync_folder(self.path.parent)
+        return True
+
+    @contextlib.contextmanager
+    def locked(self, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+        """The exclusive cross-process lock held while a refresh rotates the tokens."""
+        self._ensure_folder()
+        lock = filelock.FileLock(str(self.lock_path), timeout=timeout)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise errors.CredentialsError(
+                f"another mkdocs-blogsvc process has held {self.lock_path} for over {timeout:.0f} s; "
+                "if none is running, delete that file"
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def _ensure_folder(self) -> Path:
+        folder = self.path.parent
+        if not folder.is_dir():
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return folder
+
+    def _remove_stale_temp_files(self, folder: Path) -> None:
+        """Temp files of killed processes hold (dead) tokens: remove them once surely abandoned."""
+        limit = time.time() - STALE_TEMP_AGE
+        for leftover in folder.glob(f".{self.path.name}.*.tmp"):
+            with contextlib.suppress(OSError):
+                if leftover.stat().st_mtime < limit:
+                    leftover.unlink()
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename durable (POSIX); folders cannot be opened for fsync on Windows."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class TokenManager:
+    """Access tokens for data calls (`api.TokenSource`), with rotation-safe refreshes.
+
+    Never refreshes while the stored access token has more than a minute left; refreshes under
+    the store's lock after re-reading it, and saves before returning the new token.
+    """
+
+    def __init__(
+        self,
+        settings: config.Settings,
+        client: BlogServiceClient,
+        *,
+        clock: Callable[[], float] = time.time,
+        environ: Mapping[str, str] = os.environ,
+    ) -> None:
+        self.settings = settings
+        self.client = client
+        self.store = CredentialStore(settings.credentials_file)
+        self._clock = clock
+        self._environ = environ
+
+    def __repr__(self) -> str:
+        return f"TokenManager({self.settings.base_url!r}, {str(self.store.path)!r})"
+
+    # --- api.TokenSource -------------------------------------------------------------------
+
+    def access_token(self) -> str:
+        stored = self._load()
+        if stored is not None and self._usable(stored):
+            return stored.access_token
+        with self.store.locked():
+            stored = self._load()  # another process may have refreshed while we waited
+            if stored is None:
+                return self._seed_from_environment().access_token
+            if self._usable(stored):
+                return stored.access_token
+            return self._refresh(stored).access_token
+
+    def refresh_rejected(self, rejected: str) -> str:
+        with self.store.locked():
+            stored = self._load()
+            if stored is None:
+                return self._seed_from_environment().access_token
+            if stored.access_token != rejected and self._usable(stored):
+                return stored.access_token  # another process refreshed already
+            log.debug("blogsvc: the service rejected the access token; refreshing")
+            return self._refresh(stored).access_token
+
+    # --- for the plugin and the CLI --------------------------------------------------------
+
+    def stored(self) -> StoredCredentials | None:
+        """The store's content, checked to belong to this service and client (no network)."""
+        return self._load()
+
+    def refresh_expires_soon(self, days: float = 7) -> datetime | None:
+        """When the refresh token expires, if that is within `days`; else None (or no store)."""
+        stored = self._load()
+        if stored is None or stored.refresh_expires_at - self._clock() > days * 86400:
+            return None
+        return datetime.fromtimestamp(stored.refresh_expires_at, timezone.utc)
+
+    def force_refresh(self) -> StoredCredentials:
+        """Refresh now, whatever the access token's state."""
+        with self.store.locked():
+            return self._force_refresh()
+
+    def hand_over(self) -> StoredCredentials:
+        """Refresh, then forget the new pair here (`token --print-refresh-token`): a refresh
+        token must live in one place only, or the first holder to refresh kills the other's."""
+        with self.store.locked():
+            fresh = self._force_refresh()
+            self.store.delete()
+            return fresh
+
+    def _force_refresh(self) -> StoredCredentials:
+        stored = self._load()
+        if stored is None:
+            return self._seed_from_environment()
+        return self._refresh(stored)
+
+    # --- internals -------------------------------------------------------------------------
+
+    def _client_id(self) -> str:
+        if not self.settings.client_id:
+            raise errors.ConfigurationError(
+                f"blogsvc: client_id is not set: add `client_id` to the plugin's settings in mkdocs.yml "
+                f"or set {config.ENV_CLIENT_ID}"
+            )
+        return self.settings.client_id
+
+    def _load(self) -> StoredCredentials | None:
+        stored = self.store.load()
+        if stored is None:
+            return None
+        client_id = self._client_id()
+        if (stored.base_url, stored.client_id) != (self.settings.base_url, client_id):
+            raise errors.CredentialsError(
+                f"the credentials in {self.store.path} belong to client {stored.client_id!r} of "
+                f"{stored.base_url}, not to client {client_id!r} of {self.settings.base_url}; "
+                "they are never sent elsewhere: run `mkdocs-blogsvc login`"
+            )
+        return stored
+
+    def _usable(self, stored: StoredCredentials) -> bool:
+        return stored.access_valid_for(self._clock()) > ACCESS_TOKEN_MARGIN
+
+    def _seed_from_environment(self) -> StoredCredentials:
+        """No store: a CI run may bring a refresh token in BLOGSVC_REFRESH_TOKEN (spent at once)."""
+        refresh_token = self._environ.get(config.ENV_REFRESH_TOKEN, "").strip()
+        if not refresh_token:
+            raise errors.NotLoggedIn(
+                f"not logged in: no credentials at {self.store.path} and {config.ENV_REFRESH_TOKEN} "
+                "is not set; run `mkdocs-blogsvc login`"
+            )
+        log.info("blogsvc: seeding %s from %s", self.store.path, config.ENV_REFRESH_TOKEN)
+        seed = StoredCredentials(
+            base_url=self.settings.base_url, client_id=self._client_id(),
+            access_token="", access_expires_at=0.0,
+            refresh_token=refresh_token, refresh_expires_at=self._clock() + models.TokenSet.REFRESH_LIFETIME,
+            scope=tuple(self.settings.scope.split()),
+        )
+        return self._refresh(seed)
+
+    def _refresh(self, stored: StoredCredentials) -> StoredCredentials:
+        """Spend the refresh token (caller holds the lock) and persist the new pair first."""
+        now = self._clock()
+        if stored.refresh_expires_at <= now:
+            raise errors.ReauthorizationRequired(REAUTHORIZE)
+        form = {"grant_type": "refresh_token", "refresh_token": stored.refresh_token, "client_id": stored.client_id}
+        if self.settings.client_secret:
+            form["client_secret"] = self.settings.client_secret
+        try:
+            tokens = self.client.token_request(form, now=now)
+        except errors.InvalidGrant:
+            raise errors.ReauthorizationRequired(REAUTHORIZE) from None
+        fresh = StoredCredentials.from_token_set(
+            tokens, base_url=stored.base_url, client_id=stored.client_id, previous_scope=stored.scope, now=now
+        )
+        try:
+            self.store.save(fresh)
+        except OSError as exc:
+            raise errors.CredentialsError(
+                f"the tokens were rotated but {self.store.path} could not be written ({exc.strerror}); "
+                "the previous refresh token is now dead: fix the folder, then run `mkdocs-blogsvc login`"
+            ) from None
+        log.debug("blogsvc: tokens refreshed and saved to %s", self.store.path)
+        return fresh
+
+
+def open_client(settings: config.Settings, *, transport: Any = None) -> BlogServiceClient:
+    """A client for `settings` whose data calls take tokens from the credential store."""
+    client = BlogServiceClient(settings.base_url, transport=transport, timeout=settings.timeout)
+    client.tokens = TokenManager(settings, client)
+    return client
+

@@ -1,0 +1,149 @@
+"""Concurrent, bounded, checked image downloads into `cache_dir/images/`.
+
+Why download at all: remote image URLs expire or move, and a site should not hot-link the
+service. Each image is fetched once per URL (the file name is a hash of the URL), checked to
+really be an image, and written atomically.
+
+Decisions:
+- only http and https URLs; at most `MAX_IMAGE_BYTES` per image;
+- the bytes must start like PNG, JPEG, GIF, WebP or AVIF; the extension comes from those bytes,
+  never from the URL or the Content-Type;
+- SVG is refused: it can carry scripts, and served from the site's own origin it would run
+  with the site's privileges. A refused image keeps its remote URL (with a warning).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from mkdocs_blogsvc.errors import BlogServiceError
+from mkdocs_blogsvc.manifest import atomic_write, sha256
+
+#: Largest image accepted (10 MiB): covers photos at web sizes, stops a runaway download.
+MAX_IMAGE_BYTES = 10 * 1024 * 1024
+#: Parallel downloads: enough to hide latency, few enough not to hammer one host.
+WORKERS = 8
+#: Downloads lasting longer than this show a progress line every PROGRESS_EVERY seconds.
+PROGRESS_EVERY = 3.0
+IMAGES_DIR = "images"
+
+log = logging.getLogger("mkdocs.plugins.mkdocs_blogsvc.images")
+
+
+class Downloader(Protocol):
+    def download(self, url: str, *, max_bytes: int) -> tuple[bytes, str]: ...
+
+
+def sniff(data: bytes) -> str | None:
+    """The file extension of an image recognised by its first bytes, or None."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "jpg"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "gif"
+    if len(data) >= 12 and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    if len(data) >= 12 and data[4:8] == b"ftyp" and (b"avif" in data[8:32] or b"avis" in data[8:32]):
+        return "avif"
+    return None
+
+
+def is_fetchable(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def file_name(url: str, extension: str) -> str:
+    """`images/<sha256(url)[:32]>.<ext>`, relative to cache_dir: stable, safe, collision-free."""
+    return f"{IMAGES_DIR}/{sha256(url)[:32]}.{extension}"
+
+
+@dataclass
+class Downloads:
+    """The outcome of one batch: URL -> (relative path, size) for images saved, URL -> reason."""
+
+    saved: dict[str, tuple[str, int]] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def download_all(
+    client: Downloader,
+    urls: Iterable[str],
+    cache_dir: Path,
+    *,
+    max_bytes: int = MAX_IMAGE_BYTES,
+    workers: int = WORKERS,
+    clock: Callable[[], float] = time.monotonic,
+) -> Downloads:
+    """Fetch every distinct URL of `urls` concurrently (at most `workers` at a time)."""
+    result = Downloads()
+    pending_urls = list(dict.fromkeys(urls))
+    for url in pending_urls:
+        if not is_fetchable(url):
+            result.failed[url] = "not an http(s) URL"
+    todo = [url for url in pending_urls if url not in result.failed]
+    if not todo:
+        return result
+    started = last_report = clock()
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="blogsvc-image") as pool:
+        futures: dict[Future[tuple[str, int]], str] = {
+            pool.submit(_fetch_one, client, url, cache_dir, max_bytes): url for url in todo
+        }
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=PROGRESS_EVERY, return_when=FIRST_COMPLETED)
+            for future in done:
+                url = futures[future]
+                try:
+                    result.saved[url] = future.result()
+                except _Refused as exc:
+                    result.failed[url] = str(exc)
+                except BlogServiceError as exc:
+                    result.failed[url] = str(exc)
+                except OSError as exc:
+                    result.failed[url] = f"cannot be written to the cache: {exc.strerror or exc}"
+            now = clock()
+            if pending and now - last_report >= PROGRESS_EVERY:
+                last_report = now
+                finished = len(todo) - len(pending)
+                log.info("blogsvc: downloaded %d of %d images (%.0f s)", finished, len(todo), now - started)
+    return result
+
+
+class _Refused(Exception):
+    """The service answered, but not with an acceptable image."""
+
+
+def _fetch_one(client: Downloader, url: str, cache_dir: Path, max_bytes: int) -> tuple[str, int]:
+    data, _content_type = client.download(url, max_bytes=max_bytes)
+    if len(data) > max_bytes:
+        raise _Refused(f"larger than {max_bytes} bytes")
+    extension = sniff(data)
+    if extension is None:
+        what = "an SVG image (refused: SVG can carry scripts)" if _looks_like_svg(data) else "not a PNG, JPEG, GIF, WebP or AVIF image"
+        raise _Refused(what)
+    relative = file_name(url, extension)
+    target = cache_dir / relative
+    try:
+        unchanged = target.read_bytes() == data
+    except OSError:
+        unchanged = False
+    if not unchanged:
+        atomic_write(target, data)
+    return relative, len(data)
+
+
+def _looks_like_svg(data: bytes) -> bool:
+    head = data[:1024].lstrip().lower()
+    return head.startswith((b"<svg", b"<?xml")) and b"<svg" in head

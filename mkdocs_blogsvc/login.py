@@ -1,0 +1,234 @@
+"""`mkdocs-blogsvc login`: the Authorization Code flow with PKCE and a loopback redirect.
+
+- PKCE S256 (RFC 7636): a 64-character verifier from `secrets`, challenge = base64url(SHA-256)
+  without padding. The service supports S256 only, and public clients have no other proof.
+- Loopback redirect (RFC 8252 7.3): a one-shot HTTP listener on `127.0.0.1` (port 0 = any, the
+  service matches loopback redirect URIs on any port), path `/callback`; the random `state`
+  is checked before the code is used.
+- Confidential clients also send `client_secret` (client_secret_post), taken from the settings,
+  which take it from BLOGSVC_CLIENT_SECRET so it never sits in mkdocs.yml.
+
+`open_browser` is the seam: the CLI passes `webbrowser.open`, tests and the demo a function
+that drives the consent pages over HTTP and then follows the redirect to the listener.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import http.server
+import queue
+import secrets
+import threading
+import webbrowser
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from mkdocs_blogsvc import config, errors, models
+from mkdocs_blogsvc.api import BlogServiceClient, redact
+from mkdocs_blogsvc.credentials import CredentialStore, StoredCredentials, TokenManager
+
+CALLBACK_PATH = "/callback"
+DEFAULT_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class LoginResult:
+    """What a successful login connected, and where the credentials are."""
+
+    status: models.BlogStatus
+    credentials_file: Path
+
+
+def pkce_pair() -> tuple[str, str]:
+    """`(code_verifier, code_challenge)` for S256: 48 random bytes give 64 base64url characters."""
+    verifier = secrets.token_urlsafe(48)
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+@dataclass(frozen=True)
+class _Callback:
+    """The query of one request to the callback path."""
+
+    params: dict[str, str]
+
+
+class LoopbackListener:
+    """A one-shot HTTP server on 127.0.0.1 that waits for the authorization redirect.
+
+    Use as a context manager: `redirect_uri` is known once entered, `wait_for_code()` blocks
+    until the browser arrives (or the timeout passes) and returns the code.
+    """
+
+    def __init__(self, state: str, port: int = 0) -> None:
+        self.state = state
+        self._port = port
+        self._results: queue.Queue[_Callback] = queue.Queue()
+        self._server: http.server.HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The (host, port) listened on."""
+        if self._server is None:
+            raise RuntimeError("the listener is not started")
+        host, port = self._server.server_address[:2]
+        return str(host), int(port)
+
+    @property
+    def redirect_uri(self) -> str:
+        return f"http://127.0.0.1:{self.address[1]}{CALLBACK_PATH}"
+
+    def __enter__(self) -> LoopbackListener:
+        try:
+            self._server = http.server.HTTPServer(("127.0.0.1", self._port), self._handler_class())
+        except OSError as exc:
+            raise errors.LoginError(
+                f"cannot listen on 127.0.0.1:{self._port} for the login redirect ({exc.strerror}): "
+                "set `redirect_port` to a free port, or to 0 for any port"
+            ) from None
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="blogsvc-login-listener", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        assert self._server is not None and self._thread is not None
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def wait_for_code(self, timeout: float) -> str:
+        """The authorization code, once the callback arrives with a matching `state`."""
+        try:
+            callback = self._results.get(timeout=timeout)
+        except queue.Empty:
+            raise errors.LoginError(
+                f"no answer from the browser within {timeout:g} seconds: run `mkdocs-blogsvc login` "
+                "again (and finish the sign-in in the browser, or raise --timeout)"
+            ) from None
+        return _code_from(callback.params, self.state)
+
+    def _handler_class(self) -> type[http.server.BaseHTTPRequestHandler]:
+        listener = self
+
+        class CallbackHandler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+                url = urlsplit(self.path)
+                if url.path != CALLBACK_PATH:
+                    self._page(404, "Not found", "This address only receives the login redirect.")
+                    return
+                params = {key: values[0] for key, values in parse_qs(url.query).items()}
+                if "code" not in params and "error" not in params:
+                    self._page(400, "Nothing to do", "This page expects the redirect from the Blog Content Service.")
+                    return
+                try:
+                    _code_from(params, listener.state)
+                except errors.LoginError as exc:
+                    self._page(400, "Login failed", f"{exc} You can close this tab.")
+                else:
+                    self._page(200, "Connected", "mkdocs-blogsvc is connected to your blog. "
+                               "You can close this tab and return to the terminal.")
+                listener._results.put(_Callback(params))
+
+            def _page(self, status: int, title: str, text: str) -> None:
+                body = _PAGE.format(title=html.escape(title), text=html.escape(text)).encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Cache-Control", "no-store")
+                self.send_header("Referrer-Policy", "no-referrer")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Silent: the request line carries the authorization code."""
+
+        return CallbackHandler
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>mkdocs-blogsvc: {title}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}}
+h1{{font-size:1.4rem}}</style></head>
+<body><h1>{title}</h1><p>{text}</p></body></html>
+"""
+
+
+def _code_from(params: dict[str, str], state: str) -> str:
+    """The code of a callback query; `LoginError` for a wrong state or an error redirect."""
+    if not secrets.compare_digest(params.get("state", ""), state):
+        raise errors.LoginError(
+            "the login redirect carried the wrong state (it did not come from this login attempt): "
+            "run `mkdocs-blogsvc login` again"
+        )
+    error = params.get("error")
+    if error is not None:
+        description = redact(params.get("error_description", ""))[:300]
+        if error == "access_denied":
+            raise errors.LoginError("you denied access on the consent page; run `mkdocs-blogsvc login` to try again")
+        detail = f": {description}" if description else ""
+        raise errors.LoginError(f"the service refused the authorization ({redact(error)[:60]}{detail})")
+    code = params.get("code", "")
+    if not code:
+        raise errors.LoginError("the login redirect carried no authorization code")
+    return code
+
+
+def authorize_url(settings: config.Settings, *, client_id: str, redirect_uri: str, state: str, challenge: str) -> str:
+    query = urlencode({
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": redirect_uri,
+        "scope": settings.scope,
+        "state": state,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    })
+    return f"{settings.base_url}/api/oauth/authorize?{query}"
+
+
+def login(
+    settings: config.Settings,
+    *,
+    open_browser: Callable[[str], object] = webbrowser.open,
+    timeout: float = DEFAULT_TIMEOUT,
+    transport: Any = None,
+) -> LoginResult:
+    """Run the whole flow; save the credentials (0600) and return the connected blog."""
+    if not settings.client_id:
+        raise errors.ConfigurationError(
+            f"blogsvc: client_id is not set: add `client_id` to the plugin's settings in mkdocs.yml "
+            f"or set {config.ENV_CLIENT_ID}"
+        )
+    client_id = settings.client_id
+    verifier, challenge = pkce_pair()
+    state = secrets.token_urlsafe(32)
+    client = BlogServiceClient(settings.base_url, transport=transport, timeout=settings.timeout)
+    with client, LoopbackListener(state, settings.redirect_port) as listener:
+        open_browser(authorize_url(settings, client_id=client_id, redirect_uri=listener.redirect_uri,
+                                   state=state, challenge=challenge))
+        code = listener.wait_for_code(timeout)
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": listener.redirect_uri,
+            "client_id": client_id,
+            "code_verifier": verifier,
+        }
+        if settings.client_secret:
+            form["client_secret"] = settings.client_secret
+        tokens = client.token_request(form)
+        store = CredentialStore(settings.credentials_file)
+        with store.locked():  # a build refreshing at this moment must not overwrite the new pair
+            store.save(StoredCredentials.from_token_set(tokens, base_url=settings.base_url, client_id=client_id))
+        client.tokens = TokenManager(settings, client)
+        return LoginResult(client.status(), settings.credentials_file)
+

@@ -1,0 +1,216 @@
+"""The MkDocs plugin `blogsvc`: hooks only. They adapt MkDocs to `sync` and `render`.
+
+    on_startup    remember whether this is `mkdocs serve` (and keep the object across rebuilds)
+    on_config     resolve the settings; refuse two instances sharing a cache, store or posts_dir
+    on_files      (priority 50, before Material's blog plugin at -50) sync if due, render the
+                  pages from the cache, add them as `File.generated(..., abs_src_path=...)`
+    on_post_page  article pages: JSON-LD, Open Graph and keywords before `</head>`
+    on_serve      watch the custom templates
+
+Failures of the service follow `on_error`: `warn` logs a warning and builds from the cache
+(so `mkdocs build --strict` fails), `fail` stops the build with a `PluginError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urljoin
+
+import jinja2
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin, PrefixedLogger, event_priority
+from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
+from mkdocs.utils import get_relative_url
+
+from mkdocs_blogsvc import credentials
+from mkdocs_blogsvc.config import BlogServiceConfig, Settings
+from mkdocs_blogsvc.errors import BlogServiceError
+from mkdocs_blogsvc.models import Article
+from mkdocs_blogsvc.render import Renderer
+from mkdocs_blogsvc.sync import CacheState, SyncReport, read_cache, render_all, sync_cache
+
+#: MkDocs' plugin logger, with the plugin's public name as the prefix ("blogsvc: ...").
+log = PrefixedLogger("blogsvc", logging.getLogger(f"mkdocs.plugins.{__name__}"))
+
+_HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
+#: Settings two instances must never share (each instance is one connected blog).
+_EXCLUSIVE = ("cache_dir", "credentials_file", "posts_dir")
+
+
+class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
+    supports_multiple_instances = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.is_serve = False
+        self.settings: Settings | None = None
+        self.renderer: Renderer | None = None
+        #: monotonic time of the last sync attempt (kept across `mkdocs serve` rebuilds).
+        self.last_sync_attempt: float | None = None
+        self.language: str | None = None
+        #: docs-relative page path -> (article, docs-relative cover image path or None).
+        self.pages: dict[str, tuple[Article, str | None]] = {}
+        self.files: Files | None = None
+
+    def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
+        self.is_serve = command == "serve"
+
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
+        if not self.config.enabled:
+            return None
+        self.settings = _resolve(self.config, config)
+        for other in config.plugins.values():
+            if other is self or not isinstance(other, BlogServicePlugin) or not other.config.enabled:
+                continue
+            theirs = _resolve(other.config, config)
+            for name in _EXCLUSIVE:
+                if getattr(theirs, name) == getattr(self.settings, name):
+                    raise PluginError(
+                        f"blogsvc: two instances of the plugin share {name} ({getattr(self.settings, name)}); "
+                        f"give each connected blog its own {name}"
+                    )
+        docs_dir = Path(config.docs_dir).resolve()
+        cache_dir = self.settings.cache_dir.resolve()
+        if cache_dir == docs_dir or docs_dir in cache_dir.parents:
+            raise PluginError(
+                f"blogsvc: cache_dir ({self.settings.cache_dir}) is inside docs_dir; writing there would make "
+                "`mkdocs serve` rebuild in a loop: use a folder outside docs_dir (default .cache/blogsvc)"
+            )
+        try:
+            self.renderer = Renderer(self.settings.page_template, self.settings.head_template)
+        except (jinja2.TemplateError, OSError, UnicodeDecodeError) as exc:
+            raise PluginError(f"blogsvc: a template cannot be loaded: {exc}") from None
+        return None
+
+    @event_priority(50)  # before Material's blog plugin (-50), which reads posts in on_files
+    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files | None:
+        if not self.config.enabled or self.settings is None or self.renderer is None:
+            return None
+        settings, started = self.settings, time.perf_counter()
+        try:
+            state = read_cache(settings.cache_dir)
+            state, report, reason = self._sync_if_due(state)
+            blog_plugin = _material_blog(config)
+            if blog_plugin is not None:
+                _check_post_dir(blog_plugin, settings.posts_dir)
+            wants_index = blog_plugin is None and not _has_index(files, settings.blog_dir)
+            index_title = (state.manifest.blog_name or "Blog") if wants_index else None
+            site = render_all(
+                settings.cache_dir, state, self.renderer,
+                blog_dir=settings.blog_dir, posts_dir=settings.posts_dir, index_title=index_title,
+            )
+        except OSError as exc:
+            raise PluginError(
+                f"blogsvc: the cache in {settings.cache_dir} cannot be written ({exc.strerror or exc}); "
+                "check the folder's permissions and free space"
+            ) from None
+        self.language = state.manifest.blog_language
+        self.pages = {}
+        for site_file in [*site.images, *site.pages, *([site.index] if site.index else [])]:
+            if files.get_file_from_path(site_file.src_uri) is not None:
+                log.warning(f"docs_dir already has {site_file.src_uri}; the plugin's file of that name is left out")
+                continue
+            files.append(File.generated(config, site_file.src_uri, abs_src_path=str(site_file.abs_path)))
+            if site_file.article_id is not None:
+                article = state.articles[site_file.article_id]
+                entry = state.manifest.entries[site_file.article_id]
+                cover = entry.images.get(article.cover_image_url or "")
+                self.pages[site_file.src_uri] = (article, f"{settings.blog_dir}/{cover}" if cover else None)
+        self.files = files
+        report.duration = time.perf_counter() - started
+        log.info(report.summary() + reason)
+        return files
+
+    def _sync_if_due(self, state: CacheState) -> tuple[CacheState, SyncReport, str]:
+        """Sync unless offline or (under `mkdocs serve`) synced less than sync_interval ago."""
+        settings = self.settings
+        assert settings is not None
+        cached = SyncReport(unchanged=len(state.articles))
+        if settings.offline:
+            return state, cached, " (offline: built from the cache)"
+        now = time.monotonic()
+        if self.is_serve and self.last_sync_attempt is not None and now - self.last_sync_attempt < settings.sync_interval:
+            return state, cached, f" (synced less than {settings.sync_interval} s ago: built from the cache)"
+        self.last_sync_attempt = now
+        try:
+            with credentials.open_client(settings) as client:
+                tokens = client.tokens
+                if isinstance(tokens, credentials.TokenManager):
+                    expires = tokens.refresh_expires_soon()
+                    if expires is not None:
+                        log.warning(
+                            f"the stored refresh token expires on {expires:%Y-%m-%d %H:%M} UTC; run "
+                            "`mkdocs-blogsvc login` before then (the credentials cannot be renewed afterwards)"
+                        )
+                state, report = sync_cache(settings.cache_dir, client, download_images=settings.download_images, state=state)
+        except BlogServiceError as exc:
+            if settings.on_error == "fail":
+                raise PluginError(f"blogsvc: the sync with {settings.base_url} failed: {exc}") from None
+            log.warning(
+                f"the sync with {settings.base_url} failed ({exc}); the site is built from the cache "
+                f"({len(state.articles)} articles). Set on_error: fail to stop the build instead"
+            )
+            return state, cached, " (sync failed: built from the cache)"
+        return state, report, ""
+
+    def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str | None:
+        found = self.pages.get(page.file.src_uri) if self.config.enabled else None
+        if found is None or self.renderer is None:
+            return None
+        article, cover_src = found
+        site_url = config.site_url or ""
+        page_url = urljoin(site_url, page.url) if site_url else None
+        image_url = article.cover_image_url
+        cover_file = self.files.get_file_from_path(cover_src) if cover_src and self.files else None
+        if cover_file is not None:
+            image_url = urljoin(site_url, cover_file.url) if site_url else get_relative_url(cover_file.url, page.url)
+        head = self.renderer.head(article, page_url=page_url, image_url=image_url, language=self.language)
+        match = _HEAD_END.search(output)
+        if match is None:
+            log.debug(f"no </head> in {page.file.src_uri}: head tags not inserted")
+            return None
+        return output[: match.start()] + head + output[match.start() :]
+
+    def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
+        """Rebuild when a custom template changes (they live outside docs_dir)."""
+        if self.settings is not None:
+            for template in (self.settings.page_template, self.settings.head_template):
+                if template is not None:
+                    server.watch(os.fspath(template))
+        return server
+
+
+def _resolve(plugin_config: BlogServiceConfig, config: MkDocsConfig) -> Settings:
+    try:
+        return Settings.from_config(plugin_config, config.config_file_path)
+    except BlogServiceError as exc:
+        raise PluginError(str(exc)) from None
+
+
+def _material_blog(config: MkDocsConfig) -> Any:
+    """Material's blog plugin when it is active (it builds the index itself), else None."""
+    for plugin in config.plugins.values():
+        if type(plugin).__module__.startswith("material.plugins.blog") and plugin.config.get("enabled", True):
+            return plugin
+    return None
+
+
+def _check_post_dir(blog_plugin: Any, posts_dir: str) -> None:
+    blog_dir = str(blog_plugin.config.blog_dir).strip("/")
+    post_dir = str(blog_plugin.config.post_dir).format(blog=blog_dir).strip("/")
+    if not (posts_dir == post_dir or posts_dir.startswith(post_dir + "/")):
+        log.warning(
+            f"posts_dir is {posts_dir!r} but Material's blog plugin reads posts from {post_dir!r}: "
+            "the articles will not be blog posts; set posts_dir (or the blog plugin's post_dir) to match"
+        )
+
+
+def _has_index(files: Files, blog_dir: str) -> bool:
+    return any(files.get_file_from_path(f"{blog_dir}/{name}") is not None for name in ("index.md", "README.md"))

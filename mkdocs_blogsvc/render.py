@@ -1,0 +1,272 @@
+"""Article -> page Markdown, index Markdown and head HTML, through Jinja2 templates; slug safety.
+
+Pure functions of their inputs (no files written, no network): `sync.render_all` decides what
+reaches the disk. Three rules keep bad data from the service harmless:
+
+- slugs become file names, so anything but `[a-z0-9-]{1,100}` is replaced (see `safe_slug`);
+- front matter is produced by `yaml.safe_dump` from real values (datetimes stay datetimes);
+  text that themes print unescaped (`title`, `description`, tags) has `<`, `>` and `"` turned
+  into entities, because MkDocs' themes render `page.title` with autoescape off;
+- the head template autoescapes, and JSON-LD is serialised so no value can close `<script>`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import logging
+import posixpath
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import jinja2
+import yaml
+from markupsafe import Markup
+
+from mkdocs_blogsvc.models import Article, format_timestamp
+
+MAX_SLUG = 100
+_VALID_SLUG = re.compile(r"^[a-z0-9-]{1,100}$")
+_ID_CHARS = re.compile(r"[^a-z0-9]")
+
+log = logging.getLogger("mkdocs.plugins.mkdocs_blogsvc.render")
+
+
+# --- slugs ------------------------------------------------------------------------------------
+
+
+def slugify(text: str) -> str:
+    """ASCII, lowercase, words joined by `-` (accents folded, everything else dropped)."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    return re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
+
+
+def is_safe_slug(slug: str) -> bool:
+    return bool(_VALID_SLUG.match(slug)) and slug.strip("-") != ""
+
+
+def safe_slug(article: Article) -> str:
+    """The article's slug if it is safe as a file and URL name, else one made from title and id."""
+    if is_safe_slug(article.slug):
+        return article.slug
+    suffix = _ID_CHARS.sub("", article.id.lower())[-8:] or _short_hash(article.id)
+    stem = slugify(article.title)[: MAX_SLUG - len(suffix) - 1].strip("-") or "article"
+    return f"{stem}-{suffix}"
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def assign_slugs(articles: Iterable[Article]) -> dict[str, str]:
+    """Article id -> unique safe slug. Deterministic: the oldest article keeps a shared slug,
+    later ones get `-2`, `-3`... (ordered by publication time, then id)."""
+    taken: set[str] = set()
+    slugs: dict[str, str] = {}
+    for article in sorted(articles, key=lambda a: (a.published_at, a.id)):
+        slug = safe_slug(article)
+        if slug != article.slug:
+            log.warning(
+                "blogsvc: article %s has an unusable slug %r; using %r instead",
+                article.id, article.slug[:120], slug,
+            )
+        if slug in taken:
+            base, number = slug[: MAX_SLUG - 4].rstrip("-"), 2
+            while f"{base}-{number}" in taken:
+                number += 1
+            log.warning("blogsvc: articles share the slug %r; article %s uses %r", slug, article.id, f"{base}-{number}")
+            slug = f"{base}-{number}"
+        taken.add(slug)
+        slugs[article.id] = slug
+    return slugs
+
+
+# --- escaping -----------------------------------------------------------------------------
+
+
+def neutral(text: str) -> str:
+    """Text safe to print unescaped in HTML text or a double-quoted attribute.
+
+    `&` is left alone on purpose: a bare ampersand is harmless and escaping it would show up
+    as `&amp;` in feeds that escape again.
+    """
+    return text.replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]{}#!|])")
+
+
+def md_text(text: str) -> str:
+    """Text shown literally inside Markdown (a heading, link text, alt text): no HTML, no markup."""
+    one_line = " ".join(text.split())
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(one_line, quote=True))
+
+
+def md_url(url: str) -> str:
+    """A URL usable inside `(...)` of a Markdown link or image."""
+    return quote(url, safe=":/?#@!$&'*+,;=%~[]-._")
+
+
+def script_json(value: Any) -> Markup:
+    """JSON for a `<script>` element: `<`, `>`, `&`, U+2028 and U+2029 become `\\uXXXX`
+    escapes (valid JSON, identical value), so no string inside can end the element."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, escape)
+    return Markup(text)
+
+
+# --- templates ----------------------------------------------------------------------------
+
+
+def _environment(autoescape: bool) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("mkdocs_blogsvc", "templates"),
+        autoescape=autoescape,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["md_text"] = md_text
+    env.filters["md_url"] = md_url
+    return env
+
+
+@dataclass(frozen=True)
+class PagePaths:
+    """Where one article lives in the site (docs-relative POSIX paths)."""
+
+    src_uri: str
+    #: remote URL -> docs-relative path of the local copy, for images downloaded.
+    images: Mapping[str, str]
+
+
+class Renderer:
+    """The three templates of the plugin, built-in or replaced through settings."""
+
+    def __init__(self, page_template: Path | None = None, head_template: Path | None = None) -> None:
+        markdown_env, html_env = _environment(False), _environment(True)
+        self.page_template = _load(markdown_env, page_template, "page.md.j2")
+        self.index_template = _load(markdown_env, None, "index.md.j2")
+        self.head_template = _load(html_env, head_template, "head.html.j2")
+
+    def page(self, article: Article, slug: str, paths: PagePaths) -> str:
+        """The Markdown page of `article`: YAML front matter, heading, cover image, body."""
+        here = posixpath.dirname(paths.src_uri)
+
+        def local(url: str) -> str | None:
+            target = paths.images.get(url)
+            return posixpath.relpath(target, here) if target else None
+
+        cover = None
+        if article.cover_image_url:
+            cover = local(article.cover_image_url) or md_url(article.cover_image_url)
+        body = article.content
+        for url in sorted(article.inline_image_urls, key=len, reverse=True):
+            relative = local(url)
+            if relative:
+                body = body.replace(url, relative)
+        heading, body = _split_heading(body)
+        return self.page_template.render(
+            article=article,
+            slug=slug,
+            front_matter=front_matter(article, slug, paths),
+            heading=heading or f"# {md_text(article.title)}",
+            cover=cover,
+            cover_alt=md_text(article.title),
+            body=body.strip("\n"),
+        )
+
+    def index(self, title: str, items: Sequence[tuple[Article, str]], src_uri: str) -> str:
+        """The blog index (used without Material's blog plugin): newest first."""
+        here = posixpath.dirname(src_uri)
+        rows = [
+            {
+                "article": article,
+                "title": md_text(article.title),
+                "link": posixpath.relpath(page_src, here),
+                "date": article.published_at.strftime("%Y-%m-%d"),
+                "description": md_text(article.description) if article.description else "",
+            }
+            for article, page_src in sorted(items, key=lambda item: (item[0].published_at, item[0].id), reverse=True)
+        ]
+        meta = yaml.safe_dump({"title": neutral(title)}, allow_unicode=True, width=1000)
+        return self.index_template.render(title=md_text(title), front_matter=meta, items=rows)
+
+    def head(self, article: Article, *, page_url: str | None, image_url: str | None, language: str | None) -> str:
+        """The HTML inserted before `</head>` of the article's page."""
+        data = article.schema_org_json if article.schema_org_json is not None else blog_posting(
+            article, page_url=page_url, image_url=image_url, language=language
+        )
+        return self.head_template.render(
+            article=article,
+            json_ld=script_json(data),
+            title=article.title,
+            description=article.description,
+            image=image_url,
+            url=page_url,
+            published=format_timestamp(article.published_at),
+            modified=format_timestamp(article.updated_at),
+            tags=article.tags,
+            keywords=", ".join(article.seo_keywords),
+        )
+
+
+def _load(env: jinja2.Environment, override: Path | None, name: str) -> jinja2.Template:
+    if override is None:
+        return env.get_template(name)
+    return env.from_string(override.read_text(encoding="utf-8"))
+
+
+def _split_heading(body: str) -> tuple[str | None, str]:
+    """(first line if the body starts with a level-1 heading, the rest)."""
+    stripped = body.lstrip("\n")
+    first, _, rest = stripped.partition("\n")
+    if first.startswith("# "):
+        return first.rstrip(), rest
+    return None, body
+
+
+def front_matter(article: Article, slug: str, paths: PagePaths) -> str:
+    """YAML for Material's blog (`date`, `slug`), tags (`tags`), rss (`image`, dates) and
+    MkDocs (`title`, `description`). Datetimes are dumped as YAML timestamps, never as text."""
+    meta: dict[str, Any] = {"title": neutral(article.title)}
+    if article.description:
+        meta["description"] = neutral(article.description)
+    meta["date"] = {"created": _utc(article.published_at), "updated": _utc(article.updated_at)}
+    meta["slug"] = slug
+    if article.tags:
+        meta["tags"] = [neutral(tag) for tag in article.tags]
+    if article.seo_keywords:
+        meta["keywords"] = [neutral(keyword) for keyword in article.seo_keywords]
+    if article.cover_image_url:
+        meta["image"] = paths.images.get(article.cover_image_url) or article.cover_image_url
+    return str(yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000))
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(microsecond=(moment.microsecond // 1000) * 1000)
+
+
+def blog_posting(article: Article, *, page_url: str | None, image_url: str | None, language: str | None) -> dict[str, Any]:
+    """A schema.org BlogPosting for articles whose `schemaOrgJson` is null."""
+    data: dict[str, Any] = {
+        "@context": "https://schema.org",
+        "@type": "BlogPosting",
+        "headline": article.title,
+        "description": article.description,
+        "datePublished": format_timestamp(article.published_at),
+        "dateModified": format_timestamp(article.updated_at),
+        "image": image_url,
+        "keywords": list(article.seo_keywords) or None,
+        "inLanguage": language,
+        "url": page_url,
+        "mainEntityOfPage": page_url,
+    }
+    return {key: value for key, value in data.items() if value is not None}

@@ -1,0 +1,99 @@
+"""The database work of the OAuth endpoints: one transaction per request, token pairs, revocation.
+
+Every OAuth request runs in one transaction (`transaction`), so a refresh either spends the old
+refresh token *and* stores the new pair, or does neither. The time of the request is read once,
+before the transaction starts: `Database.now()` (wall clock plus test clock) opens its own
+connection, which would wait on SQLite's write lock if read inside the transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, cast
+
+from flask import g
+from sqlalchemy import CursorResult, update
+from sqlalchemy.orm import Session
+
+from mkdocs_blogsvc.server import store
+
+
+@dataclass(frozen=True)
+class RequestTransaction:
+    """The open transaction of the current OAuth request and the request's `now`."""
+
+    session: Session
+    now: datetime
+
+
+@contextmanager
+def transaction(db: store.Database) -> Iterator[RequestTransaction]:
+    """Open the request's transaction; Authlib's callbacks reach it through `current()`."""
+    now = db.now()
+    with db.session() as session:
+        g.blogsvc_oauth = RequestTransaction(session, now)
+        try:
+            yield g.blogsvc_oauth
+        finally:
+            g.pop("blogsvc_oauth", None)
+
+
+def current() -> RequestTransaction:
+    """The transaction opened by `transaction` for this request."""
+    tx: RequestTransaction = g.blogsvc_oauth
+    return tx
+
+
+def store_token_pair(session: Session, grant_id: int, token: dict[str, Any], now: datetime) -> None:
+    """Store the access and refresh token of a token response (hashed) under `grant_id`."""
+    lifetimes = {"access": store.ACCESS_TOKEN_LIFETIME, "refresh": store.REFRESH_TOKEN_LIFETIME}
+    for kind, lifetime in lifetimes.items():
+        session.add(store.Token(
+            grant_id=grant_id, kind=kind, token_hash=store.token_hash(token[f"{kind}_token"]),
+            scope=token["scope"], issued_at=now, expires_at=now + timedelta(seconds=lifetime),
+        ))
+    session.flush()
+
+
+def spend_refresh_token(session: Session, token_id: int, now: datetime) -> bool:
+    """Mark a refresh token rotated, atomically: True for the one caller that wins.
+
+    A single conditional UPDATE, so two requests presenting the same token cannot both pass,
+    whatever the isolation level of the database.
+    """
+    result = session.execute(
+        update(store.Token)
+        .where(store.Token.id == token_id, store.Token.revoked_at.is_(None))
+        .values(rotated_at=now, revoked_at=now)
+    )
+    return _rowcount(result) == 1
+
+
+def spend_authorization_code(session: Session, code_id: int, now: datetime) -> bool:
+    """Mark an authorization code used, atomically: True for the one exchange that wins."""
+    result = session.execute(
+        update(store.AuthorizationCode)
+        .where(store.AuthorizationCode.id == code_id, store.AuthorizationCode.used_at.is_(None))
+        .values(used_at=now)
+    )
+    return _rowcount(result) == 1
+
+
+def revoke_grant(session: Session, grant_id: int, now: datetime) -> None:
+    """Revoke a connection and every token it holds (refresh-token or code reuse, RFC 9700 4.14.2)."""
+    session.execute(
+        update(store.Grant).where(store.Grant.id == grant_id, store.Grant.revoked_at.is_(None)).values(revoked_at=now)
+    )
+    session.execute(
+        update(store.Token)
+        .where(store.Token.grant_id == grant_id, store.Token.revoked_at.is_(None))
+        .values(revoked_at=now)
+    )
+
+
+def _rowcount(result: Any) -> int:
+    """Rows matched by an UPDATE (`Session.execute` is typed as returning a plain `Result`)."""
+    return cast("CursorResult[Any]", result).rowcount

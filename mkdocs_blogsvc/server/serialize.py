@@ -1,0 +1,51 @@
+"""An article as the data API shows it (the spec's Article resource).
+
+Stored content refers to hosted images as `store.MEDIA_PLACEHOLDER + key`; the served content
+carries absolute URLs on the server that answers (`<base_url>/media/<key>`), so a client can
+download every image without knowing the service's layout. `contentHash` is computed over that
+served content: it is the hash of exactly what the client receives and can recompute.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mkdocs_blogsvc.models import format_timestamp
+from mkdocs_blogsvc.server import store
+
+
+def media_url(base_url: str, key: str) -> str:
+    return f"{base_url}/media/{key}"
+
+
+def served_content(content: str, base_url: str) -> str:
+    """The Markdown body with every media placeholder made an absolute URL."""
+    return content.replace(store.MEDIA_PLACEHOLDER, f"{base_url}/media/")
+
+
+def article_json(article: store.Article, base_url: str) -> dict[str, Any]:
+    """The spec's Article object for `article`, served from `base_url` (no trailing slash).
+
+    `publishedAt` falls back to the creation time only for a row that claims to be published
+    without a publication time (written by hand into the database): a 500 would help no one.
+    """
+    content = served_content(article.content, base_url)
+    tags = list(article.tags or [])
+    published_at = article.published_at or article.created_at
+    return {
+        "id": article.id,
+        "slug": article.slug,
+        "title": article.title,
+        "description": article.description,
+        "content": content,
+        "coverImageUrl": media_url(base_url, article.cover_media_key) if article.cover_media_key else None,
+        "inlineImageUrls": [media_url(base_url, key) for key in article.inline_media_keys or []],
+        "tags": tags,
+        "seoKeywords": list(article.seo_keywords or []),
+        "seoScore": article.seo_score,
+        "schemaOrgJson": article.schema_org_json,
+        "publishedAt": format_timestamp(published_at),
+        "updatedAt": format_timestamp(article.updated_at),
+        "viewCount": int(article.view_count or 0),
+        "contentHash": store.content_hash(article.title, article.description, content, tags),
+    }

@@ -1,0 +1,245 @@
+"""Real MkDocs builds (Material + blog plugin, the plain `mkdocs` theme, ProperDocs) against the
+reference service served over HTTP on a loopback port."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+from datetime import timedelta
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+from mkdocs.exceptions import Abort
+from sqlalchemy import update
+
+from mkdocs_blogsvc.server import media, store
+from tests.conftest import Owner, add_article, issue_access_token
+from tests.e2e.sites import Service, fresh_plugin_instances, owner, service, snapshot, write_credentials, write_site
+
+__all__ = ["fresh_plugin_instances", "owner", "service"]  # fixtures
+
+PNG = (Path(media.__file__).parent / "sample_media" / "cover-01.png").read_bytes()
+EVIL = "</script><script>alert(1)</script>"
+SCHEMA = {"@context": "https://schema.org", "@type": "BlogPosting", "headline": "Cover story", "about": "a < b & c"}
+
+
+def cover_article(db: store.Database, owner: Owner, title: str, **fields: Any) -> str:
+    with db.session() as session:
+        key = media.store_image(session, owner.blog_id, PNG)
+    return add_article(db, owner.blog_id, title, cover_media_key=key, **fields)
+
+
+def site(tmp_path: Path, service: Service, db: store.Database, owner: Owner, **kwargs: Any) -> Path:
+    config = write_site(tmp_path, service.url, **kwargs)
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    return config
+
+
+def run_build(config_file: Path, *, strict: bool = False) -> None:
+    build(load_config(str(config_file), strict=strict))
+
+
+class Scripts(HTMLParser):
+    """Collects every <script> element: (attributes, text)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self._current: dict[str, str | None] | None = None
+        self.meta: list[dict[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "script":
+            self._current = dict(attrs)
+            self.scripts.append((self._current, ""))
+        elif tag == "meta":
+            self.meta.append(dict(attrs))
+
+    def handle_data(self, data: str) -> None:
+        if self._current is not None:
+            attrs, text = self.scripts[-1]
+            self.scripts[-1] = (attrs, text + data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._current = None
+
+
+def parse(page: Path) -> Scripts:
+    parser = Scripts()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+def json_ld(parsed: Scripts) -> list[Any]:
+    return [json.loads(text) for attrs, text in parsed.scripts if attrs.get("type") == "application/ld+json"]
+
+
+def meta_property(parsed: Scripts, name: str) -> list[str | None]:
+    return [m.get("content") for m in parsed.meta if m.get("property") == name or m.get("name") == name]
+
+
+def post_page(site_dir: Path, slug: str) -> Path:
+    found = [p for p in site_dir.glob(f"blog/**/{slug}/index.html")]
+    assert len(found) == 1, sorted(str(p.relative_to(site_dir)) for p in site_dir.rglob("index.html"))
+    return found[0]
+
+
+def test_material_blog_site(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+                            caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    cover_article(db, owner, "Cover story", schema_org_json=SCHEMA, tags=["news"], seo_keywords=["kw one"], minutes_ago=10)
+    add_article(db, owner.blog_id, "Second post", minutes_ago=5)
+    add_article(db, owner.blog_id, "Secret draft", status="draft")
+    config = site(tmp_path, service, db, owner)
+    docs_before = snapshot(tmp_path / "docs")
+
+    run_build(config)
+    site_dir = tmp_path / "site"
+    index = (site_dir / "blog" / "index.html").read_text()
+    assert "Cover story" in index and "Second post" in index and "Secret draft" not in index
+    assert "blogsvc: 2 new, 0 updated, 0 deleted, 0 unchanged in " in caplog.text
+
+    page = post_page(site_dir, "cover-story")
+    parsed = parse(page)
+    assert json_ld(parsed) == [SCHEMA]
+    cover = re.search(r'<img alt="Cover story" src="([^"]+)"', page.read_text())
+    assert cover and not cover.group(1).startswith("http")
+    assert (page.parent / cover.group(1)).resolve().read_bytes() == PNG
+    image_url = meta_property(parsed, "og:image")[0]
+    assert image_url and image_url.startswith("https://example.test/site/blog/images/") and image_url.endswith(".png")
+    assert meta_property(parsed, "og:title") == ["Cover story"] and meta_property(parsed, "og:type") == ["article"]
+    assert meta_property(parsed, "og:url") == ["https://example.test/site/" + str(page.parent.relative_to(site_dir)) + "/"]
+    assert meta_property(parsed, "article:tag") == ["news"] and meta_property(parsed, "keywords") == ["kw one"]
+    assert meta_property(parsed, "article:published_time")[0].endswith("Z")  # type: ignore[union-attr]
+    assert snapshot(tmp_path / "docs") == docs_before, "the plugin never writes into docs_dir"
+
+
+def test_changes_then_no_change_then_service_down(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    edit = cover_article(db, owner, "Will change", minutes_ago=9)
+    hide = add_article(db, owner.blog_id, "Will hide", minutes_ago=8)
+    gone = cover_article(db, owner, "Will go", minutes_ago=7, slug="will-go")
+    add_article(db, owner.blog_id, "Stays", minutes_ago=6)
+    config = site(tmp_path, service, db, owner)
+    run_build(config)
+    site_dir = tmp_path / "site"
+    assert post_page(site_dir, "will-hide") and post_page(site_dir, "will-go")
+
+    with db.session() as session:
+        session.execute(update(store.Article).where(store.Article.id == edit).values(title="Changed title", updated_at=db.now() + timedelta(minutes=1)))
+        session.execute(update(store.Article).where(store.Article.id == hide).values(status="unpublished"))
+        session.execute(store.Article.__table__.delete().where(store.Article.id == gone))
+    add_article(db, owner.blog_id, "Brand new", minutes_ago=1)
+    caplog.clear()
+    run_build(config)
+    assert "blogsvc: 1 new, 1 updated, 2 deleted, 1 unchanged in " in caplog.text
+    shown = {p.parent.name for p in site_dir.glob("blog/20*/**/index.html")}
+    assert shown == {"will-change", "stays", "brand-new"}
+    assert "Changed title" in post_page(site_dir, "will-change").read_text()
+
+    cache_before = snapshot(tmp_path / ".cache")
+    service.requests.clear()
+    caplog.clear()
+    run_build(config)
+    assert service.requests.count("/api/v1/sync") == 1 and len(service.requests) == 1
+    assert "blogsvc: 0 new, 0 updated, 0 deleted, 3 unchanged in " in caplog.text
+    assert snapshot(tmp_path / ".cache") == cache_before, "a no-change build rewrites no file"
+
+    service.stop()
+    caplog.clear()
+    run_build(config)
+    assert "the sync with" in caplog.text and "built from the cache (3 articles)" in caplog.text
+    assert {p.parent.name for p in site_dir.glob("blog/20*/**/index.html")} == shown
+    with pytest.raises(Abort, match="warnings in strict mode"):
+        run_build(config, strict=True)
+
+
+def test_on_error_fail_stops_the_build(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+                                       caplog: pytest.LogCaptureFixture) -> None:
+    config = site(tmp_path, service, db, owner, plugin={"on_error": "fail"})
+    service.stop()
+    with pytest.raises(Abort):
+        run_build(config)
+    assert re.search(r"ERROR .*blogsvc: the sync with http://127.0.0.1:\d+ failed: could not reach", caplog.text)
+
+
+def test_hostile_article(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+                         caplog: pytest.LogCaptureFixture) -> None:
+    hostile_schema = {"@type": "BlogPosting", "headline": EVIL, "x": "\u2028"}
+    cover_article(db, owner, EVIL, slug="../../mkdocs", schema_org_json=hostile_schema, description=EVIL,
+                  tags=[EVIL], seo_keywords=[EVIL], content="Plain body.")
+    config = site(tmp_path, service, db, owner)
+    outside_before = {p for p in snapshot(tmp_path) if not p.startswith((".cache/", "site/"))}
+    run_build(config)
+    outside_after = {p for p in snapshot(tmp_path) if not p.startswith((".cache/", "site/"))}
+    assert outside_after == outside_before, "nothing written outside the cache (and the site)"
+    assert not (tmp_path / "mkdocs.md").exists() and not (tmp_path.parent / "mkdocs.md").exists()
+    assert "unusable slug '../../mkdocs'" in caplog.text
+    for page in (tmp_path / "site").rglob("*.html"):
+        parsed = parse(page)
+        for attrs, text in parsed.scripts:
+            assert "alert(1)" not in text or attrs.get("type") == "application/ld+json", page
+    article_page = post_page(tmp_path / "site", "script-script-alert-1-script-*")
+    assert json_ld(parse(article_page)) == [hostile_schema]
+    assert meta_property(parse(article_page), "og:title") == [EVIL]
+
+
+def test_plain_mkdocs_theme_gets_an_index_and_head_tags(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+    cover_article(db, owner, "Older", minutes_ago=20, description="The old one")
+    add_article(db, owner.blog_id, "Newer", minutes_ago=2)
+    config = site(tmp_path, service, db, owner, material=False, site_url=None)
+    (tmp_path / "docs" / "blog" / "posts").rmdir()
+    docs_before = snapshot(tmp_path / "docs")
+    run_build(config)
+    site_dir = tmp_path / "site"
+    index = (site_dir / "blog" / "index.html").read_text()
+    assert index.index("Newer") < index.index("Older")
+    assert 'href="../posts/older/"' not in index and 'href="posts/older/"' in index
+    page = site_dir / "blog" / "posts" / "older" / "index.html"
+    parsed = parse(page)
+    (posting,) = json_ld(parsed)
+    assert posting["@type"] == "BlogPosting" and posting["headline"] == "Older" and posting["inLanguage"] == "en"
+    assert "url" not in posting  # no site_url: no absolute URL to give
+    image = meta_property(parsed, "og:image")[0]
+    assert image and (page.parent / image).resolve().read_bytes() == PNG
+    assert snapshot(tmp_path / "docs") == docs_before
+
+
+def test_two_instances_must_not_share_a_cache(tmp_path: Path, service: Service, caplog: pytest.LogCaptureFixture) -> None:
+    config = write_site(tmp_path, service.url, material=False)
+    text = config.read_text().replace("plugins:\n", "plugins:\n- blogsvc:\n    blog_dir: other\n    credentials_file: other.json\n")
+    config.write_text(text)
+    with pytest.raises(Abort):
+        run_build(config)
+    assert "blogsvc: two instances of the plugin share cache_dir" in caplog.text
+
+
+@pytest.mark.slow
+def test_properdocs_build(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+    properdocs = shutil.which("properdocs", path=str(Path(sys.executable).parent))
+    assert properdocs, "properdocs is a test dependency"
+    cover_article(db, owner, "Cover story", schema_org_json=SCHEMA, minutes_ago=3)
+    add_article(db, owner.blog_id, "Secret draft", status="draft")
+    config = site(tmp_path, service, db, owner)
+    docs_before = snapshot(tmp_path / "docs")
+    result = subprocess.run([properdocs, "build", "-f", str(config)], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode == 0, result.stderr
+    assert "blogsvc: 1 new, 0 updated, 0 deleted, 0 unchanged in " in result.stderr
+    index = (tmp_path / "site" / "blog" / "index.html").read_text()
+    assert "Cover story" in index and "Secret draft" not in index
+    page = post_page(tmp_path / "site", "cover-story")
+    assert json_ld(parse(page)) == [SCHEMA]
+    assert meta_property(parse(page), "og:title") == ["Cover story"]
+    assert snapshot(tmp_path / "docs") == docs_before

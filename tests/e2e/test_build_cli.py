@@ -1,0 +1,121 @@
+"""`mkdocs-blogsvc sync` and `export`, and the plugin's serve/offline/token-expiry behaviour."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+
+from mkdocs_blogsvc.cli import main
+from mkdocs_blogsvc.credentials import CredentialStore
+from mkdocs_blogsvc.plugin import BlogServicePlugin
+from mkdocs_blogsvc.server import store
+from tests.conftest import Owner, add_article, issue_access_token
+from tests.e2e.sites import Service, fresh_plugin_instances, owner, service, snapshot, write_credentials, write_site
+
+__all__ = ["fresh_plugin_instances", "owner", "service"]  # fixtures
+
+
+def make_site(tmp_path: Path, service: Service, db: store.Database, owner: Owner, **plugin: object) -> Path:
+    config = write_site(tmp_path, service.url, material=False, plugin=dict(plugin))
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    return config
+
+
+def test_sync_command_prints_what_changed(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+    article_id = add_article(db, owner.blog_id, "First words")
+    config = make_site(tmp_path, service, db, owner)
+    result = CliRunner().invoke(main, ["sync", "-f", str(config)])
+    assert result.exit_code == 0, result.output
+    assert f"new      First words  ({article_id})" in result.output
+    assert "blogsvc: 1 new, 0 updated, 0 deleted, 0 unchanged in " in result.output
+    again = CliRunner().invoke(main, ["sync", "-f", str(config)])
+    assert "blogsvc: 0 new, 0 updated, 0 deleted, 1 unchanged" in again.output
+
+
+def test_sync_command_failure_is_one_line_and_exit_1(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+    config = make_site(tmp_path, service, db, owner)
+    (tmp_path / "credentials.json").unlink()
+    result = CliRunner().invoke(main, ["sync", "-f", str(config)])
+    assert result.exit_code == 1 and "mkdocs-blogsvc login" in result.output and "Traceback" not in result.output
+
+
+def test_export_writes_plain_files_and_removes_its_own_stale_ones(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+    keep = add_article(db, owner.blog_id, "Kept")
+    drop = add_article(db, owner.blog_id, "Dropped")
+    config = make_site(tmp_path, service, db, owner)
+    dest = tmp_path / "exported"
+    (dest / "blog" / "posts").mkdir(parents=True)
+    (dest / "blog" / "posts" / "mine.md").write_text("# Mine\n")
+    result = CliRunner().invoke(main, ["export", str(dest), "-f", str(config), "--index"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (dest / "blog" / "posts").iterdir()) == ["dropped.md", "kept.md", "mine.md"]
+    assert "Kept" in (dest / "blog" / "index.md").read_text()
+    before = snapshot(dest)
+    with db.session() as session:
+        session.get(store.Article, drop).status = "unpublished"  # type: ignore[union-attr]
+    result = CliRunner().invoke(main, ["export", str(dest), "-f", str(config)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (dest / "blog" / "posts").iterdir()) == ["kept.md", "mine.md"]
+    assert not (dest / "blog" / "index.md").exists()
+    assert snapshot(dest)["blog/posts/kept.md"] == before["blog/posts/kept.md"]
+    assert keep
+
+
+def build_with(config: Path, *, serve: bool | None = False) -> BlogServicePlugin:
+    """One build as `mkdocs serve` runs it: MkDocs hands back the same plugin instance on each
+    `load_config` (it caches plugins that define on_startup), and on_startup runs once."""
+    loaded = load_config(str(config))
+    instance = loaded.plugins["blogsvc"]
+    assert isinstance(instance, BlogServicePlugin)
+    if serve is not None:
+        loaded.plugins.on_startup(command="serve" if serve else "build", dirty=False)
+    build(loaded)
+    return instance
+
+
+def test_serve_syncs_first_then_only_after_sync_interval(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+    add_article(db, owner.blog_id, "One")
+    config = make_site(tmp_path, service, db, owner, sync_interval=60)
+    plugin = build_with(config, serve=True)
+    assert service.requests.count("/api/v1/sync") == 1
+    assert build_with(config, serve=None) is plugin
+    assert service.requests.count("/api/v1/sync") == 1, "a rebuild within sync_interval uses the cache"
+    assert plugin.last_sync_attempt is not None
+    plugin.last_sync_attempt -= 61
+    build_with(config, serve=None)
+    assert service.requests.count("/api/v1/sync") == 2
+
+
+def test_offline_makes_no_request(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+                                  caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    add_article(db, owner.blog_id, "One")
+    config = make_site(tmp_path, service, db, owner)
+    build_with(config)
+    offline = config.read_text().replace("base_url:", "offline: true\n    base_url:")
+    config.write_text(offline)
+    service.requests.clear()
+    build_with(config)
+    assert service.requests == []
+    assert "(offline: built from the cache)" in caplog.text
+    assert (tmp_path / "site" / "blog" / "posts" / "one" / "index.html").exists()
+
+
+def test_refresh_token_expiring_soon_warns(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+                                           caplog: pytest.LogCaptureFixture) -> None:
+    config = make_site(tmp_path, service, db, owner)
+    store_file = CredentialStore(tmp_path / "credentials.json")
+    stored = store_file.load()
+    assert stored is not None
+    from dataclasses import replace
+
+    store_file.save(replace(stored, refresh_expires_at=time.time() + 3 * 86400))
+    build_with(config)
+    assert "the stored refresh token expires on" in caplog.text and "mkdocs-blogsvc login" in caplog.text
+    assert "svc_rt_" not in caplog.text and "svc_at_" not in caplog.text

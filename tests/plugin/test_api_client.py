@@ -1,0 +1,316 @@
+"""The API client: against the real reference service in-process, and with `httpx.MockTransport`
+only for what the real service cannot produce on demand (429, 5xx, Retry-After, dropped
+connections, broken bodies)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+from mkdocs_blogsvc import errors, models
+from mkdocs_blogsvc.api import USER_AGENT, BlogServiceClient
+from tests.conftest import IN_PROCESS_URL, add_article, add_owner, issue_access_token
+
+BASE = "http://service.test"
+
+
+class FixedTokens:
+    """A TokenSource handing out given tokens, recording each refresh_rejected call."""
+
+    def __init__(self, *tokens: str) -> None:
+        self.tokens = list(tokens)
+        self.rejected: list[str] = []
+
+    def access_token(self) -> str:
+        return self.tokens[0]
+
+    def refresh_rejected(self, rejected: str) -> str:
+        self.rejected.append(rejected)
+        self.tokens.pop(0)
+        return self.tokens[0]
+
+
+def mock_client(handler: Callable[[httpx.Request], httpx.Response], **kwargs: object) -> tuple[BlogServiceClient, list[float]]:
+    sleeps: list[float] = []
+    client = BlogServiceClient(
+        BASE, transport=httpx.MockTransport(handler), tokens=kwargs.pop("tokens", FixedTokens("svc_at_one")),  # type: ignore[arg-type]
+        sleep=sleeps.append, **kwargs,  # type: ignore[arg-type]
+    )
+    return client, sleeps
+
+
+STATUS_BODY = {
+    "status": "active",
+    "blog": {"id": "c1", "name": "B", "slug": "b", "description": "d", "language": "en", "articleCount": 0},
+    "scopes": ["blog:read"], "connectedAt": "2026-01-02T03:04:05.678Z", "lastSyncAt": None,
+}
+
+
+# --- retries and backoff (MockTransport: the real service never answers 429/503 on demand) ---
+
+
+def test_5xx_is_retried_with_retry_after_capped() -> None:
+    answers = iter([
+        httpx.Response(503, headers={"Retry-After": "2"}),
+        httpx.Response(429, headers={"Retry-After": "3600"}),
+        httpx.Response(200, json=STATUS_BODY),
+    ])
+    client, sleeps = mock_client(lambda request: next(answers))
+    with client:
+        assert client.status().blog.slug == "b"
+    assert sleeps == [2.0, 10.0]  # Retry-After honoured, each wait capped at 10 s
+
+
+def test_retries_are_bounded_then_mapped() -> None:
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(429, json={"error": "rate_limited"})
+
+    client, sleeps = mock_client(handler, retries=2)
+    with client, pytest.raises(errors.RateLimited):
+        client.status()
+    assert len(calls) == 3
+    assert sleeps == [0.5, 1.0]  # exponential backoff without Retry-After
+
+    client, _ = mock_client(lambda request: httpx.Response(502, text="<html>bad gateway</html>"), retries=1)
+    with client, pytest.raises(errors.ServerError) as caught:
+        client.status()
+    assert caught.value.status_code == 502
+
+
+def test_connection_errors_are_retried_then_reported_without_httpx() -> None:
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+    client, sleeps = mock_client(handler)
+    with client, pytest.raises(errors.TransportError) as caught:
+        client.sync([])
+    assert len(calls) == 4 and len(sleeps) == 3
+    message = str(caught.value)
+    assert BASE in message and "base_url" in message and "Connection refused" in message
+    assert not isinstance(caught.value.__cause__, httpx.HTTPError) and caught.value.__suppress_context__
+
+
+def test_a_dropped_connection_is_retried_once_then_succeeds() -> None:
+    answers: list[Callable[[httpx.Request], httpx.Response]] = [
+        lambda request: (_ for _ in ()).throw(httpx.ReadTimeout("timed out", request=request)),
+        lambda request: httpx.Response(200, json=STATUS_BODY),
+    ]
+    client, sleeps = mock_client(lambda request: answers.pop(0)(request))
+    with client:
+        assert client.status().status == "active"
+    assert sleeps == [0.5]
+
+
+def test_a_refresh_that_may_have_reached_the_server_is_never_retried() -> None:
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    client, _ = mock_client(handler)
+    with client, pytest.raises(errors.TransportError) as caught:
+        client.token_request({"grant_type": "refresh_token", "refresh_token": "svc_rt_secret", "client_id": "c"})
+    assert len(calls) == 1
+    assert "svc_rt_" not in str(caught.value)
+
+
+def test_a_token_request_that_never_left_is_retried() -> None:
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        if len(calls) == 1:
+            raise httpx.ConnectError("refused", request=request)
+        return httpx.Response(200, json={
+            "access_token": "svc_at_new", "token_type": "Bearer", "expires_in": 3600,
+            "refresh_token": "svc_rt_new", "scope": "articles:read",
+        })
+
+    client, _ = mock_client(handler)
+    with client:
+        tokens = client.token_request({"grant_type": "refresh_token", "refresh_token": "svc_rt_x", "client_id": "c"}, now=1000.0)
+    assert len(calls) == 2
+    assert tokens.access_expires_at == 4600.0 and tokens.scope == ("articles:read",)
+    assert calls[1].headers["Content-Type"] == "application/x-www-form-urlencoded"
+    assert "svc_at_new" not in repr(tokens)
+
+
+@pytest.mark.parametrize("status", [400, 401, 500, 503])
+def test_the_token_endpoint_is_not_retried_on_an_answer(status: int) -> None:
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(status, json={"error": "invalid_grant", "error_description": "Refresh token svc_rt_leak is invalid"})
+
+    client, sleeps = mock_client(handler)
+    with client, pytest.raises(errors.InvalidGrant) as caught:
+        client.token_request({"grant_type": "refresh_token", "refresh_token": "svc_rt_leak", "client_id": "c"})
+    assert len(calls) == 1 and sleeps == []
+    assert "svc_rt_leak" not in str(caught.value)  # even a service that echoes tokens is redacted
+    assert caught.value.status_code == status
+
+
+def test_unknown_oauth_errors_keep_their_code() -> None:
+    client, _ = mock_client(lambda request: httpx.Response(400, json={"error": "unsupported_grant_type"}))
+    with client, pytest.raises(errors.OAuthError) as caught:
+        client.token_request({"grant_type": "password"})
+    assert type(caught.value) is errors.OAuthError and caught.value.error_code == "unsupported_grant_type"
+
+
+@pytest.mark.parametrize(
+    ("response", "fragment"),
+    [
+        (httpx.Response(200, text="<html>"), "not JSON"),
+        (httpx.Response(200, json={"status": "active"}), "'blog'"),
+        (httpx.Response(200, json=[1, 2]), "JSON object"),
+    ],
+)
+def test_broken_answers_are_invalid_responses(response: httpx.Response, fragment: str) -> None:
+    client, _ = mock_client(lambda request: response)
+    with client, pytest.raises(errors.InvalidResponse, match=fragment):
+        client.status()
+
+
+# --- the 401 dance ---------------------------------------------------------------------------
+
+
+def test_a_401_refreshes_exactly_once_and_retries_once() -> None:
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers["Authorization"])
+        if request.headers["Authorization"] == "Bearer svc_at_two":
+            return httpx.Response(200, json=STATUS_BODY)
+        return httpx.Response(401, json={"error": "invalid_token"})
+
+    tokens = FixedTokens("svc_at_one", "svc_at_two")
+    client, _ = mock_client(handler, tokens=tokens)
+    with client:
+        client.status()
+    assert seen == ["Bearer svc_at_one", "Bearer svc_at_two"]
+    assert tokens.rejected == ["svc_at_one"]
+
+
+def test_a_second_401_raises_invalid_token_without_a_loop() -> None:
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(401, json={"error": "invalid_token", "error_description": "Access token is missing, expired, or invalid."})
+
+    tokens = FixedTokens("svc_at_one", "svc_at_two")
+    client, _ = mock_client(handler, tokens=tokens)
+    with client, pytest.raises(errors.InvalidToken, match="expired, or invalid") as caught:
+        client.status()
+    assert len(calls) == 2 and tokens.rejected == ["svc_at_one"]
+    assert "svc_at_" not in str(caught.value)
+
+
+def test_no_token_source_means_not_logged_in() -> None:
+    with BlogServiceClient(BASE, transport=httpx.MockTransport(lambda r: httpx.Response(200))) as client:
+        with pytest.raises(errors.NotLoggedIn, match="mkdocs-blogsvc login"):
+            client.status()
+
+
+# --- downloads -------------------------------------------------------------------------------
+
+
+def test_download_streams_without_credentials_and_enforces_the_limit() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/moved":
+            return httpx.Response(302, headers={"Location": "https://cdn.test/img.png"})
+        if request.url.path == "/big":
+            return httpx.Response(200, content=iter([b"x" * 600, b"x" * 600]))  # no Content-Length
+        return httpx.Response(200, content=b"\x89PNG....", headers={"Content-Type": "image/png; charset=binary"})
+
+    client, _ = mock_client(handler)
+    with client:
+        body, kind = client.download("http://other.test/moved?sig=abc", max_bytes=1000)
+        assert (body, kind) == (b"\x89PNG....", "image/png")
+        with pytest.raises(errors.InvalidResponse, match="larger than 1000 bytes"):
+            client.download("https://cdn.test/big", max_bytes=1000)
+        with pytest.raises(errors.InvalidResponse, match="not http"):
+            client.download("file:///etc/passwd", max_bytes=1000)
+    assert all("Authorization" not in request.headers for request in seen)
+    assert seen[0].headers["User-Agent"] == USER_AGENT
+
+
+def test_download_failures_name_the_image_not_its_query() -> None:
+    client, _ = mock_client(lambda request: httpx.Response(404), retries=0)
+    with client, pytest.raises(errors.ServiceError, match="image http://img.test/a.png could not") as caught:
+        client.download("http://img.test/a.png?X-Amz-Signature=secret", max_bytes=10)
+    assert "secret" not in str(caught.value) and caught.value.status_code == 404
+
+
+# --- against the real reference service ------------------------------------------------------
+
+
+@pytest.fixture
+def real_client(app, db):  # type: ignore[no-untyped-def]
+    owner = add_owner(db)
+    for index in range(5):
+        add_article(db, owner.blog_id, f"Article {index}", minutes_ago=index)
+    add_article(db, owner.blog_id, "Secret draft", status="draft")
+    token = issue_access_token(db, owner)
+    requests: list[httpx.Request] = []
+    transport = httpx.WSGITransport(app=app)
+    with BlogServiceClient(IN_PROCESS_URL, transport=transport, tokens=FixedTokens(token)) as client:
+        client._http.event_hooks["request"].append(requests.append)
+        yield client, requests
+
+
+def test_real_service_status_articles_and_sync(real_client) -> None:  # type: ignore[no-untyped-def]
+    client, requests = real_client
+    status = client.status()
+    assert status.status == "active" and status.blog.slug == "alice-blog" and status.blog.article_count == 5
+    assert status.last_sync_at is None
+
+    page = client.list_articles(page=1, limit=2)
+    assert [a.title for a in page.articles] == ["Article 0", "Article 1"]
+    assert page.pagination.total == 5 and page.pagination.total_pages == 3
+    everything = list(client.iter_articles())
+    assert [a.title for a in everything] == [f"Article {i}" for i in range(5)]
+
+    assert client.get_article("article-3").title == "Article 3"
+    assert client.get_article(everything[2].id).slug == "article-2"
+    with pytest.raises(errors.NotFound, match="not_found"):
+        client.get_article("secret-draft")
+
+    result = client.sync([models.KnownArticle(everything[0].id, everything[0].content_hash),
+                          models.KnownArticle("gone", "0" * 64)])
+    assert {a.id for a in result.new} == {a.id for a in everything[1:]}
+    assert result.updated == () and result.deleted == ("gone",)
+    assert client.status().last_sync_at is not None
+    assert all(request.headers["User-Agent"] == USER_AGENT for request in requests)
+
+
+def test_real_service_errors_map_to_the_tree(app, db) -> None:  # type: ignore[no-untyped-def]
+    owner = add_owner(db)
+    blog_only = issue_access_token(db, owner, scope="blog:read")
+    transport = httpx.WSGITransport(app=app)
+    with BlogServiceClient(IN_PROCESS_URL, transport=transport, tokens=FixedTokens(blog_only)) as client:
+        assert client.status().scopes == ("blog:read",)
+        with pytest.raises(errors.InsufficientScope, match="articles:read"):
+            client.sync([])
+    bogus = FixedTokens("svc_at_bogus", "svc_at_still_bogus")
+    with BlogServiceClient(IN_PROCESS_URL, transport=transport, tokens=bogus) as client:
+        with pytest.raises(errors.InvalidToken) as caught:
+            client.status()
+        assert caught.value.status_code == 401 and bogus.rejected == ["svc_at_bogus"]
+        with pytest.raises(errors.InvalidClient):
+            client.token_request({"grant_type": "refresh_token", "refresh_token": "svc_rt_x", "client_id": "nobody"})
+    assert "svc_" not in json.dumps([str(caught.value)])

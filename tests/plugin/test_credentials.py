@@ -1,0 +1,340 @@
+"""The credential store (format, mode, atomicity, kills) and the token manager against the
+real reference service (reuse, refresh on expiry, rotation, two processes at once, CI seeding)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mkdocs_blogsvc import config, errors
+from mkdocs_blogsvc.credentials import (
+    CredentialStore,
+    StoredCredentials,
+    TokenManager,
+    open_client,
+)
+from tests.plugin.auth_helpers import LoggedIn, live_logged_in, logged_in  # noqa: F401 (fixtures)
+
+NOW = 1_800_000_000.0
+
+
+def sample(**changes: object) -> StoredCredentials:
+    creds = StoredCredentials(
+        base_url="http://testserver", client_id="client-1",
+        access_token="svc_at_" + "a" * 43, access_expires_at=NOW + 3600,
+        refresh_token="svc_rt_" + "r" * 43, refresh_expires_at=NOW + 30 * 86400,
+        scope=("articles:read", "blog:read"), saved_at=NOW,
+    )
+    return replace(creds, **changes)  # type: ignore[arg-type]
+
+
+# --- the store -------------------------------------------------------------------------------
+
+
+def test_save_load_round_trip_with_private_modes(tmp_path: Path) -> None:
+    store = CredentialStore(tmp_path / "site" / ".blogsvc" / "credentials.json")
+    assert store.load() is None
+    store.save(sample())
+    assert store.load() == sample()
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.path.parent.stat().st_mode) == 0o700
+    data = json.loads(store.path.read_text())
+    assert data["version"] == 1 and data["scope"] == "articles:read blog:read"
+    assert data["access_expires_at"].endswith("Z")
+    assert set(data) == {"version", "base_url", "client_id", "access_token", "access_expires_at",
+                         "refresh_token", "refresh_expires_at", "scope", "saved_at"}
+    assert [p.name for p in store.path.parent.iterdir()] == ["credentials.json"]  # no temp file left
+
+
+def test_save_replaces_a_world_readable_file_with_a_private_one(tmp_path: Path) -> None:
+    store = CredentialStore(tmp_path / "credentials.json")
+    store.path.write_text("{}")
+    store.path.chmod(0o644)
+    store.save(sample())
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+
+
+def test_repr_never_shows_tokens(tmp_path: Path) -> None:
+    creds = sample()
+    assert "svc_" not in repr(creds) and "svc_" not in str(creds)
+    assert "svc_" not in repr(CredentialStore(tmp_path / "c.json"))
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"version": 2}', "unknown format version"),
+        ("[]", "not a JSON object"),
+        (json.dumps({**sample().to_json(), "refresh_token": None}), "'refresh_token'"),
+        (json.dumps({**sample().to_json(), "access_expires_at": "yesterday"}), "timestamp"),
+    ],
+)
+def test_unreadable_store_says_to_log_in(tmp_path: Path, content: str, reason: str) -> None:
+    store = CredentialStore(tmp_path / "credentials.json")
+    store.path.write_text(content)
+    with pytest.raises(errors.CredentialsCorrupt) as caught:
+        store.load()
+    message = str(caught.value)
+    assert reason in message and str(store.path) in message and "mkdocs-blogsvc login" in message
+    assert "svc_" not in message
+
+
+def test_delete_is_idempotent(tmp_path: Path) -> None:
+    store = CredentialStore(tmp_path / "credentials.json")
+    store.save(sample())
+    with store.locked():
+        pass
+    assert store.delete() is True
+    assert store.delete() is False
+    assert not store.path.exists()
+
+
+def test_stale_temp_files_of_killed_processes_are_removed(tmp_path: Path) -> None:
+    store = CredentialStore(tmp_path / "credentials.json")
+    old = tmp_path / ".credentials.json.deadbeef.tmp"
+    fresh = tmp_path / ".credentials.json.cafe.tmp"
+    old.write_text("half")
+    fresh.write_text("in progress")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    store.save(sample())
+    assert not old.exists() and fresh.exists()
+
+
+SAVE_LOOP = textwrap.dedent("""
+    import sys
+    from dataclasses import replace
+    from mkdocs_blogsvc.credentials import CredentialStore, StoredCredentials
+    store = CredentialStore(sys.argv[1])
+    base = store.load()
+    n = 0
+    print("ready", flush=True)
+    while True:
+        n += 1
+        store.save(replace(base, access_token="svc_at_" + str(n) * 500, refresh_token="svc_rt_" + str(n)))
+        if n % 7 == 0:
+            with store.locked(timeout=5):
+                store.save(replace(base, refresh_token="svc_rt_locked" + str(n)))
+""")
+
+
+@pytest.mark.slow
+def test_a_kill_at_any_moment_never_leaves_an_unreadable_store(tmp_path: Path) -> None:
+    store = CredentialStore(tmp_path / ".blogsvc" / "credentials.json")
+    store.save(sample())
+    rng = random.Random(1234)
+    for _ in range(15):
+        child = subprocess.Popen([sys.executable, "-c", SAVE_LOOP, str(store.path)], stdout=subprocess.PIPE)
+        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+        time.sleep(rng.uniform(0.0, 0.08))
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+        loaded = store.load()  # must never raise CredentialsCorrupt
+        assert loaded is not None and loaded.base_url == "http://testserver"
+        assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+        with store.locked(timeout=5):  # the kernel released the killed process's lock
+            pass
+
+
+# --- the token manager against the real service ----------------------------------------------
+
+
+def counting_transport(app, token_requests: list[str]) -> httpx.BaseTransport:  # type: ignore[no-untyped-def]
+    """The in-process service, counting the calls that reach the token endpoint."""
+    inner = httpx.WSGITransport(app=app)
+
+    class Counting(httpx.BaseTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            if request.url.path == "/api/oauth/token":
+                token_requests.append(dict(httpx.QueryParams(request.read().decode()))["grant_type"])
+            return inner.handle_request(request)
+
+    return Counting()
+
+
+def test_access_token_is_reused_within_the_hour(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+    token_requests: list[str] = []
+    db.advance_clock(3000)  # 50 minutes later the stored token still has 10 minutes
+    with open_client(logged_in.settings, transport=counting_transport(app, token_requests)) as client:
+        client.status()
+        client.sync([])
+    assert token_requests == []
+    assert CredentialStore(logged_in.settings.credentials_file).load() == logged_in.stored
+
+
+def test_expired_token_refreshes_exactly_once_and_rotates(logged_in: LoggedIn, app, db, caplog) -> None:  # type: ignore[no-untyped-def]
+    caplog.set_level(logging.DEBUG)
+    token_requests: list[str] = []
+    store = CredentialStore(logged_in.settings.credentials_file)
+    db.advance_clock(3601)  # the service now sees the token expired; the client does not know
+    with open_client(logged_in.settings, transport=counting_transport(app, token_requests)) as client:
+        client.status()
+        client.sync([])
+        client.status()
+    assert token_requests == ["refresh_token"]
+    after = store.load()
+    assert after is not None and after.refresh_token != logged_in.stored.refresh_token
+    assert after.access_token != logged_in.stored.access_token
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+
+    # The old refresh token is dead. Presenting it again revokes the grant (reuse detection),
+    # so this is done last: afterwards even the new pair is refused.
+    with open_client(logged_in.settings, transport=httpx.WSGITransport(app=app)) as client:
+        with pytest.raises(errors.InvalidGrant):
+            client.token_request({"grant_type": "refresh_token", "refresh_token": logged_in.stored.refresh_token,
+                                  "client_id": logged_in.settings.client_id or ""})
+    assert "svc_at_" not in caplog.text and "svc_rt_" not in caplog.text
+
+
+def test_client_side_expiry_refreshes_before_the_call(logged_in: LoggedIn, app) -> None:  # type: ignore[no-untyped-def]
+    token_requests: list[str] = []
+    client = open_client(logged_in.settings, transport=counting_transport(app, token_requests))
+    manager = client.tokens
+    assert isinstance(manager, TokenManager)
+    manager._clock = lambda: logged_in.stored.access_expires_at - 30  # under the 60 s margin
+    with client:
+        client.status()
+        client.status()
+    assert token_requests == ["refresh_token"]
+
+
+def test_a_token_refreshed_by_another_process_is_picked_up(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+    """refresh_rejected re-reads the store: a newer token on disk is used, not refreshed again."""
+    token_requests: list[str] = []
+    db.advance_clock(3601)
+    with open_client(logged_in.settings, transport=httpx.WSGITransport(app=app)) as other:
+        other.status()  # "another process" refreshes and saves
+    stale = logged_in.stored.access_token
+    client = open_client(logged_in.settings, transport=counting_transport(app, token_requests))
+    assert isinstance(client.tokens, TokenManager)
+    with client:
+        fresh = client.tokens.refresh_rejected(stale)
+        assert fresh != stale
+        client.status()
+    assert token_requests == []
+
+
+def test_revoked_grant_gives_one_actionable_message(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+    store = CredentialStore(logged_in.settings.credentials_file)
+    with open_client(logged_in.settings, transport=httpx.WSGITransport(app=app)) as client:
+        assert isinstance(client.tokens, TokenManager)
+        client.tokens.force_refresh()
+        # Reuse of the rotated token: the service revokes the whole grant.
+        with pytest.raises(errors.InvalidGrant):
+            client.token_request({"grant_type": "refresh_token", "refresh_token": logged_in.stored.refresh_token,
+                                  "client_id": logged_in.settings.client_id or ""})
+        db.advance_clock(3601)
+        with pytest.raises(errors.ReauthorizationRequired) as caught:
+            client.status()
+    message = str(caught.value)
+    assert "rotated, revoked or has expired" in message and "mkdocs-blogsvc login" in message
+    assert "CI recipe" in message and "svc_" not in message
+    assert store.load() is not None  # the store is kept: the user sees the same message each time
+
+
+def test_credentials_are_bound_to_their_service_and_client(logged_in: LoggedIn) -> None:
+    for change in ({"base_url": "https://evil.example"}, {"client_id": "another-client"}):
+        settings = replace(logged_in.settings, **change)  # type: ignore[arg-type]
+        requests: list[httpx.Request] = []
+        transport = httpx.MockTransport(lambda request: requests.append(request) or httpx.Response(500))
+        with open_client(settings, transport=transport) as client, pytest.raises(errors.CredentialsError) as caught:
+            client.status()
+        assert requests == []  # nothing was sent anywhere
+        assert "mkdocs-blogsvc login" in str(caught.value)
+
+
+def test_no_store_and_no_environment_means_not_logged_in(tmp_path: Path, app) -> None:  # type: ignore[no-untyped-def]
+    settings = settings_for(tmp_path, client_id="c")
+    manager = TokenManager(settings, open_client(settings, transport=httpx.WSGITransport(app=app)), environ={})
+    with pytest.raises(errors.NotLoggedIn, match="run `mkdocs-blogsvc login`"):
+        manager.access_token()
+    assert manager.refresh_expires_soon() is None
+
+
+def test_environment_refresh_token_seeds_the_store(logged_in: LoggedIn, app, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """CI: no store, BLOGSVC_REFRESH_TOKEN given: refresh at once, the rotated token is stored."""
+    settings = replace(logged_in.settings, credentials_file=tmp_path / "ci" / "credentials.json")
+    environ = {config.ENV_REFRESH_TOKEN: logged_in.stored.refresh_token}
+    client = open_client(settings, transport=httpx.WSGITransport(app=app))
+    client.tokens = TokenManager(settings, client, environ=environ)
+    with client:
+        assert client.status().blog.slug == logged_in.blog_slug
+    seeded = CredentialStore(settings.credentials_file).load()
+    assert seeded is not None and seeded.refresh_token != logged_in.stored.refresh_token
+    assert stat.S_IMODE(settings.credentials_file.stat().st_mode) == 0o600
+
+
+def test_refresh_expiring_soon(logged_in: LoggedIn, app) -> None:  # type: ignore[no-untyped-def]
+    client = open_client(logged_in.settings, transport=httpx.WSGITransport(app=app))
+    expires = logged_in.stored.refresh_expires_at
+    soon = TokenManager(logged_in.settings, client, clock=lambda: expires - 6 * 86400)
+    later = TokenManager(logged_in.settings, client, clock=lambda: expires - 8 * 86400)
+    when = soon.refresh_expires_soon()
+    assert when is not None and abs(when.timestamp() - expires) < 0.001
+    assert later.refresh_expires_soon() is None
+    client.close()
+
+
+TWO_BUILDS = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from mkdocs_blogsvc import config
+    from mkdocs_blogsvc.credentials import open_client
+    base_url, client_id, path, start = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+    settings = config.Settings(
+        base_url=base_url, client_id=client_id, client_secret=None, scope="articles:read blog:read",
+        redirect_port=0, credentials_file=Path(path), blog_dir="blog", posts_dir="blog/posts",
+        cache_dir=Path(path).parent / "cache")
+    while time.time() < start:
+        time.sleep(0.001)
+    with open_client(settings) as client:
+        print(client.status().blog.slug, flush=True)
+""")
+
+
+def settings_for(tmp_path: Path, *, base_url: str = "http://testserver", client_id: str | None = None) -> config.Settings:
+    return config.Settings(
+        base_url=base_url, client_id=client_id, client_secret=None, scope="articles:read blog:read",
+        redirect_port=0, credentials_file=tmp_path / ".blogsvc" / "credentials.json", blog_dir="blog",
+        posts_dir="blog/posts", cache_dir=tmp_path / ".cache" / "blogsvc",
+    )
+
+
+@pytest.mark.slow
+def test_two_processes_with_an_expired_token_refresh_once(live_logged_in: LoggedIn, live_server) -> None:  # type: ignore[no-untyped-def]
+    store = CredentialStore(live_logged_in.settings.credentials_file)
+    assert live_server.admin("advance-clock", "3601").returncode == 0
+    start = time.time() + 1.5  # both children are up by then and start together
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", TWO_BUILDS, live_server.url, live_logged_in.settings.client_id or "",
+             str(store.path), str(start)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [child.communicate(timeout=60) for child in children]
+    for child, (out, err) in zip(children, outputs):
+        assert child.returncode == 0, err
+        assert out.strip() == live_logged_in.blog_slug
+    after = store.load()
+    assert after is not None and after.refresh_token != live_logged_in.stored.refresh_token
+    # A single refresh: the rotated token still works (a second refresh with the old token would
+    # have revoked the grant, and this would fail with invalid_grant).
+    with open_client(live_logged_in.settings) as client:
+        assert isinstance(client.tokens, TokenManager)
+        client.tokens.force_refresh()

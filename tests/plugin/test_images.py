@@ -1,0 +1,81 @@
+"""images.py: type sniffing, refusals, concurrent downloads from the real service (in-process)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mkdocs_blogsvc.api import BlogServiceClient
+from mkdocs_blogsvc.images import download_all, file_name, is_fetchable, sniff
+from mkdocs_blogsvc.server import media, store
+from tests.conftest import IN_PROCESS_URL, add_owner
+
+SAMPLES = Path(media.__file__).parent / "sample_media"
+PNG = (SAMPLES / "cover-01.png").read_bytes()
+SVG = b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    (PNG, "png"), (b"\xff\xd8\xff\xe0rest", "jpg"), (b"GIF89a....", "gif"), (b"RIFF\0\0\0\0WEBPVP8 ", "webp"),
+    (b"\0\0\0\x1cftypavif\0\0\0\0", "avif"), (SVG, None), (b"<html>", None), (b"", None),
+])
+def test_sniff(data: bytes, expected: str | None) -> None:
+    assert sniff(data) == expected
+
+
+def test_only_http_urls_are_fetched() -> None:
+    assert is_fetchable("https://a.test/x.png") and is_fetchable("http://a.test/x")
+    for url in ("file:///etc/passwd", "ftp://a/x", "javascript:alert(1)", "//a.test/x", "data:image/png;base64,xx"):
+        assert not is_fetchable(url)
+
+
+def test_file_name_is_a_hash_of_the_url() -> None:
+    name = file_name("https://a.test/../../x.png", "png")
+    assert name.startswith("images/") and name.endswith(".png") and ".." not in name and len(name) == 7 + 32 + 4
+
+
+@pytest.fixture
+def hosted(db: store.Database, app) -> Iterator[tuple[BlogServiceClient, dict[str, str]]]:  # type: ignore[no-untyped-def]
+    owner = add_owner(db)
+    with db.session() as session:
+        png = media.store_image(session, owner.blog_id, PNG)
+        gif = media.store_image(session, owner.blog_id, b"GIF89a" + b"\0" * 20)
+    urls = {"png": f"{IN_PROCESS_URL}/media/{png}", "gif": f"{IN_PROCESS_URL}/media/{gif}",
+            "missing": f"{IN_PROCESS_URL}/media/{'0' * 32}.png"}
+    with BlogServiceClient(IN_PROCESS_URL, transport=httpx.WSGITransport(app=app), retries=0) as client:
+        yield client, urls
+
+
+def test_downloads_are_saved_under_hashed_names_and_failures_reported(hosted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    client, urls = hosted
+    result = download_all(client, [urls["png"], urls["gif"], urls["png"], urls["missing"], "ftp://x/y.png"], tmp_path)
+    assert result.saved == {urls["png"]: (file_name(urls["png"], "png"), len(PNG)), urls["gif"]: (file_name(urls["gif"], "gif"), 26)}
+    assert (tmp_path / file_name(urls["png"], "png")).read_bytes() == PNG
+    assert set(result.failed) == {urls["missing"], "ftp://x/y.png"}
+    assert "not an http(s) URL" in result.failed["ftp://x/y.png"]
+
+
+def test_size_limit_and_non_images_are_refused(hosted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    client, urls = hosted
+    result = download_all(client, [urls["png"]], tmp_path, max_bytes=100)
+    assert "larger than 100 bytes" in result.failed[urls["png"]]
+
+    class Svg:
+        def download(self, url: str, *, max_bytes: int) -> tuple[bytes, str]:
+            return SVG, "image/svg+xml"
+
+    refused = download_all(Svg(), ["https://a.test/x.svg"], tmp_path)
+    assert "SVG" in refused.failed["https://a.test/x.svg"]
+    assert not (tmp_path / "images").exists() or not any((tmp_path / "images").glob("*.svg"))
+
+
+def test_unchanged_image_is_not_rewritten(hosted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    client, urls = hosted
+    download_all(client, [urls["png"]], tmp_path)
+    target = tmp_path / file_name(urls["png"], "png")
+    before = target.stat().st_mtime_ns
+    download_all(client, [urls["png"]], tmp_path)
+    assert target.stat().st_mtime_ns == before

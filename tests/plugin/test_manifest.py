@@ -1,0 +1,86 @@
+"""manifest.py: load never crashes, verify drops damaged entries, save is atomic, paths stay inside."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mkdocs_blogsvc import manifest
+from mkdocs_blogsvc.manifest import Entry, Manifest, atomic_write, inside, sha256
+from mkdocs_blogsvc.models import Article
+from tests.plugin.test_render import article
+
+
+def cached(cache_dir: Path, item: Article, image: bytes | None = b"\x89PNG\r\n\x1a\nimage") -> Entry:
+    data = json.dumps(item.to_json()).encode()
+    relative = f"articles/{item.id}.json"
+    atomic_write(cache_dir / relative, data)
+    images, sizes = {}, {}
+    if image is not None:
+        atomic_write(cache_dir / "images" / "c.png", image)
+        images, sizes = {"https://img.test/cover.png": "images/c.png"}, {"https://img.test/cover.png": len(image)}
+    return Entry(item.id, item.content_hash, relative, sha256(data), images, sizes)
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    entry = cached(tmp_path, article())
+    saved = Manifest({entry.id: entry}, rendered=["docs/blog/posts/a.md"], blog_language="en", blog_name="B")
+    manifest.save(tmp_path, saved)
+    loaded = manifest.load(tmp_path)
+    assert loaded == saved
+    assert manifest.verify(tmp_path, loaded) == {entry.id: article()}
+    assert loaded.known_articles()[0].content_hash == "0" * 64
+    assert loaded.owned_files() == {"articles/ck1abcdefghijklmnopqrstuv.json", "images/c.png", "docs/blog/posts/a.md"}
+
+
+@pytest.mark.parametrize("content", [b"", b"{not json", b"[]", b'{"version": 99, "articles": {}}', b"\xff\xfe"])
+def test_missing_corrupt_or_unknown_version_is_an_empty_manifest(tmp_path: Path, content: bytes) -> None:
+    assert manifest.load(tmp_path) == Manifest()
+    (tmp_path / "manifest.json").write_bytes(content)
+    assert manifest.load(tmp_path) == Manifest()
+
+
+def test_a_broken_entry_is_dropped_and_the_others_kept(tmp_path: Path) -> None:
+    good = cached(tmp_path, article())
+    data = Manifest({good.id: good}).to_json()
+    data["articles"]["broken"] = {"contentHash": 5}
+    (tmp_path / "manifest.json").write_text(json.dumps(data))
+    assert list(manifest.load(tmp_path).entries) == [good.id]
+
+
+@pytest.mark.parametrize("damage", ["json missing", "json altered", "image missing", "image truncated", "path escapes"])
+def test_verify_drops_damaged_articles_so_they_are_sent_again(tmp_path: Path, damage: str) -> None:
+    entry = cached(tmp_path, article())
+    other = cached(tmp_path, article(id="other1"), image=None)
+    if damage == "json missing":
+        (tmp_path / entry.article_file).unlink()
+    elif damage == "json altered":
+        (tmp_path / entry.article_file).write_text(json.dumps(article(title="Changed").to_json()))
+    elif damage == "image missing":
+        (tmp_path / "images" / "c.png").unlink()
+    elif damage == "image truncated":
+        (tmp_path / "images" / "c.png").write_bytes(b"x")
+    else:
+        outside = tmp_path.parent / "outside.json"
+        outside.write_text(json.dumps(article().to_json()))
+        entry = Entry(entry.id, entry.content_hash, "../outside.json", sha256(outside.read_bytes()))
+    loaded = Manifest({entry.id: entry, other.id: other})
+    assert list(manifest.verify(tmp_path, loaded)) == [other.id]
+    assert [known.id for known in loaded.known_articles()] == [other.id]
+
+
+def test_inside_refuses_every_way_out() -> None:
+    root = Path("/cache")
+    assert inside(root, "images/a.png") == Path("/cache/images/a.png")
+    for bad in ("", "/etc/passwd", "../x", "a/../../x", "a\\..\\x", "C:/x"):
+        assert inside(root, bad) is None
+
+
+def test_atomic_write_leaves_no_temp_file_and_replaces(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "f.bin"
+    atomic_write(target, b"one")
+    atomic_write(target, b"two")
+    assert target.read_bytes() == b"two"
+    assert [p.name for p in target.parent.iterdir()] == ["f.bin"]

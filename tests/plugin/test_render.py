@@ -1,0 +1,151 @@
+"""render.py: slug safety, front matter Material's blog plugin accepts, escaping of every value."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from material.plugins.blog.structure.config import PostConfig
+
+from mkdocs_blogsvc.models import Article
+from mkdocs_blogsvc.render import PagePaths, Renderer, assign_slugs, is_safe_slug, safe_slug, script_json
+
+EVIL = "</script><script>alert(1)</script>"
+
+
+def article(**changes: Any) -> Article:
+    data: dict[str, Any] = {
+        "id": "ck1abcdefghijklmnopqrstuv", "slug": "hello-world", "title": "Hello: World", "description": "A \"quoted\" intro",
+        "content": "# Hello: World\n\nBody with ![pic](https://img.test/a.png).", "coverImageUrl": "https://img.test/cover.png",
+        "inlineImageUrls": ["https://img.test/a.png"], "tags": ["python", "mkdocs"], "seoKeywords": ["static sites"],
+        "seoScore": 7.5, "schemaOrgJson": None, "publishedAt": "2025-01-02T03:04:05.678Z",
+        "updatedAt": "2025-02-03T04:05:06.789Z", "viewCount": 0, "contentHash": "0" * 64,
+    }
+    data.update(changes)
+    return Article.from_json(data)
+
+
+def split_page(text: str) -> tuple[dict[str, Any], str]:
+    match = re.match(r"^---\n(.*?\n)---\n(.*)$", text, re.DOTALL)
+    assert match, text
+    return yaml.safe_load(match.group(1)), match.group(2)
+
+
+@pytest.mark.parametrize("slug", ["", "../../mkdocs", "a/b", "a\\b", "UPPER", "sp ace", "x" * 101, "---", "caf\u00e9", "..", "a.b"])
+def test_unsafe_slugs_are_replaced_by_a_safe_one_from_title_and_id(slug: str) -> None:
+    replaced = safe_slug(article(slug=slug, title="Caf\u00e9 & Cr\u00e8me: Tips!"))
+    assert replaced != slug and is_safe_slug(replaced)
+    assert replaced.startswith("cafe-creme-tips-") and replaced.endswith("qrstuv")
+
+
+def test_a_safe_slug_is_kept_and_a_long_title_still_gives_a_short_slug() -> None:
+    assert safe_slug(article(slug="x" * 100)) == "x" * 100
+    assert len(safe_slug(article(slug="", title="word " * 80))) <= 100
+    assert is_safe_slug(safe_slug(article(slug="", title="\u2603\u2603", id="!!!")))
+
+
+def test_duplicate_slugs_are_disambiguated_deterministically(caplog: pytest.LogCaptureFixture) -> None:
+    older = article(id="a1", slug="same", publishedAt="2024-01-01T00:00:00.000Z")
+    newer = article(id="b2", slug="same", publishedAt="2024-06-01T00:00:00.000Z")
+    third = article(id="c3", slug="same-2", publishedAt="2024-07-01T00:00:00.000Z")
+    first = assign_slugs([third, newer, older])
+    assert first == assign_slugs([older, third, newer])
+    assert first["a1"] == "same" and len(set(first.values())) == 3
+    assert "share the slug" in caplog.text
+
+
+def test_front_matter_has_real_datetimes_and_passes_material_post_validation(tmp_path: Path) -> None:
+    paths = PagePaths("blog/posts/hello-world.md", {"https://img.test/cover.png": "blog/images/c.png"})
+    meta, _body = split_page(Renderer().page(article(), "hello-world", paths))
+    assert meta["date"] == {
+        "created": datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc),
+        "updated": datetime(2025, 2, 3, 4, 5, 6, 789000, tzinfo=timezone.utc),
+    }
+    assert meta["title"] == "Hello: World" and meta["slug"] == "hello-world"
+    assert meta["description"] == "A &quot;quoted&quot; intro"
+    assert meta["tags"] == ["python", "mkdocs"] and meta["keywords"] == ["static sites"]
+    assert meta["image"] == "blog/images/c.png"
+    config = PostConfig(str(tmp_path / "post.md"))
+    config.load_dict({key: meta[key] for key in meta.keys() & config.keys()})
+    errors, _warnings = config.validate()
+    assert errors == []
+
+
+def test_cover_is_first_after_the_heading_with_the_title_as_alt_and_images_are_relative() -> None:
+    paths = PagePaths("blog/posts/hello-world.md", {
+        "https://img.test/cover.png": "blog/images/c.png", "https://img.test/a.png": "blog/images/a.png",
+    })
+    _meta, body = split_page(Renderer().page(article(), "hello-world", paths))
+    lines = [line for line in body.splitlines() if line]
+    assert lines[0] == "# Hello: World"
+    assert lines[1] == "![Hello: World](../images/c.png)"
+    assert "![pic](../images/a.png)" in body and "img.test" not in body
+
+
+def test_a_body_without_heading_gets_the_title_and_remote_images_stay_remote() -> None:
+    _meta, body = split_page(Renderer().page(article(content="Just text."), "hello-world", PagePaths("blog/posts/x.md", {})))
+    assert body.lstrip().startswith("# Hello: World\n\n![Hello: World](https://img.test/cover.png)")
+
+
+def test_hostile_title_cannot_inject_html_into_the_page_or_break_front_matter() -> None:
+    hostile = article(title=EVIL + "\n---\nx: [", description=EVIL, tags=[EVIL], content="Text only.")
+    text = Renderer().page(hostile, "s", PagePaths("blog/posts/s.md", {}))
+    meta, _body = split_page(text)
+    assert "<script" not in text
+    assert meta["title"].startswith("&lt;/script&gt;&lt;script&gt;alert(1)")
+    assert set(meta) == {"title", "description", "date", "slug", "tags", "keywords", "image"}
+
+
+def test_script_json_cannot_close_the_element_and_round_trips() -> None:
+    value = {"name": EVIL, "amp": "a & b", "sep": "\u2028\u2029", "n": [1, None]}
+    text = str(script_json(value))
+    assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
+    assert json.loads(text) == value
+
+
+def test_head_has_schema_org_json_verbatim_and_escaped_meta_tags() -> None:
+    schema = {"@type": "BlogPosting", "headline": EVIL}
+    head = Renderer().head(article(title=EVIL, schemaOrgJson=schema), page_url="https://e.test/p/", image_url="https://e.test/c.png", language="en")
+    assert head.count("<script") == 1 and head.count("</script>") == 1
+    block = re.search(r'<script type="application/ld\+json">(.*?)</script>', head, re.DOTALL)
+    assert block and json.loads(block.group(1)) == schema
+    assert '<meta property="og:title" content="&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;">' in head
+    for tag in ('og:type" content="article"', 'og:image" content="https://e.test/c.png"', 'og:url" content="https://e.test/p/"',
+                'article:published_time" content="2025-01-02T03:04:05.678Z"', 'article:tag" content="python"',
+                'name="keywords" content="static sites"', 'og:description" content="A &#34;quoted&#34; intro"'):
+        assert tag in head
+
+
+def test_head_builds_a_blog_posting_when_schema_org_json_is_null() -> None:
+    head = Renderer().head(article(), page_url="https://e.test/blog/hello/", image_url="https://e.test/c.png", language="pt")
+    block = re.search(r'<script type="application/ld\+json">(.*?)</script>', head, re.DOTALL)
+    assert block
+    assert json.loads(block.group(1)) == {
+        "@context": "https://schema.org", "@type": "BlogPosting", "headline": "Hello: World",
+        "description": 'A "quoted" intro', "datePublished": "2025-01-02T03:04:05.678Z",
+        "dateModified": "2025-02-03T04:05:06.789Z", "image": "https://e.test/c.png", "keywords": ["static sites"],
+        "inLanguage": "pt", "url": "https://e.test/blog/hello/", "mainEntityOfPage": "https://e.test/blog/hello/",
+    }
+
+
+def test_custom_templates_replace_the_built_in_ones(tmp_path: Path) -> None:
+    page, head = tmp_path / "page.md.j2", tmp_path / "head.html.j2"
+    page.write_text("---\n{{ front_matter }}---\nCUSTOM {{ slug }}\n")
+    head.write_text("<meta name=x content=\"{{ title }}\">")
+    renderer = Renderer(page, head)
+    assert renderer.page(article(), "hello-world", PagePaths("blog/posts/a.md", {})).endswith("CUSTOM hello-world\n")
+    assert renderer.head(article(title="a<b"), page_url=None, image_url=None, language=None) == '<meta name=x content="a&lt;b">'
+
+
+def test_index_lists_newest_first_with_relative_links() -> None:
+    old = article(id="a", title="Old", publishedAt="2024-01-01T00:00:00.000Z")
+    new = article(id="b", title="New <b>", publishedAt="2025-01-01T00:00:00.000Z")
+    text = Renderer().index("My Blog", [(old, "blog/posts/old.md"), (new, "blog/posts/new.md")], "blog/index.md")
+    meta, body = split_page(text)
+    assert meta == {"title": "My Blog"}
+    assert body.index("[New &lt;b&gt;](posts/new.md)") < body.index("[Old](posts/old.md)")

@@ -1,0 +1,198 @@
+"""`mkdocs-blogsvc server admin ...`: one JSON object on stdout, or one line on stderr and exit 1.
+
+The error matrix runs through click's runner (the same code, in-process, fast); the commands a
+user scripts run as real subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from mkdocs_blogsvc.cli import main
+from mkdocs_blogsvc.server import store
+
+SAMPLES = resources.files("mkdocs_blogsvc.server").joinpath("sample_media")
+
+
+def run_admin(db_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs_blogsvc", "server", "admin", "--db", str(db_path), *args],
+        capture_output=True, text=True, timeout=60,
+    )
+
+
+def admin_json(db_path: Path, *args: str) -> dict[str, Any]:
+    result = run_admin(db_path, *args)
+    assert result.returncode == 0, result.stderr
+    value = json.loads(result.stdout)
+    assert isinstance(value, dict)
+    return value
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    paths = {
+        "cover": tmp_path / "cover.png", "inline": tmp_path / "chart.png", "text": tmp_path / "notes.txt",
+        "svg": tmp_path / "logo.svg", "schema": tmp_path / "schema.json", "bad_json": tmp_path / "bad.json",
+        "list_json": tmp_path / "list.json", "body": tmp_path / "body.md", "latin1": tmp_path / "latin1.md",
+    }
+    paths["cover"].write_bytes(SAMPLES.joinpath("cover-03.png").read_bytes())
+    paths["inline"].write_bytes(SAMPLES.joinpath("inline-build-times.png").read_bytes())
+    paths["text"].write_text("not an image")
+    paths["svg"].write_text('<svg xmlns="http://www.w3.org/2000/svg"/>')
+    paths["schema"].write_text(json.dumps({"@context": "https://schema.org", "@type": "BlogPosting", "headline": "T"}))
+    paths["bad_json"].write_text("{nope")
+    paths["list_json"].write_text("[1, 2]")
+    paths["body"].write_text("## From a file\n\nChart: ![chart](inline:1)\n", encoding="utf-8")
+    paths["latin1"].write_bytes("caf\xe9".encode("latin-1"))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def blog_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database with user alice and blog `notes`, made once through the CLI runner."""
+    path = tmp_path_factory.mktemp("template") / "cli.db"
+    for args in (
+        ["create-user", "--username", "alice", "--password", "pw"],
+        ["create-blog", "--owner", "alice", "--name", "Notes", "--slug", "notes", "--language", "en"],
+    ):
+        result = CliRunner().invoke(main, ["server", "admin", "--db", str(path), *args])
+        assert result.exit_code == 0, result.output
+    return path
+
+
+@pytest.fixture
+def blog_db(blog_db_template: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the template database for one test."""
+    path = tmp_path / "cli.db"
+    shutil.copyfile(blog_db_template, path)
+    return path
+
+
+def invoke(db_path: Path, *args: str) -> Any:
+    return CliRunner().invoke(main, ["server", "admin", "--db", str(db_path), *args])
+
+
+@pytest.mark.slow
+def test_a_blog_scripted_end_to_end_as_subprocesses(tmp_path: Path, files: dict[str, Path]) -> None:
+    db_path = tmp_path / "blog.db"
+    assert admin_json(db_path, "create-user", "--username", "bob", "--password", "pw")["username"] == "bob"
+    blog = admin_json(db_path, "create-blog", "--owner", "bob", "--name", "Bob's", "--slug", "bob", "--language", "fr", "--description", "Carnet")
+    assert (blog["slug"], blog["language"], blog["description"]) == ("bob", "fr", "Carnet")
+    client = admin_json(db_path, "create-client", "--name", "Site", "--redirect-uri", "https://site.example/cb", "--redirect-uri", "http://127.0.0.1/cb")
+    assert client["client_secret"] and client["redirect_uris"] == ["https://site.example/cb", "http://127.0.0.1/cb"]
+    public = admin_json(db_path, "create-client", "--name", "CLI", "--redirect-uri", "http://127.0.0.1/callback", "--public")
+    assert public["client_secret"] is None
+
+    added = admin_json(
+        db_path, "add-article", "--blog", "bob", "--title", "Première note", "--content-file", str(files["body"]),
+        "--description", "D", "--tag", "a", "--tag", "b", "--seo-keyword", "k", "--seo-score", "8.5",
+        "--cover-image", str(files["cover"]), "--inline-image", str(files["inline"]),
+        "--schema-org-json", str(files["schema"]), "--base-url", "http://127.0.0.1:9999",
+    )
+    assert added["status"] == "published" and added["slug"] == "premiere-note"
+    assert added["coverImageUrl"].startswith("http://127.0.0.1:9999/media/") and added["coverImageUrl"].endswith(".png")
+    assert added["content"] == f"## From a file\n\nChart: ![chart]({added['inlineImageUrls'][0]})\n"
+    assert added["schemaOrgJson"]["headline"] == "T" and added["seoScore"] == 8.5 and added["tags"] == ["a", "b"]
+
+    updated = admin_json(db_path, "update-article", added["id"], "--title", "Renamed", "--seo-score", "", "--tag", "")
+    assert (updated["title"], updated["slug"], updated["seoScore"], updated["tags"]) == ("Renamed", "premiere-note", None, [])
+    assert admin_json(db_path, "unpublish", added["id"])["status"] == "unpublished"
+    assert admin_json(db_path, "publish", added["id"])["status"] == "published"
+    assert admin_json(db_path, "delete-article", added["id"]) == {"id": added["id"], "deleted": True}
+    assert admin_json(db_path, "advance-clock", "90")["offset_seconds"] == 90
+
+    failed = run_admin(db_path, "publish", added["id"])
+    assert failed.returncode == 1 and failed.stdout == ""
+    assert failed.stderr == f"Error: unknown article id '{added['id']}'\n"
+
+
+@pytest.mark.slow
+def test_seed_prints_the_sample_credentials(tmp_path: Path) -> None:
+    seeded = admin_json(tmp_path / "seed.db", "seed")
+    assert seeded["user"] == "demo" and seeded["password"] == "demo-password"
+    assert set(seeded) == {"user", "password", "blog", "client_id", "articles"}
+    assert set(seeded["blog"]) == {"id", "slug", "name"} and seeded["articles"] >= 12
+    again = run_admin(tmp_path / "seed.db", "seed")
+    assert again.returncode == 1 and "already holds the sample blog" in again.stderr
+    assert "Traceback" not in again.stderr and len(again.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["create-user", "--username", "alice", "--password", "x"], "user 'alice' already exists"),
+        (["create-blog", "--owner", "zed", "--name", "N", "--slug", "s", "--language", "en"], "unknown user 'zed'"),
+        (["create-blog", "--owner", "alice", "--name", "N", "--slug", "notes", "--language", "en"], "slug 'notes' already exists"),
+        (["create-blog", "--owner", "alice", "--name", "N", "--slug", "s", "--language", "english"], "ISO 639-1"),
+        (["create-client", "--name", "N", "--redirect-uri", "http://evil.example/cb"], "plain http"),
+        (["add-article", "--blog", "nope", "--title", "T", "--content", "C"], "unknown blog 'nope'"),
+        (["add-article", "--blog", "notes", "--content", "C"], "give --title"),
+        (["add-article", "--blog", "notes", "--title", "T"], "give --content or --content-file"),
+        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--content-file", "{body}"], "not both"),
+        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--seo-score", "11"], "outside 0..10"),
+        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--seo-score", "high"], "must be a number"),
+        (["add-article", "--blog", "notes", "--title", "T", "--content-file", "{missing}"], "cannot read content file"),
+        (["add-article", "--blog", "notes", "--title", "T", "--content-file", "{latin1}"], "not UTF-8"),
+        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--cover-image", "{missing}"], "cannot read cover image"),
+        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--cover-image", "{text}"], "cover image: not an image"),
+        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--inline-image", "{svg}"], "SVG images are refused"),
+        (["add-article", "--blog", "notes", "--title", "T", "--content", "![x](inline:3)", "--inline-image", "{inline}"], "inline:3"),
+        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--schema-org-json", "{bad_json}"], "not valid JSON"),
+        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--schema-org-json", "{list_json}"], "JSON object"),
+        (["update-article", "nope", "--title", "T"], "unknown article id 'nope'"),
+        (["publish", "nope"], "unknown article id"),
+        (["unpublish", "nope"], "unknown article id"),
+        (["delete-article", "nope"], "unknown article id"),
+        (["advance-clock", "--", "-5"], "only moves forward"),
+    ],
+)
+def test_refusals_are_one_line_with_exit_status_1(blog_db: Path, files: dict[str, Path], args: list[str], message: str) -> None:
+    paths = {name: str(path) for name, path in files.items()} | {"missing": str(blog_db.parent / "missing.png")}
+    result = invoke(blog_db, *(arg.format(**paths) for arg in args))
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("Error: ")
+    assert message in result.stderr
+    with store.Database.from_path(blog_db).session() as session:
+        assert session.query(store.Article).count() == 0
+
+
+def test_a_database_in_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
+    result = invoke(tmp_path / "no" / "such" / "x.db", "create-user", "--username", "a", "--password", "b")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"Error: cannot open database {tmp_path / 'no' / 'such' / 'x.db'}: folder {tmp_path / 'no' / 'such'} does not exist"
+
+
+def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    not_db = tmp_path / "notes.txt"
+    not_db.write_text("plain text, certainly not SQLite " * 100)
+    result = invoke(not_db, "advance-clock", "1")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.stderr.startswith(f"Error: cannot open database {not_db}: ") and len(result.stderr.splitlines()) == 1
+
+
+def test_content_from_standard_input(blog_db: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["server", "admin", "--db", str(blog_db), "add-article", "--blog", "notes", "--title", "Piped", "--content-file", "-"],
+        input="Body from a pipe.\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["content"] == "Body from a pipe.\n"
+
+
+def test_a_draft_is_printed_with_its_status(blog_db: Path) -> None:
+    result = invoke(blog_db, "add-article", "--blog", "notes", "--title", "Later", "--content", "Soon.", "--draft")
+    shown = json.loads(result.stdout)
+    assert shown["status"] == "draft" and shown["publishedAt"] is None
+    published = json.loads(invoke(blog_db, "publish", shown["id"]).stdout)
+    assert published["status"] == "published" and published["publishedAt"]

@@ -1,0 +1,245 @@
+"""The token endpoint's hardening: single-use codes, rotation with reuse detection, client auth."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import httpx
+from sqlalchemy import select
+
+from mkdocs_blogsvc.server import create_app, store
+from mkdocs_blogsvc.server.oauth import revoke_grant
+from mkdocs_blogsvc.server.oauth_db import spend_authorization_code, spend_refresh_token
+from tests.conftest import IN_PROCESS_URL, add_owner
+from tests.server.oauth_support import (
+    Authorized,
+    RegisteredClient,
+    add_client,
+    authorize,
+    exchange,
+    refresh,
+    status_of,
+)
+
+
+def revoked_grants(db: store.Database) -> list[bool]:
+    with db.session() as session:
+        return [grant.revoked_at is not None for grant in session.scalars(select(store.Grant).order_by(store.Grant.id))]
+
+
+def test_a_reused_code_is_refused_and_revokes_its_tokens(db, app, http) -> None:
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    authorized = authorize(app, client, owner)
+    tokens = exchange(http, client, authorized).json()
+
+    again = exchange(http, client, authorized)
+
+    assert again.status_code == 400
+    assert again.json()["error"] == "invalid_grant"
+    assert "already used" in again.json()["error_description"]
+    assert status_of(http, tokens["access_token"]).status_code == 401
+    assert refresh(http, client, tokens["refresh_token"]).json()["error"] == "invalid_grant"
+    assert revoked_grants(db) == [True]
+
+
+def test_code_reuse_revokes_only_the_grant_of_that_code(db, app, http) -> None:
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    first, second = authorize(app, client, owner), authorize(app, client, owner)
+    exchange(http, client, first)
+    kept = exchange(http, client, second).json()
+    exchange(http, client, first)
+    assert revoked_grants(db) == [True, False]
+    assert status_of(http, kept["access_token"]).status_code == 200
+
+
+def test_a_code_lives_ten_minutes(db, app, http) -> None:
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    fresh, stale = authorize(app, client, owner), authorize(app, client, owner)
+    db.advance_clock(599)
+    assert exchange(http, client, fresh).status_code == 200
+    db.advance_clock(2)
+    expired = exchange(http, client, stale)
+    assert expired.status_code == 400
+    assert expired.json() == {"error": "invalid_grant", "error_description": "The authorization code has expired; authorize again."}
+
+
+def test_a_code_is_bound_to_its_client_and_redirect_uri(db, app, http) -> None:
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    other = add_client(db, public=True)
+    authorized = authorize(app, client, owner)
+    stolen = exchange(http, other, authorized)
+    assert (stolen.status_code, stolen.json()["error"]) == (400, "invalid_grant")
+    moved = exchange(http, client, Authorized(authorized.code, authorized.verifier, "http://127.0.0.1:9/callback"))
+    assert (moved.status_code, moved.json()["error"]) == (400, "invalid_grant")
+    assert exchange(http, client, authorized).status_code == 200
+
+
+def test_an_unknown_code_is_invalid_grant(db, http) -> None:
+    client = add_client(db, public=True)
+    response = exchange(http, client, Authorized("no-such-code", "v" * 43, client.redirect_uri))
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_grant"
+    assert response.json()["error_description"]
+    assert response.headers["cache-control"] == "no-store"
+
+
+def test_a_rotated_refresh_token_presented_again_revokes_the_whole_grant(db, app, http) -> None:
+    """RFC 9700 4.14.2: the old token may have leaked, so its whole family dies."""
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    first = exchange(http, client, authorize(app, client, owner)).json()
+    second = refresh(http, client, first["refresh_token"]).json()
+
+    replay = refresh(http, client, first["refresh_token"])
+
+    assert replay.status_code == 400
+    assert replay.json()["error"] == "invalid_grant"
+    assert "already used" in replay.json()["error_description"]
+    assert refresh(http, client, second["refresh_token"]).json()["error"] == "invalid_grant"
+    assert status_of(http, second["access_token"]).status_code == 401
+    assert status_of(http, first["access_token"]).status_code == 401
+    assert revoked_grants(db) == [True]
+
+
+def test_refresh_token_of_another_client_is_refused(db, app, http) -> None:
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    other = add_client(db, public=True)
+    tokens = exchange(http, client, authorize(app, client, owner)).json()
+    response = refresh(http, other, tokens["refresh_token"])
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_grant")
+    assert response.json()["error_description"]
+    assert refresh(http, client, tokens["refresh_token"]).status_code == 200
+
+
+def test_an_access_token_is_not_a_refresh_token(db, app, http) -> None:
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    tokens = exchange(http, client, authorize(app, client, owner)).json()
+    response = refresh(http, client, tokens["access_token"])
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_grant")
+
+
+def test_revoke_grant_kills_every_token_of_the_grant(db, app, http) -> None:
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    tokens = exchange(http, client, authorize(app, client, owner)).json()
+    now = db.now()
+    with db.session() as session:
+        grant_id = session.scalars(select(store.Grant.id)).one()
+        revoke_grant(session, grant_id, now)
+    assert status_of(http, tokens["access_token"]).status_code == 401
+    response = refresh(http, client, tokens["refresh_token"])
+    assert response.json() == {"error": "invalid_grant", "error_description": "The refresh token was revoked; authorize again."}
+
+
+def test_concurrent_refreshes_with_one_token_give_exactly_one_success(tmp_path: Path) -> None:
+    """Two threads, two connections, one SQLite file: the conditional UPDATE lets one through."""
+    db = store.Database.from_path(tmp_path / "race.db")
+    try:
+        app = create_app(db, secret_key="race", TESTING=True)
+        owner = add_owner(db)
+        client = add_client(db, public=True)
+        with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as http:
+            token = exchange(http, client, authorize(app, client, owner)).json()["refresh_token"]
+        results = _race(app, client, token, contenders=4)
+    finally:
+        db.dispose()
+    assert sorted(r.status_code for r in results) == [200, 400, 400, 400]
+    assert all(r.json()["error"] == "invalid_grant" for r in results if r.status_code == 400)
+    with db.session() as session:
+        spent = session.scalars(select(store.Token).where(store.Token.token_hash == store.token_hash(token))).one()
+        issued = session.scalars(select(store.Token).where(store.Token.kind == "refresh")).all()
+    assert spent.rotated_at is not None
+    assert len(issued) == 2  # the original and exactly one successor
+    # The losers presented a spent token: that is reuse, so the connection is revoked (see README).
+    assert revoked_grants(db) == [True]
+
+
+def _race(app: object, client: RegisteredClient, token: str, *, contenders: int) -> list[httpx.Response]:
+    barrier = threading.Barrier(contenders)
+    results: list[httpx.Response] = []
+    lock = threading.Lock()
+
+    def contend() -> None:
+        with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as http:  # type: ignore[arg-type]
+            barrier.wait()
+            response = refresh(http, client, token)
+        with lock:
+            results.append(response)
+
+    threads = [threading.Thread(target=contend) for _ in range(contenders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return results
+
+
+def test_unknown_client_is_invalid_client_400(db, http) -> None:
+    ghost = RegisteredClient("ghost", None, "http://127.0.0.1/callback")
+    response = refresh(http, ghost, "svc_rt_x")
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_client"
+    assert "www-authenticate" not in response.headers
+
+
+def test_wrong_secret_in_the_form_is_invalid_client_400(db, http) -> None:
+    client = add_client(db, public=False)
+    wrong = RegisteredClient(client.client_id, "wrong-secret", client.redirect_uri)
+    response = refresh(http, wrong, "svc_rt_x", method="post")
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_client")
+
+
+def test_wrong_secret_over_basic_is_401_with_a_basic_challenge(db, http) -> None:
+    client = add_client(db, public=False)
+    wrong = RegisteredClient(client.client_id, "wrong-secret", client.redirect_uri)
+    response = refresh(http, wrong, "svc_rt_x", method="basic")
+    assert (response.status_code, response.json()["error"]) == (401, "invalid_client")
+    assert response.headers["www-authenticate"].startswith("Basic realm=")
+    assert response.headers["cache-control"] == "no-store"
+
+
+def test_a_confidential_client_cannot_skip_its_secret(db, app, http) -> None:
+    owner = add_owner(db)
+    client = add_client(db, public=False)
+    authorized = authorize(app, client, owner, pkce=True)
+    response = exchange(http, client, authorized, method="none")
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_client")
+
+
+def test_a_public_client_cannot_use_a_secret(db, app, http) -> None:
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    authorized = authorize(app, client, owner)
+    response = exchange(http, client, authorized, client_secret="anything")
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_client")
+
+
+def test_unsupported_grant_type(db, http) -> None:
+    client = add_client(db, public=True)
+    response = http.post("/api/oauth/token", data={"grant_type": "password", "client_id": client.client_id})
+    assert response.status_code == 400
+    assert response.json() == {"error": "unsupported_grant_type", "error_description": "grant_type must be authorization_code or refresh_token."}
+
+
+def test_spending_is_a_conditional_update_that_succeeds_once(db, app, http) -> None:
+    """The primitive behind rotation and single-use codes, with each call in its own transaction."""
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    exchange(http, client, authorize(app, client, owner))
+    authorize(app, client, owner)  # a second, unspent code
+    now = db.now()
+    with db.session() as session:
+        token_id = session.scalars(select(store.Token.id).where(store.Token.kind == "refresh")).one()
+        code_id = session.scalars(select(store.AuthorizationCode.id).where(store.AuthorizationCode.used_at.is_(None))).one()
+    outcomes = []
+    for _ in range(2):
+        with db.session() as session:
+            outcomes.append((spend_refresh_token(session, token_id, now), spend_authorization_code(session, code_id, now)))
+    assert outcomes == [(True, True), (False, False)]

@@ -1,0 +1,116 @@
+"""The sample blog: what it contains, what the API shows of it, and a second seed refused."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from mkdocs_blogsvc.server import admin, seed, store
+from tests.conftest import Owner, issue_access_token
+
+
+@pytest.fixture
+def seeded(db: store.Database) -> dict[str, Any]:
+    return seed.seed(db)
+
+
+@pytest.fixture
+def api(db: store.Database, seeded: dict[str, Any], http: httpx.Client) -> httpx.Client:
+    with db.session() as session:
+        user = session.query(store.User).filter_by(username=seeded["user"]).one()
+    owner = Owner(user.id, seeded["user"], seeded["password"], seeded["blog"]["id"], seeded["blog"]["slug"])
+    http.headers["Authorization"] = f"Bearer {issue_access_token(db, owner)}"
+    return http
+
+
+def published(api: httpx.Client) -> list[dict[str, Any]]:
+    return list(api.get("/api/v1/articles", params={"limit": 100}).json()["articles"])
+
+
+def test_seed_reports_how_to_use_it(db: store.Database, seeded: dict[str, Any]) -> None:
+    assert seeded["user"] == "demo" and seeded["password"] == "demo-password"
+    assert seeded["blog"]["slug"] == "demo-blog" and seeded["blog"]["name"] == "Field Notes"
+    assert seeded["articles"] >= 12
+    with db.session() as session:
+        user = session.query(store.User).filter_by(username="demo").one()
+        assert store.verify_password("demo-password", user.password_hash)
+        blog = session.get(store.Blog, seeded["blog"]["id"])
+        assert blog is not None and blog.language == "en" and blog.owner_id == user.id and blog.description
+        client = session.query(store.Client).filter_by(client_id=seeded["client_id"]).one()
+        assert client.is_public and client.client_secret_hash is None and client.name == "MkDocs Blog Plugin"
+        assert "http://127.0.0.1/callback" in client.redirect_uris
+
+
+def test_published_articles_are_complete_and_realistic(seeded: dict[str, Any], api: httpx.Client) -> None:
+    articles = published(api)
+    assert len(articles) == seeded["articles"] >= 12
+    dates = [a["publishedAt"] for a in articles]
+    assert dates == sorted(dates, reverse=True) and len(set(dates)) == len(dates)
+    assert len({a["coverImageUrl"] for a in articles}) == len(articles)  # a distinct cover each
+    assert sum(bool(a["inlineImageUrls"]) for a in articles) >= 6
+    assert [a["description"] for a in articles].count(None) == 1
+    assert [a["seoScore"] for a in articles].count(None) == 1
+    for a in articles:
+        assert a["tags"] and a["seoKeywords"] and 250 <= len(a["content"].split()) <= 900
+        assert "## " in a["content"] and "](http" in a["content"]  # headings and a link
+        assert a["schemaOrgJson"]["@type"] == "BlogPosting" and a["schemaOrgJson"]["headline"] == a["title"]
+        assert a["updatedAt"] >= a["publishedAt"]
+        assert a["seoScore"] is None or 0 <= a["seoScore"] <= 10
+        for url in a["inlineImageUrls"]:
+            assert f"]({url})" in a["content"]  # shown in the body, at the absolute URL
+        assert "inline:" not in a["content"] and store.MEDIA_PLACEHOLDER not in a["content"]
+    bodies = "\n".join(a["content"] for a in articles)
+    assert "```" in bodies and "| --- |" in bodies
+
+
+def test_every_image_of_the_seed_is_served(api: httpx.Client) -> None:
+    urls = {url for a in published(api) for url in [a["coverImageUrl"], *a["inlineImageUrls"]]}
+    for url in urls:
+        response = api.get(url.removeprefix("http://testserver"))
+        assert response.status_code == 200 and response.headers["Content-Type"] == "image/png"
+
+
+def test_dates_are_spread_over_past_months(db: store.Database, api: httpx.Client) -> None:
+    articles = published(api)
+    now = db.now().strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    assert all(a["publishedAt"] < now for a in articles)
+    oldest = (db.now() - timedelta(days=90)).strftime("%Y-%m-%d")
+    assert articles[-1]["publishedAt"] < oldest
+
+
+def test_the_draft_and_the_unpublished_article_never_appear(db: store.Database, api: httpx.Client) -> None:
+    with db.session() as session:
+        hidden = {a.id: a.slug for a in session.query(store.Article).filter(store.Article.status != "published")}
+    assert len(hidden) == 2
+    assert not set(hidden) & {a["id"] for a in published(api)}
+    for article_id, slug in hidden.items():
+        assert api.get(f"/api/v1/articles/{article_id}").status_code == 404
+        assert api.get(f"/api/v1/articles/{slug}").status_code == 404
+    sync = api.post("/api/v1/sync", json={"knownArticles": []}).json()
+    assert not set(hidden) & {a["id"] for a in sync["new"]}
+
+
+def test_seeding_twice_is_refused_and_changes_nothing(db: store.Database, seeded: dict[str, Any]) -> None:
+    with db.session() as session:
+        before = session.query(store.Article).count()
+    with pytest.raises(admin.AdminError, match="already holds the sample blog"):
+        seed.seed(db)
+    with db.session() as session:
+        assert session.query(store.Article).count() == before
+        assert session.query(store.Client).count() == 1
+
+
+def test_base_url_hint_puts_the_cover_in_schema_org(db: store.Database) -> None:
+    seed.seed(db, base_url_hint="http://127.0.0.1:9000/")
+    with db.session() as session:
+        rows = session.query(store.Article).filter_by(status="published").all()
+    assert all(row.schema_org_json and row.schema_org_json["image"] == f"http://127.0.0.1:9000/media/{row.cover_media_key}" for row in rows)
+
+
+def test_without_the_hint_schema_org_names_no_image(db: store.Database, seeded: dict[str, Any]) -> None:
+    with db.session() as session:
+        rows = session.query(store.Article).all()
+    assert all(row.schema_org_json and "image" not in row.schema_org_json for row in rows)
