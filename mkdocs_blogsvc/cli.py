@@ -4,6 +4,7 @@ package and turns `BlogServiceError` into a one-line message and exit status 1."
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -93,7 +94,7 @@ def login(config_file: str | None, blog_dir: str | None, no_browser: bool, timeo
 
     result = run_login(settings, open_browser=open_browser, timeout=timeout)
     blog = result.status.blog
-    click.echo(f"Connected to the blog {blog.name!r} ({blog.slug}, {blog.article_count} published articles) at {settings.base_url}.")
+    click.echo(f'Connected to the blog "{blog.name}" ({blog.slug}, {blog.article_count} published articles) at {settings.base_url}.')
     click.echo(f"Credentials saved to {result.credentials_file} (keep this folder out of version control).")
 
 
@@ -127,7 +128,7 @@ def status(config_file: str | None, blog_dir: str | None) -> None:
     if stored is not None:
         now = time.time()
         minutes = int(stored.access_valid_for(now) // 60)
-        days = int((stored.refresh_expires_at - now) // 86400)
+        days = round((stored.refresh_expires_at - now) / 86400)
         expiry = datetime.fromtimestamp(stored.refresh_expires_at, timezone.utc)
         rows.append(("Access token", f"valid for {minutes} minutes" if minutes > 0 else "expired (renewed on next use)"))
         rows.append(("Refresh token", f"expires on {expiry:%Y-%m-%d} (in {days} days)"))
@@ -278,3 +279,20 @@ class _LazyServerGroup(click.Group):
 
 
 main.add_command(_LazyServerGroup("server", help="Run and script the reference Blog Content Service."))
+
+
+# --- the demo -------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option(
+    "-f", "--config-file", type=click.Path(dir_okay=False, path_type=Path), default=Path("example-site/mkdocs.yml"),
+    show_default=True, help="The example site to build.",
+)
+@click.option("--serve", is_flag=True, help="Then keep the service running and `mkdocs serve` the site with live reload.")
+@reports_errors
+def demo(config_file: Path, serve: bool) -> None:
+    """Build the example site from a freshly seeded reference service, change the blog, build again."""
+    from mkdocs_blogsvc.demo import run_demo
+
+    run_demo(config_file, echo=click.echo, serve=serve)

@@ -196,7 +196,7 @@ class CredentialStore:
     def locked(self, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         """The exclusive cross-process lock held while a refresh rotates the tokens."""
         self._ensure_folder()
-        lock = filelock.FileLock(str(self.lock_path), timeout=timeout)
+        lock = filelock.FileLock(str(self.lock_path), timeout=timeout, mode=0o600)
         try:
             lock.acquire()
         except filelock.Timeout:

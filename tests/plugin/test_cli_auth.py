@@ -93,7 +93,7 @@ def test_login_status_refresh_logout_never_show_a_token(site: Site, monkeypatch,
     assert result.exit_code == 0, result.output
     for line in ("Blog:", "Alice's Blog (alice-blog)", "Language:", " en", "Published articles: 1",
                  "Scopes:", "articles:read blog:read", "Connected at:", "Last sync:", "never",
-                 "Access token:", "valid for 59 minutes", "Refresh token:", "(in 29 days)"):
+                 "Access token:", "valid for 59 minutes", "Refresh token:", "(in 30 days)"):
         assert line in result.output
     before = site.credentials.load()
 

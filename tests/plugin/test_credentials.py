@@ -136,7 +136,7 @@ def test_a_kill_at_any_moment_never_leaves_an_unreadable_store(tmp_path: Path) -
     store = CredentialStore(tmp_path / ".blogsvc" / "credentials.json")
     store.save(sample())
     rng = random.Random(1234)
-    for _ in range(15):
+    for _ in range(10):
         child = subprocess.Popen([sys.executable, "-c", SAVE_LOOP, str(store.path)], stdout=subprocess.PIPE)
         assert child.stdout is not None and child.stdout.readline() == b"ready\n"
         time.sleep(rng.uniform(0.0, 0.08))
@@ -247,14 +247,14 @@ def test_revoked_grant_gives_one_actionable_message(logged_in: LoggedIn, app, db
 
 
 def test_credentials_are_bound_to_their_service_and_client(logged_in: LoggedIn) -> None:
+    requests: list[httpx.Request] = []
+    transport = httpx.MockTransport(lambda request: requests.append(request) or httpx.Response(500))
     for change in ({"base_url": "https://evil.example"}, {"client_id": "another-client"}):
         settings = replace(logged_in.settings, **change)  # type: ignore[arg-type]
-        requests: list[httpx.Request] = []
-        transport = httpx.MockTransport(lambda request: requests.append(request) or httpx.Response(500))
         with open_client(settings, transport=transport) as client, pytest.raises(errors.CredentialsError) as caught:
             client.status()
-        assert requests == []  # nothing was sent anywhere
         assert "mkdocs-blogsvc login" in str(caught.value)
+    assert requests == []  # nothing was sent anywhere
 
 
 def test_no_store_and_no_environment_means_not_logged_in(tmp_path: Path, app) -> None:  # type: ignore[no-untyped-def]
@@ -328,7 +328,7 @@ def test_two_processes_with_an_expired_token_refresh_once(live_logged_in: Logged
         for _ in range(2)
     ]
     outputs = [child.communicate(timeout=60) for child in children]
-    for child, (out, err) in zip(children, outputs):
+    for child, (out, err) in zip(children, outputs, strict=True):
         assert child.returncode == 0, err
         assert out.strip() == live_logged_in.blog_slug
     after = store.load()

@@ -146,7 +146,11 @@ def test_pages_and_redirects_forbid_framing_and_caching(db, http) -> None:
     add_owner(db)
     client = add_client(db, public=True)
     url = pkce_url(client)
-    responses = [http.get(url), sign_in(http, url), http.get(url), http.get(authorize_url(client, client_id="nope"))]
+    responses = [
+        http.get(url), sign_in(http, url), http.get(url),
+        http.get(authorize_url(client, client_id="nope")), http.get(pkce_url(client, scope="nope")),
+    ]
+    assert [r.status_code for r in responses] == [200, 303, 200, 400, 302]
     for response in responses:
         assert response.headers["x-frame-options"] == "DENY"
         csp = response.headers["content-security-policy"]

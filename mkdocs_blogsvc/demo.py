@@ -1,0 +1,224 @@
+"""`mkdocs-blogsvc demo`: the whole product on the embedded reference service, in one command.
+
+It starts the reference service on a free loopback port with a fresh database in a temporary
+folder, seeds the sample blog, logs in for real (PKCE, the real sign-in and consent forms,
+submitted by the demo as the sample user), builds the example site, changes the blog (edits
+one article, unpublishes one, publishes a new one) and builds again. Nothing is left running.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from mkdocs_blogsvc import config
+from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, LoginError
+
+DEFAULT_SITE = Path("example-site") / "mkdocs.yml"
+PLUGIN_LOGGER = "mkdocs.plugins.mkdocs_blogsvc.plugin"
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    site_dir: Path
+    summaries: tuple[str, ...]
+    service_url: str
+
+
+def _require_extras() -> None:
+    missing = []
+    for module in ("flask", "authlib", "sqlalchemy", "material"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        raise ConfigurationError(
+            f"the demo needs the [demo] extra ({', '.join(missing)} missing): pip install 'mkdocs-blogsvc[demo]'"
+        )
+
+
+@contextmanager
+def running_service(folder: Path) -> Iterator[tuple[str, object]]:
+    """The reference service on a free loopback port, in a thread; stopped on exit."""
+    from werkzeug.serving import make_server
+
+    from mkdocs_blogsvc.server import create_app
+    from mkdocs_blogsvc.server.store import Database
+
+    db = Database.from_path(folder / "blog.db")
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request in the demo's output
+    server = make_server("127.0.0.1", 0, create_app(db), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="blogsvc-demo-service", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", db
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+        server.server_close()
+        db.dispose()
+
+
+def _approve_as(username: str, password: str) -> Callable[[str], None]:
+    """An `open_browser` for `login`: signs in and approves over HTTP, as a person would click."""
+    from mkdocs_blogsvc.server.consent_driver import drive_consent
+
+    def approve(authorize_url: str) -> None:
+        def run() -> None:
+            location = drive_consent(authorize_url, username=username, password=password)
+            with urllib.request.urlopen(location, timeout=30):  # the loopback listener of `login`
+                pass
+
+        threading.Thread(target=run, name="blogsvc-demo-consent", daemon=True).start()
+
+    return approve
+
+
+@contextmanager
+def _summaries() -> Iterator[list[str]]:
+    """Collect the plugin's one-line build summaries (`blogsvc: 12 new, ...`)."""
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            message = record.getMessage()
+            if record.levelno == logging.INFO and " new, " in message:
+                lines.append(message)
+
+    handler, logger = Collect(), logging.getLogger(PLUGIN_LOGGER)
+    logger.addHandler(handler)
+    previous = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+
+
+def _build(config_file: Path) -> None:
+    """`mkdocs build` in-process, with the startup and shutdown events the CLI would send."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import MkDocsException
+
+    try:
+        site = load_config(str(config_file))
+        site.plugins.on_startup(command="build", dirty=False)
+        try:
+            build(site)
+        finally:
+            site.plugins.on_shutdown()
+    except MkDocsException as exc:
+        raise BlogServiceError(f"building {config_file} failed: {exc}") from None
+
+
+def _change_blog(db: object, blog_slug: str) -> None:
+    """Edit the newest article, unpublish the second newest, publish a new one."""
+    from sqlalchemy import select
+
+    from mkdocs_blogsvc.server import admin, store
+
+    assert isinstance(db, store.Database)
+    with db.session() as session:
+        newest = session.scalars(
+            select(store.Article)
+            .join(store.Blog)
+            .where(store.Blog.slug == blog_slug, store.Article.status == "published")
+            .order_by(store.Article.published_at.desc(), store.Article.id.desc())
+            .limit(2)
+        ).all()
+        edited, unpublished = newest[0].id, newest[1].id
+        edited_title = newest[0].title
+    admin.update_article(db, edited, admin.ArticleInput(title=f"{edited_title} (revised)"))
+    admin.unpublish(db, unpublished)
+    admin.add_article(db, blog_slug, _new_article())  # type: ignore[arg-type]
+
+
+def _new_article() -> object:
+    from importlib import resources
+
+    from mkdocs_blogsvc.server import admin
+
+    cover = resources.files("mkdocs_blogsvc.server").joinpath("sample_media", "cover-05.png").read_bytes()
+    return admin.ArticleInput(
+        title="Fresh off the press: publishing from the service",
+        description="Written on the service a moment ago, on this site at the next build.",
+        content=(
+            "This article did not exist when the site was first built. It was published on the\n"
+            "Blog Content Service, and the next `mkdocs build` asked `/sync` for the differences:\n"
+            "one new article, one edited, one gone.\n\n"
+            "## What changed\n\n- one article was **edited**\n- one was **unpublished**\n- this one is **new**\n"
+        ),
+        tags=["demo", "sync"],
+        seo_keywords=["incremental sync", "mkdocs blog"],
+        seo_score=8.5,
+        cover_image=cover,
+    )
+
+
+def run_demo(config_file: Path = DEFAULT_SITE, *, echo: Callable[[str], None] = print, serve: bool = False) -> DemoResult:
+    """Run the demo on the site of `config_file`; returns the built site and the two summaries."""
+    _require_extras()
+    if not config_file.is_file():
+        raise ConfigurationError(
+            f"{config_file} not found: run the demo from a clone of the mkdocs-blogsvc repository, "
+            "or pass --config-file pointing at the example site's mkdocs.yml"
+        )
+    from mkdocs_blogsvc.login import login
+    from mkdocs_blogsvc.server.seed import seed
+
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
+    with tempfile.TemporaryDirectory(prefix="blogsvc-demo-") as folder, running_service(Path(folder)) as (url, db):
+        sample = seed(db, base_url_hint=url)  # type: ignore[arg-type]
+        echo(f"Reference service on {url} with the sample blog {sample['blog']['name']!r} "
+             f"({sample['articles']} published articles); signing in as {sample['user']!r}")
+        os.environ["BLOGSVC_BASE_URL"] = url
+        os.environ["BLOGSVC_CLIENT_ID"] = sample["client_id"]
+        settings = config.load_site_settings(str(config_file))[0]
+        # The demo's own state from an earlier run belongs to another (now deleted) service.
+        shutil.rmtree(settings.cache_dir, ignore_errors=True)
+        settings.credentials_file.unlink(missing_ok=True)
+        try:
+            result = login(settings, open_browser=_approve_as(sample["user"], sample["password"]), timeout=60)
+        except LoginError as exc:
+            raise LoginError(f"the demo's login failed: {exc}") from None
+        echo(f"Logged in: {result.status.blog.name} connected, credentials in {result.credentials_file}")
+        site_dir = config_file.parent / "site"
+        with _summaries() as summaries:
+            _build(config_file)
+            echo(summaries[-1])
+            _change_blog(db, sample["blog"]["slug"])
+            echo("Changed the blog: edited one article, unpublished one, published a new one")
+            _build(config_file)
+            echo(summaries[-1])
+        echo(f"Built site: {site_dir.resolve()} (open index.html, or run the demo with --serve)")
+        if serve:
+            _serve(config_file, url, db)
+        return DemoResult(site_dir, tuple(summaries), url)
+
+
+def _serve(config_file: Path, url: str, db: object) -> None:
+    """`mkdocs serve` with live reload while the service keeps running; Ctrl-C ends both."""
+    from mkdocs.commands.serve import serve
+
+    db_path = getattr(db, "url", "").removeprefix("sqlite:///")
+    print(
+        f"Serving the example site with live reload; the service stays on {url}.\n"
+        f"Change the blog while it runs, e.g.:\n"
+        f"  mkdocs-blogsvc server admin --db {db_path} add-article --blog demo-blog --title 'Hello' --content 'Hi!'\n"
+        "and the page appears after the next sync (sync_interval, 60 s by default). Ctrl-C stops everything."
+    )
+    try:
+        serve(str(config_file), livereload=True, dev_addr="127.0.0.1:8001")
+    except KeyboardInterrupt:
+        pass
