@@ -154,7 +154,7 @@ class BlogServiceClient:
                     else:
                         return self._read_limited(response, url, max_bytes), _content_type(response)
             except httpx.HTTPError as exc:
-                if attempt >= self.retries:
+                if attempt >= self.retries or isinstance(exc, httpx.UnsupportedProtocol):
                     raise self._transport_error(exc, what=f"image {_short(url)}") from None
                 wait = _backoff(attempt)
             self._sleep(wait)
@@ -180,6 +180,7 @@ class BlogServiceClient:
         """`POST /api/oauth/token` (form-encoded). Retried only if the request never left:
         codes and refresh tokens are single use. `auth` sends HTTP Basic client authentication."""
         url = f"{self.base_url}/api/oauth/token"
+        issued_at = time.time() if now is None else now  # before sending: expiry errs early
         attempt = 0
         while True:
             try:
@@ -194,7 +195,6 @@ class BlogServiceClient:
                 raise self._transport_error(exc) from None
         if not response.is_success:
             raise _service_error(response, default=errors.OAuthError)
-        issued_at = time.time() if now is None else now
         return models.TokenSet.from_token_response(_json(response, "the token endpoint"), now=issued_at)
 
     # --- plumbing --------------------------------------------------------------------------

@@ -9,10 +9,12 @@ PNG small.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import struct
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent.parent / "mkdocs_blogsvc" / "server" / "sample_media"
@@ -138,7 +140,7 @@ def terrain(kind: str, width: int, base: float, amplitude: float, rng: random.Ra
 
 
 def cover(spec: tuple[str, str, str, str, str, str, bool], seed: int) -> Canvas:
-    name, top, horizon, near, sun, kind, night = spec
+    _name, top, horizon, near, sun, kind, night = spec
     width, height = 1200, 630
     rng = random.Random(seed)
     sky_top, sky_horizon, ground, sun_color = map(hex_color, (top, horizon, near, sun))
@@ -198,11 +200,11 @@ def area(accent: str, values: list[float]) -> Canvas:
         t = (x - xa) / (xb - xa)
         heights.append(ya + (yb - ya) * t)
     canvas.fill_below(heights, mix(color, PAPER, 0.7), bottom=381)
-    for (xa, ya), (xb, yb) in zip(points, points[1:]):
+    for (xa, ya), (xb, yb) in itertools.pairwise(points):
         canvas.line(xa, ya, xb, yb, 4, color)
-    for x, y in points:
-        canvas.disc(x, y, 7, color)
-        canvas.disc(x, y, 3.5, PAPER)
+    for px, py in points:
+        canvas.disc(px, py, 7, color)
+        canvas.disc(px, py, 3.5, PAPER)
     canvas.line(60, 381, 760, 381, 2.5, INK)
     return canvas
 
@@ -211,7 +213,7 @@ def flow(accent: str, boxes: int, loop_back: bool) -> Canvas:
     """Boxes joined by arrows: a pipeline, or a request/response exchange when `loop_back`."""
     canvas = Canvas(800, 450, PAPER)
     color, soft = hex_color(accent), mix(hex_color(accent), PAPER, 0.8)
-    width, gap = 150, (680 - boxes * 150) / (boxes - 1)
+    width, gap = 150.0, (680 - boxes * 150) / (boxes - 1)
     centers = []
     for i in range(boxes):
         x0 = 60 + i * (width + gap)
@@ -220,7 +222,7 @@ def flow(accent: str, boxes: int, loop_back: bool) -> Canvas:
         for k in range(3):
             canvas.rounded_rect(x0 + 24, 195 + k * 26, x0 + width - 24 - k * 22, 205 + k * 26, 5, mix(color, PAPER, 0.35))
         centers.append((x0, x0 + width))
-    for (_, right), (left, _) in zip(centers, centers[1:]):
+    for (_, right), (left, _) in itertools.pairwise(centers):
         canvas.line(right + 8, 225, left - 10, 225, 4, INK)
         canvas.line(left - 22, 213, left - 9, 225, 4, INK)
         canvas.line(left - 22, 237, left - 9, 225, 4, INK)
@@ -234,7 +236,7 @@ def flow(accent: str, boxes: int, loop_back: bool) -> Canvas:
     return canvas
 
 
-INLINE = {
+INLINE: dict[str, Callable[[], Canvas]] = {
     "inline-pkce-flow.png": lambda: flow("#0f766e", 3, True),
     "inline-wal-readers.png": lambda: bars("#7c3aed", [0.35, 0.42, 0.38, 0.9, 0.95, 0.93], 4),
     "inline-build-times.png": lambda: bars("#2563eb", [0.92, 0.74, 0.61, 0.44, 0.31, 0.22, 0.18], 6),

@@ -42,14 +42,15 @@ from mkdocs_blogsvc.server.serialize import article_json
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 
 #: ISO 639-1: the two-letter codes a blog's `language` may take.
-LANGUAGES = frozenset(
+_LANGUAGE_CODES = (
     "aa ab ae af ak am an ar as av ay az ba be bg bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de"
     " dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia"
     " id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo"
     " lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl"
     " ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk"
-    " tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu".split()
+    " tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu"
 )
+LANGUAGES = frozenset(_LANGUAGE_CODES.split())
 USERNAME = re.compile(r"[A-Za-z0-9_.@+-]{1,150}")
 BLOG_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_SLUG_LENGTH = 80

@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Callable
@@ -26,7 +27,8 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.serving import WSGIRequestHandler, make_server
 
-from mkdocs_blogsvc.server import admin, seed as seeding, store
+from mkdocs_blogsvc.server import admin, store
+from mkdocs_blogsvc.server import seed as seeding
 from mkdocs_blogsvc.server.app import create_app
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -59,20 +61,23 @@ class _AccessLog(WSGIRequestHandler):
 @click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host (plain HTTP: test use only).")
 def run(db_path: Path, host: str, port: int, allow_remote: bool) -> None:
     """Serve the service until Ctrl-C or SIGTERM."""
+    host = host.strip("[]")  # an IPv6 literal may be given as in a URL
     if not allow_remote and not _is_loopback(host):
         raise click.ClickException(
             f"refusing to listen on {host}: the reference service speaks plain HTTP and is meant for "
             "local testing; pass --allow-remote to do it anyway"
         )
-    database = _open_database(db_path)
     try:
-        app = create_app(database, secret_key=_session_secret(db_path))
-        httpd = make_server(host, port, app, threaded=True, request_handler=_AccessLog)
+        # Bound here rather than by werkzeug, which prints its own errors and calls sys.exit.
+        listener = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
     except OSError as exc:
-        database.dispose()
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    with listener:
+        database = _open_database(db_path)
+        app = create_app(database, secret_key=_session_secret(db_path))
+        httpd = make_server(host, port, app, threaded=True, request_handler=_AccessLog, fd=listener.fileno())
     shown_host = f"[{host}]" if ":" in host else host
-    click.echo(f"Blog Content Service on http://{shown_host}:{httpd.server_port} (database {db_path})")
+    click.echo(f"Blog Content Service on http://{shown_host}:{httpd.socket.getsockname()[1]} (database {db_path})")
     with database.session() as session:
         if not session.scalar(select(func.count()).select_from(store.User)):
             click.echo(f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {db_path} seed`.", err=True)
@@ -95,7 +100,7 @@ def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
 

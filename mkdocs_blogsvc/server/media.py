@@ -17,6 +17,7 @@ import re
 
 from flask import Flask, Response, jsonify, request
 from sqlalchemy.orm import Session
+from werkzeug.wrappers import Response as BaseResponse
 
 from mkdocs_blogsvc.server import home
 from mkdocs_blogsvc.server.store import Database, Media
@@ -73,7 +74,7 @@ def register(app: Flask, db: Database) -> None:
     """Attach `GET /media/<key>` and the home page to the app."""
 
     @app.get("/media/<key>")
-    def media(key: str) -> Response:
+    def media(key: str) -> BaseResponse:
         found = None
         if KEY_PATTERN.fullmatch(key):
             with db.session() as session:
@@ -89,9 +90,9 @@ def register(app: Flask, db: Database) -> None:
         # Opened directly in a browser the image is its own document: give it no powers.
         response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
         response.set_etag(key.split(".")[0])
-        response = response.make_conditional(request)
+        conditional = response.make_conditional(request)
         # make_conditional adds a Date header; the HTTP server adds its own, and Date is a singleton.
-        response.headers.pop("Date", None)
-        return response
+        conditional.headers.pop("Date", None)
+        return conditional
 
     home.register(app, db)

@@ -74,7 +74,7 @@ def _files(folder: str, suffix: str) -> list[Traversable]:
 
 
 def _media(name: str) -> bytes:
-    return _PACKAGE.joinpath("sample_media", name).read_bytes()
+    return (_PACKAGE / "sample_media" / name).read_bytes()
 
 
 def _insert_sample(

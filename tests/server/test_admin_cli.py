@@ -26,7 +26,7 @@ SAMPLES = resources.files("mkdocs_blogsvc.server").joinpath("sample_media")
 def run_admin(db_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "mkdocs_blogsvc", "server", "admin", "--db", str(db_path), *args],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True, text=True, timeout=60, check=False,
     )
 
 
