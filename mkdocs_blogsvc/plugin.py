@@ -2,10 +2,18 @@
 
     on_startup    remember whether this is `mkdocs serve` (and keep the object across rebuilds)
     on_config     resolve the settings; refuse two instances sharing a cache, store or posts_dir
-    on_files      (priority 50, before Material's blog plugin at -50) sync if due, render the
-                  pages from the cache, add them as `File.generated(..., abs_src_path=...)`
+    on_files      (priority 50, before Material's blog plugin at -50) take the cache lock, sync
+                  if due, render the pages from the cache, add them as
+                  `File.generated(..., abs_src_path=...)`
     on_post_page  article pages: JSON-LD, Open Graph and keywords before `</head>`
-    on_serve      watch the custom templates
+    on_post_build / on_build_error   release the cache lock
+    on_serve      watch the custom templates; start the background sync (`watch.Poller`), which
+                  syncs every sync_interval seconds and, when the blog changed, raises the
+                  signal file the server watches, so the site rebuilds from the cache
+    on_shutdown   stop the background sync
+
+The cache lock is held from on_files to the end of the build (MkDocs reads the pages and copies
+the images long after on_files), so the background sync never changes files a build is reading.
 
 Failures of the service follow `on_error`: `warn` logs a warning and builds from the cache
 (so `mkdocs build --strict` fails), `fail` stops the build with a `PluginError`.
@@ -16,7 +24,9 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urljoin
@@ -29,9 +39,10 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
-from mkdocs_blogsvc import credentials
+from mkdocs_blogsvc import credentials, watch
+from mkdocs_blogsvc.api import redact
 from mkdocs_blogsvc.config import BlogServiceConfig, Settings
-from mkdocs_blogsvc.errors import BlogServiceError
+from mkdocs_blogsvc.errors import BlogServiceError, CredentialsError
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.render import Renderer
 from mkdocs_blogsvc.sync import CacheState, SyncReport, read_cache, render_all, sync_cache
@@ -58,6 +69,12 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         #: docs-relative page path -> (article, docs-relative cover image path or None).
         self.pages: dict[str, tuple[Article, str | None]] = {}
         self.files: Files | None = None
+        #: held by a build from on_files to its end, and by each background sync.
+        self.cache_lock = threading.Lock()
+        self._holds_cache = False
+        self.poller: watch.Poller | None = None
+        self._poll_errors = watch.WarnOnce(log)  # reset when a background sync succeeds
+        self._poll_notices = watch.WarnOnce(log)  # never reset: shown once per `mkdocs serve`
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
         self.is_serve = command == "serve"
@@ -94,6 +111,9 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if not self.config.enabled or self.settings is None or self.renderer is None:
             return None
         settings, started = self.settings, time.perf_counter()
+        self._release_cache()  # still held only if the previous build was interrupted (Ctrl-C)
+        self.cache_lock.acquire()  # released in on_post_build / on_build_error
+        self._holds_cache = True
         try:
             state = read_cache(settings.cache_dir)
             state, report, reason = self._sync_if_due(state)
@@ -135,21 +155,14 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         cached = SyncReport(unchanged=len(state.articles))
         if settings.offline:
             return state, cached, " (offline: built from the cache)"
-        now = time.monotonic()
-        if self.is_serve and self.last_sync_attempt is not None and now - self.last_sync_attempt < settings.sync_interval:
+        if self.is_serve and self._seconds_until_due(settings) > 0:
             return state, cached, f" (synced less than {settings.sync_interval} s ago: built from the cache)"
-        self.last_sync_attempt = now
+        self.last_sync_attempt = time.monotonic()
         try:
-            with credentials.open_client(settings) as client:
-                tokens = client.tokens
-                if isinstance(tokens, credentials.TokenManager):
-                    expires = tokens.refresh_expires_soon()
-                    if expires is not None:
-                        log.warning(
-                            f"the stored refresh token expires on {expires:%Y-%m-%d %H:%M} UTC; run "
-                            "`mkdocs-blogsvc login` before then (the credentials cannot be renewed afterwards)"
-                        )
-                state, report = sync_cache(settings.cache_dir, client, download_images=settings.download_images, state=state)
+            state, report = self._sync(settings, state, warn=log.warning)
+        except CredentialsError as exc:
+            # Not a passing outage: no later build can succeed until someone logs in again.
+            raise PluginError(f"blogsvc: {exc}") from None
         except BlogServiceError as exc:
             if settings.on_error == "fail":
                 raise PluginError(f"blogsvc: the sync with {settings.base_url} failed: {exc}") from None
@@ -159,6 +172,86 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             )
             return state, cached, " (sync failed: built from the cache)"
         return state, report, ""
+
+    def _seconds_until_due(self, settings: Settings) -> float:
+        if self.last_sync_attempt is None:
+            return 0.0
+        return self.last_sync_attempt + settings.sync_interval - time.monotonic()
+
+    def _sync(
+        self, settings: Settings, state: CacheState | None, *, warn: Callable[[str], object]
+    ) -> tuple[CacheState, SyncReport]:
+        """One sync into the cache, the build's and the background one alike. The caller holds
+        the cache lock. Raises `BlogServiceError` (cache untouched) or `OSError`."""
+        with credentials.open_client(settings) as client:
+            tokens = client.tokens
+            if isinstance(tokens, credentials.TokenManager):
+                expires = tokens.refresh_expires_soon()
+                if expires is not None:
+                    warn(
+                        f"the stored refresh token expires on {expires:%Y-%m-%d %H:%M} UTC; run "
+                        "`mkdocs-blogsvc login` before then (the credentials cannot be renewed afterwards)"
+                    )
+            return sync_cache(settings.cache_dir, client, download_images=settings.download_images, state=state)
+
+    def _poll(self) -> float:
+        """One round of the background sync under `mkdocs serve`; returns the seconds to wait.
+
+        It syncs when sync_interval has passed since the last attempt (the build's or its own),
+        under the cache lock; when something changed it raises the signal file, and the rebuild
+        that follows finds the sync recent and builds from the cache.
+        """
+        settings = self.settings
+        if settings is None or not settings.enabled or settings.offline or settings.sync_interval <= 0:
+            return 1.0  # switched off in mkdocs.yml while serving: look again soon
+        if (wait := self._seconds_until_due(settings)) > 0:
+            return wait
+        if not self.cache_lock.acquire(timeout=1.0):
+            return 0.0  # a build is running: sync when it is done
+        try:
+            if (wait := self._seconds_until_due(settings)) > 0:
+                return wait  # the build that just ended synced
+            self.last_sync_attempt = time.monotonic()
+            try:
+                _, report = self._sync(settings, None, warn=self._poll_notices.warn)
+            except BlogServiceError as exc:
+                self._poll_errors.warn(
+                    f"the background sync with {settings.base_url} failed ({exc}); the site keeps the "
+                    f"articles of the last sync; trying again every {settings.sync_interval} s"
+                )
+                return settings.sync_interval
+            except OSError as exc:
+                self._poll_errors.warn(
+                    f"the background sync cannot write the cache in {settings.cache_dir} "
+                    f"({exc.strerror or exc}); trying again every {settings.sync_interval} s"
+                )
+                return settings.sync_interval
+            if self._poll_errors.reset():
+                log.info(f"the background sync with {settings.base_url} works again")
+            if report.new or report.updated or report.deleted:
+                watch.raise_signal(settings.cache_dir, report.summary())
+                log.info(report.summary() + " (background sync: rebuilding the site)")
+        finally:
+            self.cache_lock.release()
+        return settings.sync_interval
+
+    def _poll_crashed(self, exc: Exception) -> None:
+        self._poll_errors.warn(
+            f"the background sync failed unexpectedly ({type(exc).__name__}: {redact(str(exc))[:300]}); "
+            "trying again in a few seconds"
+        )
+
+    def _release_cache(self) -> None:
+        if self._holds_cache:
+            self._holds_cache = False
+            self.cache_lock.release()
+
+    @event_priority(-100)  # last: other plugins' on_post_build may still read the cached files
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        self._release_cache()
+
+    def on_build_error(self, *, error: Exception) -> None:
+        self._release_cache()
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str | None:
         found = self.pages.get(page.file.src_uri) if self.config.enabled else None
@@ -179,12 +272,40 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         return output[: match.start()] + head + output[match.start() :]
 
     def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
-        """Rebuild when a custom template changes (they live outside docs_dir)."""
-        if self.settings is not None:
-            for template in (self.settings.page_template, self.settings.head_template):
-                if template is not None:
-                    server.watch(os.fspath(template))
+        """Rebuild when a custom template changes (they live outside docs_dir), and when the
+        background sync changed the cache (MkDocs calls on_serve only with live reload on)."""
+        settings = self.settings
+        if settings is None or not self.config.enabled:
+            return server
+        for template in (settings.page_template, settings.head_template):
+            if template is not None:
+                server.watch(os.fspath(template))
+        if settings.offline or settings.sync_interval <= 0 or self.poller is not None:
+            return server
+        try:
+            signal = watch.prepare_signal(settings.cache_dir)
+        except OSError as exc:
+            log.warning(
+                f"the cache in {settings.cache_dir} cannot be written ({exc.strerror or exc}): no background "
+                "sync; articles changed on the service appear at the first rebuild after sync_interval"
+            )
+            return server
+        server.watch(os.fspath(signal))
+        observer = getattr(server, "observer", None)  # LiveReloadServer's watchdog observer
+        self.poller = watch.Poller(
+            self._poll,
+            ready=lambda: observer is None or observer.is_alive(),
+            on_crash=self._poll_crashed,
+            name=f"blogsvc-sync-{settings.blog_dir}",
+        )
+        self.poller.start()
+        log.info(f"checking {settings.base_url} for changes every {settings.sync_interval} s")
         return server
+
+    def on_shutdown(self) -> None:
+        if self.poller is not None:
+            self.poller.stop()
+            self.poller = None
 
 
 def _resolve(plugin_config: BlogServiceConfig, config: MkDocsConfig) -> Settings:

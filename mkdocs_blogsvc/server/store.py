@@ -218,7 +218,7 @@ class Database:
             event.listen(self.engine, "connect", _sqlite_pragmas)
             # pysqlite's own transaction handling defers BEGIN; take the write lock at BEGIN so
             # conditional updates (token rotation) serialise instead of failing with "locked".
-            event.listen(self.engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+            event.listen(self.engine, "begin", _begin_immediate)
         Base.metadata.create_all(self.engine)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
 
@@ -234,8 +234,10 @@ class Database:
 
     def now(self) -> datetime:
         """The service's notion of now: wall clock plus the test clock's offset."""
-        with self.sessions() as session:
-            offset = session.scalar(select(ClockOffset.offset_seconds).where(ClockOffset.id == 1))
+        # Read outside any transaction: a write transaction of the caller (BEGIN IMMEDIATE holds
+        # the write lock) must not make reading the clock wait for itself.
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            offset = connection.scalar(select(ClockOffset.offset_seconds).where(ClockOffset.id == 1))
         return datetime.now(timezone.utc) + timedelta(seconds=offset or 0.0)
 
     def advance_clock(self, seconds: float) -> float:
@@ -250,6 +252,11 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _begin_immediate(connection: Any) -> None:
+    if connection.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

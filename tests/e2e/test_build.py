@@ -22,10 +22,11 @@ from mkdocs.exceptions import Abort
 from sqlalchemy import update
 
 from mkdocs_blogsvc.server import media, store
-from tests.conftest import Owner, add_article, issue_access_token
+from tests.conftest import LiveServer, Owner, add_article, issue_access_token
+from tests.plugin.auth_helpers import LoggedIn, live_logged_in
 from tests.e2e.sites import Service, fresh_plugin_instances, owner, service, snapshot, write_credentials, write_site
 
-__all__ = ["fresh_plugin_instances", "owner", "service"]  # fixtures
+__all__ = ["fresh_plugin_instances", "live_logged_in", "owner", "service"]  # fixtures
 
 PNG = (Path(media.__file__).parent / "sample_media" / "cover-01.png").read_bytes()
 EVIL = "</script><script>alert(1)</script>"
@@ -243,3 +244,24 @@ def test_properdocs_build(tmp_path: Path, service: Service, db: store.Database, 
     assert json_ld(parse(page)) == [SCHEMA]
     assert meta_property(parse(page), "og:title") == ["Cover story"]
     assert snapshot(tmp_path / "docs") == docs_before
+
+
+
+def test_revoked_grant_stops_the_build_even_with_on_error_warn(tmp_path: Path, live_server: LiveServer,
+                                                               live_logged_in: LoggedIn) -> None:
+    """A dead refresh token will not heal by itself: the build fails with the one actionable message."""
+    settings = live_logged_in.settings
+    config = write_site(settings.credentials_file.parent.parent, live_server.url, plugin={  # on_error: warn
+        "client_id": settings.client_id, "credentials_file": ".blogsvc/credentials.json"})
+    database = store.Database.from_path(live_server.db_path)
+    now = database.now()
+    with database.session() as session:
+        session.execute(update(store.Grant).values(revoked_at=now))
+        session.execute(update(store.Token).values(revoked_at=now))
+    database.dispose()
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", str(config)], capture_output=True, text=True,
+                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=120)
+    assert result.returncode == 1
+    assert "blogsvc: the service refused the refresh token" in result.stderr
+    assert "mkdocs-blogsvc login" in result.stderr
+    assert "Traceback" not in result.stderr and "svc_" not in result.stderr

@@ -1,0 +1,108 @@
+"""Live updates under `mkdocs serve`: a background thread that syncs the cache on a timer, and
+the signal file that makes MkDocs' LiveReloadServer rebuild when that sync changed something.
+
+Why a signal file of its own rather than the cache manifest: the server rebuilds whenever a
+watched file changes, and a build itself rewrites the manifest when the set of rendered pages
+changes (a new or deleted article), so watching the manifest rebuilds twice per change. The
+signal file is written by the background sync only, and only when it changed the cache.
+
+No MkDocs imports: the plugin adapts this to its hooks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mkdocs_blogsvc.manifest import atomic_write
+
+#: In `cache_dir`; watched by `mkdocs serve`, written only by the background sync.
+SIGNAL_NAME = "serve-signal.json"
+
+
+def prepare_signal(cache_dir: Path) -> Path:
+    """The signal file of `cache_dir`, created when missing (a watched path must exist)."""
+    path = cache_dir / SIGNAL_NAME
+    if not path.is_file():
+        raise_signal(cache_dir, "created")
+    return path
+
+
+def raise_signal(cache_dir: Path, summary: str) -> None:
+    """Replace the signal file: the server sees a change and rebuilds the site."""
+    record = {"at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "summary": summary}
+    atomic_write(cache_dir / SIGNAL_NAME, (json.dumps(record) + "\n").encode("utf-8"))
+
+
+class WarnOnce:
+    """Logs each distinct warning once until `reset` (a poller must not repeat the same line
+    every few seconds while the service is down)."""
+
+    def __init__(self, log: logging.Logger | logging.LoggerAdapter[logging.Logger]) -> None:
+        self.log = log
+        self.seen: set[str] = set()
+
+    def warn(self, message: str) -> None:
+        if message not in self.seen:
+            self.seen.add(message)
+            self.log.warning(message)
+
+    def reset(self) -> bool:
+        """Forget what was shown; True when something had been (the problem is gone)."""
+        had = bool(self.seen)
+        self.seen.clear()
+        return had
+
+
+class Poller:
+    """Calls `step` in a daemon thread until `stop`; `step` returns the seconds to wait before
+    the next call. The first call waits until `ready()` is true (the server watches for changes:
+    a signal raised before that would go unnoticed)."""
+
+    def __init__(
+        self,
+        step: Callable[[], float],
+        *,
+        ready: Callable[[], bool] = lambda: True,
+        on_crash: Callable[[Exception], None],
+        retry_after: float = 5.0,
+        name: str,
+    ) -> None:
+        self._step = step
+        self._retry_after = retry_after
+        self._ready = ready
+        self._on_crash = on_crash
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Ask the thread to end and wait a little (a sync in flight ends at its HTTP timeout;
+        the thread is a daemon, so it never keeps the process alive)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def _run(self) -> None:
+        deadline = time.monotonic() + 30
+        while not self._ready() and time.monotonic() < deadline:
+            if self._stop.wait(0.1):
+                return
+        delay = 0.0
+        while not self._stop.wait(delay):
+            try:
+                delay = self._step()
+            except Exception as exc:  # noqa: BLE001  (the thread must outlive any failure: report, go on)
+                self._on_crash(exc)
+                delay = self._retry_after

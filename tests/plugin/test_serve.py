@@ -1,0 +1,236 @@
+"""Live updates under `mkdocs serve`: the background sync, the signal file that makes the
+LiveReloadServer rebuild, and a real `mkdocs serve` process showing an article published on
+the running reference service."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+from mkdocs.livereload import LiveReloadServer
+
+from mkdocs_blogsvc import watch
+from mkdocs_blogsvc.plugin import BlogServicePlugin
+from mkdocs_blogsvc.server import store
+from tests.conftest import LiveServer, Owner, add_article, add_owner, free_port, issue_access_token
+from tests.e2e.sites import Service, fresh_plugin_instances, owner, service, snapshot, write_credentials, write_site
+
+__all__ = ["fresh_plugin_instances", "owner", "service"]  # fixtures
+
+SIGNAL = watch.SIGNAL_NAME
+
+
+def make_site(tmp_path: Path, base_url: str, token: str, **plugin: object) -> Path:
+    config = write_site(tmp_path, base_url, material=False, plugin=dict(plugin), site_url=None)
+    write_credentials(tmp_path / "credentials.json", base_url, token)
+    return config
+
+
+def serve_build(config: Path, *, first: bool = False) -> BlogServicePlugin:
+    """One build as `mkdocs serve` runs it (MkDocs hands back the cached plugin instance)."""
+    loaded = load_config(str(config))
+    plugin = loaded.plugins["blogsvc"]
+    assert isinstance(plugin, BlogServicePlugin)
+    if first:
+        loaded.plugins.on_startup(command="serve", dirty=False)
+    build(loaded)
+    return plugin
+
+
+def test_background_sync_signals_changes_only(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    add_article(db, owner.blog_id, "First words", minutes_ago=5)
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
+    plugin = serve_build(config, first=True)
+    cache = tmp_path / ".cache" / "blogsvc"
+    watch.prepare_signal(cache)
+    quiet = snapshot(cache)
+
+    def poll_now() -> float:
+        assert plugin.last_sync_attempt is not None
+        plugin.last_sync_attempt -= 60  # as if sync_interval had passed
+        return plugin._poll()
+
+    service.requests.clear()
+    assert poll_now() == 60
+    assert service.requests == ["/api/v1/sync"]
+    assert snapshot(cache) == quiet, "a sync with no change rewrites neither the manifest nor the signal"
+
+    add_article(db, owner.blog_id, "Second words")
+    caplog.clear()
+    poll_now()
+    signalled = snapshot(cache)
+    assert signalled[SIGNAL] != quiet[SIGNAL]
+    assert re.search(r"blogsvc: 1 new, 0 updated, 0 deleted, 1 unchanged in \S+ s \(background sync: rebuilding the site\)",
+                     caplog.text)
+
+    service.requests.clear()
+    caplog.clear()
+    assert serve_build(config) is plugin  # the rebuild the signal causes
+    assert service.requests == [], "the rebuild uses what the background sync fetched"
+    assert "0 new, 0 updated, 0 deleted, 2 unchanged in " in caplog.text and "built from the cache" in caplog.text
+    assert (tmp_path / "site" / "blog" / "posts" / "second-words" / "index.html").is_file()
+    assert snapshot(cache)[SIGNAL] == signalled[SIGNAL], "a build never writes the signal"
+
+    service.stop()
+    caplog.clear()
+    for _ in range(3):
+        poll_now()
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1, "one warning per distinct error, not one per poll"
+    assert "the background sync with" in warnings[0].getMessage() and "could not reach" in warnings[0].getMessage()
+    assert warnings[0].exc_info is None and "svc_" not in caplog.text
+    assert snapshot(cache)[SIGNAL] == signalled[SIGNAL]
+
+
+def test_on_serve_starts_and_on_shutdown_stops_the_poller(tmp_path: Path, service: Service, db: store.Database,
+                                                          owner: Owner) -> None:
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
+    plugin = serve_build(config, first=True)
+    server = LiveReloadServer(builder=lambda: None, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
+    loaded = load_config(str(config))
+    plugin.on_serve(server, config=loaded, builder=lambda: None)
+    assert plugin.poller is not None and plugin.poller.alive
+    assert str(tmp_path / ".cache" / "blogsvc" / SIGNAL) in server._watched_paths
+    plugin.on_shutdown()
+    assert plugin.poller is None
+    assert not any(t.name.startswith("blogsvc-sync") for t in threading.enumerate())
+
+    off = make_site(tmp_path / "off", service.url, issue_access_token(db, owner), sync_interval=0)
+    plugin_off = serve_build(off, first=True)
+    plugin_off.on_serve(server, config=load_config(str(off)), builder=lambda: None)
+    assert plugin_off.poller is None, "sync_interval: 0 disables the background sync"
+    server.server_close()
+
+
+def test_poller_survives_a_crashing_step() -> None:
+    calls: list[str] = []
+    crashes: list[Exception] = []
+    done = threading.Event()
+
+    def step() -> float:
+        calls.append("step")
+        if len(calls) == 1:
+            raise RuntimeError("boom")
+        done.set()
+        return 60.0
+
+    poller = watch.Poller(step, on_crash=crashes.append, retry_after=0.01, name="blogsvc-test-poller")
+    poller.start()
+    assert done.wait(5)
+    assert [str(c) for c in crashes] == ["boom"] and calls == ["step", "step"]
+    poller.stop()
+    assert not poller.alive
+
+
+# --- a real `mkdocs serve` ------------------------------------------------------------------
+
+
+def wait_for(check: Callable[[], object], seconds: float, what: str) -> object:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+
+
+def fetch(url: str) -> str | None:
+    try:
+        response = httpx.get(url, timeout=5)
+    except httpx.TransportError:
+        return None
+    return response.text if response.status_code == 200 else None
+
+
+def epoch(page: str) -> str:
+    """The version of the site the LiveReloadServer served (it changes on every rebuild)."""
+    found = re.search(r"livereload\((\d+),", page)
+    assert found, "live reload script missing: is live reload on?"
+    return found.group(1)
+
+
+@pytest.mark.slow
+def test_mkdocs_serve_shows_an_article_published_on_the_service(tmp_path: Path, live_server: LiveServer) -> None:
+    database = store.Database.from_path(live_server.db_path)
+    try:
+        owner_ = add_owner(database)
+        add_article(database, owner_.blog_id, "First words", minutes_ago=5)
+        token = issue_access_token(database, owner_)
+    finally:
+        database.dispose()
+    config = make_site(tmp_path, live_server.url, token, sync_interval=2)
+    port = free_port()
+    log_path = tmp_path / "serve.log"
+    service_log = live_server.db_path.with_suffix(".log")
+
+    def served_log() -> str:
+        return log_path.read_text(errors="replace")
+
+    def sync_calls() -> int:
+        return service_log.read_text(errors="replace").count('"POST /api/v1/sync"')
+
+    with log_path.open("wb") as log_file:  # a file: a full pipe would block mkdocs
+        # --livereload: MkDocs 1.6.1 under Click 8.2.0/8.2.1 turned live reload off by default.
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs", "serve", "--livereload", "-a", f"127.0.0.1:{port}", "-f", str(config)],
+            cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        )
+    blog = f"http://127.0.0.1:{port}/blog/"
+    try:
+        first = wait_for(lambda: fetch(blog), 60, "mkdocs serve to answer")
+        assert isinstance(first, str) and "First words" in first
+        assert "blogsvc: checking http://127.0.0.1:" in served_log() and "for changes every 2 s" in served_log()
+
+        # Quiet period: the poller keeps syncing, nothing changes, nothing is rebuilt.
+        calls = sync_calls()
+        time.sleep(5)
+        assert sync_calls() >= calls + 2, "the background sync polls every sync_interval"
+        again = fetch(blog)
+        assert again is not None and epoch(again) == epoch(first), "no rebuild without a change"
+        assert served_log().count("Building documentation") == 1
+
+        added = live_server.admin("add-article", "--blog", owner_.blog_slug, "--title", "Hot off the press",
+                                  "--content", "Written while the site was being served.")
+        assert added.returncode == 0, added.stderr
+        page = wait_for(lambda: fetch(f"http://127.0.0.1:{port}/blog/posts/hot-off-the-press/"), 30, "the new article")
+        assert "Written while the site was being served." in str(page)
+        index = wait_for(lambda: (text := fetch(blog)) and "Hot off the press" in text and text, 10, "the index")
+        assert epoch(str(index)) != epoch(first)
+        time.sleep(3)  # let a possible second rebuild show itself
+        text = served_log()
+        assert len(re.findall(r"1 new, 0 updated, 0 deleted, 1 unchanged in \S+ s \(background sync", text)) == 1
+        assert text.count("Building documentation") == 2, "exactly one rebuild per change"
+        assert "0 new, 0 updated, 0 deleted, 2 unchanged" in text and "built from the cache" in text
+
+        # The service goes away: one warning, however many polls fail; the site stays up.
+        live_server.stop()
+        time.sleep(5)
+        text = served_log()
+        assert text.count("the background sync with") == 1 and "could not reach" in text
+        assert fetch(blog) is not None
+        assert "Traceback" not in text and "svc_" not in text
+    finally:
+        process.send_signal(signal.SIGINT)  # Ctrl-C: MkDocs shuts down and calls on_shutdown
+        try:
+            code = process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+    assert code == 0, served_log()
+    assert "Shutting down" in served_log()
