@@ -1,6 +1,6 @@
 """Draw the sample images of the seeded blog into mkdocs_blogsvc/server/sample_media/.
 
-Run once by a developer (`python tools/make_sample_media.py`); the package ships the PNG files
+Run once by a developer (`python tests/tools/make_sample_media.py`); the package ships the PNG files
 and never runs this. Pure Python (zlib + struct), so it needs no imaging library: covers are
 flat-shaded landscapes (sky gradient, sun or moon, layered ridges) in one palette per article,
 inline images are simple charts and diagrams. Flat areas and row-constant gradients keep each
@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "mkdocs_blogsvc" / "server" / "sample_media"
+OUT = Path(__file__).resolve().parents[2] / "mkdocs_blogsvc" / "server" / "sample_media"
 
 Color = tuple[int, int, int]
 

@@ -1,6 +1,6 @@
 """How much does the plugin add to a build when nothing changed? Prints figures; not a test.
 
-    /tmp/venv/bin/python benchmarks/bench_build.py [--articles 200] [--runs 5] [--material]
+    python tests/benchmarks/bench_build.py [--articles 200] [--runs 5] [--material]
 
 Builds one site against the reference service (in a thread on 127.0.0.1) with N articles,
 then times: a no-change build with the plugin (one /sync, pages compared, nothing rewritten),
@@ -20,7 +20,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
 
 import yaml  # noqa: E402
