@@ -4,8 +4,8 @@ package and turns `BlogServiceError` into a one-line message and exit status 1."
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click

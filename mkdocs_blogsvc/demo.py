@@ -18,9 +18,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mkdocs_blogsvc import config
 from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, LoginError
+
+if TYPE_CHECKING:
+    from mkdocs_blogsvc.server import admin
 
 DEFAULT_SITE = Path("example-site") / "mkdocs.yml"
 PLUGIN_LOGGER = "mkdocs.plugins.mkdocs_blogsvc.plugin"
@@ -69,16 +73,20 @@ def running_service(folder: Path) -> Iterator[tuple[str, object]]:
 
 
 def _approve_as(username: str, password: str) -> Callable[[str], None]:
-    """An `open_browser` for `login`: signs in and approves over HTTP, as a person would click."""
-    from mkdocs_blogsvc.server.consent_driver import drive_consent
+    """An `open_browser` for `login`: signs in and approves over HTTP, as a person would click.
+
+    It runs in the caller's thread (the loopback listener serves in its own), so a refused
+    sign-in is reported at once as a `LoginError` instead of a wait for a redirect that never comes.
+    """
+    from mkdocs_blogsvc.server.consent_driver import ConsentDriverError, drive_consent
 
     def approve(authorize_url: str) -> None:
-        def run() -> None:
+        try:
             location = drive_consent(authorize_url, username=username, password=password)
             with urllib.request.urlopen(location, timeout=30):  # the loopback listener of `login`
                 pass
-
-        threading.Thread(target=run, name="blogsvc-demo-consent", daemon=True).start()
+        except (ConsentDriverError, OSError) as exc:
+            raise LoginError(f"the demo could not approve its own login: {exc}") from None
 
     return approve
 
@@ -141,15 +149,16 @@ def _change_blog(db: object, blog_slug: str) -> None:
         edited_title = newest[0].title
     admin.update_article(db, edited, admin.ArticleInput(title=f"{edited_title} (revised)"))
     admin.unpublish(db, unpublished)
-    admin.add_article(db, blog_slug, _new_article())  # type: ignore[arg-type]
+    admin.add_article(db, blog_slug, _new_article())
 
 
-def _new_article() -> object:
+def _new_article() -> admin.ArticleInput:
+    """The article the demo publishes between its two builds."""
     from importlib import resources
 
     from mkdocs_blogsvc.server import admin
 
-    cover = resources.files("mkdocs_blogsvc.server").joinpath("sample_media", "cover-05.png").read_bytes()
+    cover = (resources.files("mkdocs_blogsvc.server") / "sample_media" / "cover-05.png").read_bytes()
     return admin.ArticleInput(
         title="Fresh off the press: publishing from the service",
         description="Written on the service a moment ago, on this site at the next build.",
@@ -211,12 +220,14 @@ def _serve(config_file: Path, url: str, db: object) -> None:
     """`mkdocs serve` with live reload while the service keeps running; Ctrl-C ends both."""
     from mkdocs.commands.serve import serve
 
+    os.environ.setdefault("BLOGSVC_SYNC_INTERVAL", "5")  # the example site reads it through !ENV
+
     db_path = getattr(db, "url", "").removeprefix("sqlite:///")
     print(
         f"Serving the example site with live reload; the service stays on {url}.\n"
         f"Change the blog while it runs, e.g.:\n"
         f"  mkdocs-blogsvc server admin --db {db_path} add-article --blog demo-blog --title 'Hello' --content 'Hi!'\n"
-        "and the page appears after the next sync (sync_interval, 60 s by default). Ctrl-C stops everything."
+        "and the page appears within seconds (sync_interval: 5). Ctrl-C stops everything."
     )
     try:
         serve(str(config_file), livereload=True, dev_addr="127.0.0.1:8001")

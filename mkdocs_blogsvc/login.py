@@ -119,7 +119,7 @@ class LoopbackListener:
         listener = self
 
         class CallbackHandler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_GET(self) -> None:
                 url = urlsplit(self.path)
                 if url.path != CALLBACK_PATH:
                     self._page(404, "Not found", "This address only receives the login redirect.")
