@@ -1,9 +1,10 @@
 """The HTTP client of the Blog Content Service: typed results, bounded retries, error mapping.
 
 This is the only module that imports httpx, so a later switch of HTTP library stays local.
-Every httpx exception is turned into `errors.TransportError`, every spec error object into
-its `errors.ServiceError` subclass, every answer that breaks the spec into
-`errors.InvalidResponse`. Tokens travel in headers and form bodies only, never in URLs or
+Every httpx exception is turned into `errors.TransportError` (`httpx.InvalidURL` too, which is
+not an `httpx.HTTPError`; an image URL from the service that cannot be parsed is
+`errors.InvalidResponse`), every spec error object into its `errors.ServiceError` subclass,
+every answer that breaks the spec into `errors.InvalidResponse`. Tokens travel in headers and form bodies only, never in URLs or
 messages.
 
 Retry policy (why it differs by request):
@@ -153,6 +154,10 @@ class BlogServiceClient:
                         )
                     else:
                         return self._read_limited(response, url, max_bytes), _content_type(response)
+            except httpx.InvalidURL as exc:
+                raise errors.InvalidResponse(
+                    f"the service sent an image URL that is not valid, {_short(url)}: {_detail(exc)}"
+                ) from None
             except httpx.HTTPError as exc:
                 if attempt >= self.retries or isinstance(exc, httpx.UnsupportedProtocol):
                     raise self._transport_error(exc, what=f"image {_short(url)}") from None
@@ -191,7 +196,7 @@ class BlogServiceClient:
                     raise self._transport_error(exc) from None
                 self._sleep(_backoff(attempt))
                 attempt += 1
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise self._transport_error(exc) from None
         if not response.is_success:
             raise _service_error(response, default=errors.OAuthError)
@@ -219,6 +224,8 @@ class BlogServiceClient:
         for attempt in range(self.retries + 1):
             try:
                 response = self._http.request(method, url, headers=headers, **kwargs)
+            except httpx.InvalidURL as exc:
+                raise self._transport_error(exc) from None
             except httpx.HTTPError as exc:
                 if attempt >= self.retries or isinstance(exc, httpx.UnsupportedProtocol):
                     raise self._transport_error(exc) from None
@@ -239,11 +246,18 @@ class BlogServiceClient:
         retry_after = _retry_after(response.headers.get("Retry-After"))
         return min(MAX_RETRY_WAIT, retry_after if retry_after is not None else _backoff(attempt))
 
-    def _transport_error(self, exc: httpx.HTTPError, *, what: str | None = None) -> errors.TransportError:
+    def _transport_error(
+        self, exc: httpx.HTTPError | httpx.InvalidURL, *, what: str | None = None
+    ) -> errors.TransportError:
         kind = type(exc).__name__
-        detail = redact(str(exc))[:_MAX_DESCRIPTION] or kind
+        detail = _detail(exc)
         if what is not None:
             return errors.TransportError(f"could not download {what}: {detail} ({kind})")
+        if isinstance(exc, httpx.InvalidURL):
+            return errors.TransportError(
+                f"cannot send a request to the Blog Content Service at {self.base_url}: the address is "
+                f"not a valid URL ({detail}); check `base_url` in mkdocs.yml"
+            )
         if isinstance(exc, httpx.TimeoutException):
             hint = "the service did not answer in time: check that it is up, or raise `timeout` in mkdocs.yml"
         else:
@@ -251,6 +265,11 @@ class BlogServiceClient:
         return errors.TransportError(
             f"could not reach the Blog Content Service at {self.base_url}: {detail} ({kind}); {hint}"
         )
+
+
+def _detail(exc: Exception) -> str:
+    """An httpx exception's text for a message (token-looking parts scrubbed, length capped)."""
+    return redact(str(exc))[:_MAX_DESCRIPTION] or type(exc).__name__
 
 
 def _backoff(attempt: int) -> float:

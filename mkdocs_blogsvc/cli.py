@@ -3,8 +3,9 @@ package and turns `BlogServiceError` into a one-line message and exit status 1."
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -196,7 +197,27 @@ def _show_plugin_warnings() -> None:
         logger.addHandler(handler)
 
 
+@contextlib.contextmanager
+def _locked_cache(settings: Any) -> Iterator[None]:
+    """Hold the cache's cross-process lock: a build or `mkdocs serve` in another process must
+    not read files this command deletes. Waits for the holder, then fails in one line."""
+    from mkdocs_blogsvc.sync import CacheLock
+
+    lock = CacheLock(settings.cache_dir)
+    try:
+        if not lock.try_acquire(0):
+            click.echo(f"Waiting for another process that is using the cache in {settings.cache_dir}...", err=True)
+            lock.acquire()  # CacheBusy (one line, exit 1) after sync.LOCK_TIMEOUT
+    except OSError as exc:
+        raise click.ClickException(f"the cache in {settings.cache_dir} cannot be written ({exc.strerror or exc})") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def _run_sync(settings: Any) -> tuple[Any, Any]:
+    """One sync into the cache; the caller holds the cache lock."""
     from mkdocs_blogsvc.credentials import open_client
     from mkdocs_blogsvc.sync import sync_cache
 
@@ -215,7 +236,8 @@ def _run_sync(settings: Any) -> tuple[Any, Any]:
 def sync(config_file: str | None, blog_dir: str | None) -> None:
     """Bring the plugin's cache in line with the blog now, and print what changed."""
     settings = _site_settings(config_file, blog_dir)
-    state, report = _run_sync(settings)
+    with _locked_cache(settings):
+        state, report = _run_sync(settings)
     for label, ids in (("new", report.new), ("updated", report.updated)):
         for article_id in ids:
             click.echo(f"{label:8} {state.articles[article_id].title}  ({article_id})")
@@ -242,16 +264,18 @@ def export(dest: str, config_file: str | None, blog_dir: str | None, offline: bo
     from mkdocs_blogsvc.sync import export_site, read_cache, render_all
 
     settings = _site_settings(config_file, blog_dir)
-    state = _run_sync(settings)[0] if not (offline or settings.offline) else read_cache(settings.cache_dir)
-    try:
-        site = render_all(
-            settings.cache_dir, state, Renderer(settings.page_template, settings.head_template),
-            blog_dir=settings.blog_dir, posts_dir=settings.posts_dir,
-            index_title=(state.manifest.blog_name or "Blog") if with_index else None,
-        )
-        written, removed = export_site(site, Path(dest))
-    except OSError as exc:
-        raise click.ClickException(f"cannot export into {dest}: {exc.strerror or exc}") from None
+    renderer = Renderer(settings.page_template, settings.head_template)  # a broken template fails before the sync
+    with _locked_cache(settings):
+        state = _run_sync(settings)[0] if not (offline or settings.offline) else read_cache(settings.cache_dir)
+        try:
+            site = render_all(
+                settings.cache_dir, state, renderer,
+                blog_dir=settings.blog_dir, posts_dir=settings.posts_dir,
+                index_title=(state.manifest.blog_name or "Blog") if with_index else None,
+            )
+            written, removed = export_site(site, Path(dest))
+        except OSError as exc:
+            raise click.ClickException(f"cannot export into {dest}: {exc.strerror or exc}") from None
     click.echo(f"Exported {len(site.pages)} articles and {len(site.images)} images to {dest} ({written} files written, {removed} removed).")
 
 
@@ -290,9 +314,11 @@ main.add_command(_LazyServerGroup("server", help="Run and script the reference B
     show_default=True, help="The example site to build.",
 )
 @click.option("--serve", is_flag=True, help="Then keep the service running and `mkdocs serve` the site with live reload.")
+@click.option("-a", "--dev-addr", default="127.0.0.1:8001", show_default=True, metavar="HOST:PORT",
+              help="Where --serve serves the site.")
 @reports_errors
-def demo(config_file: Path, serve: bool) -> None:
+def demo(config_file: Path, serve: bool, dev_addr: str) -> None:
     """Build the example site from a freshly seeded reference service, change the blog, build again."""
     from mkdocs_blogsvc.demo import run_demo
 
-    run_demo(config_file, echo=click.echo, serve=serve)
+    run_demo(config_file, echo=click.echo, serve=serve, dev_addr=dev_addr)

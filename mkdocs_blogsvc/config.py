@@ -11,6 +11,7 @@ import os
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
@@ -76,9 +77,7 @@ class Settings:
     def from_config(cls, config: BlogServiceConfig, config_file_path: str | os.PathLike[str] | None) -> Settings:
         """Resolve `config` for a site whose mkdocs.yml is `config_file_path` (None: the cwd)."""
         root = Path(config_file_path).resolve().parent if config_file_path else Path.cwd()
-        base_url = config.base_url.rstrip("/")
-        if not base_url.startswith(("http://", "https://")):
-            raise ConfigurationError(f"blogsvc: base_url must start with http:// or https://, not {config.base_url!r}")
+        base_url = _base_url(config.base_url)
         blog_dir = _site_path("blog_dir", config.blog_dir)
         posts_dir = _site_path("posts_dir", config.posts_dir or f"{blog_dir}/posts")
         if config.sync_interval < 0:
@@ -104,6 +103,38 @@ class Settings:
             timeout=float(config.timeout),
             enabled=config.enabled,
         )
+
+    def require_client_id(self) -> str:
+        """The client id; `ConfigurationError` saying where to set it when it is missing."""
+        if not self.client_id:
+            raise ConfigurationError(
+                "blogsvc: client_id is not set: add `client_id` to the plugin's settings in mkdocs.yml "
+                f"or set {ENV_CLIENT_ID}"
+            )
+        return self.client_id
+
+
+def _base_url(value: str) -> str:
+    """`value` without a trailing slash, once it is an http(s) URL with a host and a valid port.
+
+    Checked here so that a typo stops the build at once with the setting named, instead of
+    surfacing later as a failed request."""
+    base_url = value.strip()
+    if not base_url.startswith(("http://", "https://")):
+        raise ConfigurationError(f"blogsvc: base_url must start with http:// or https://, not {value!r}")
+    try:
+        parts = urlsplit(base_url)
+        host, _port = parts.hostname, parts.port  # `port` raises ValueError unless 0 to 65535
+    except ValueError as exc:
+        raise ConfigurationError(f"blogsvc: base_url {value!r} is not a valid URL ({exc})") from None
+    if not host:
+        raise ConfigurationError(f"blogsvc: base_url {value!r} has no host name")
+    if parts.query or parts.fragment or " " in base_url or not base_url.isprintable():
+        raise ConfigurationError(
+            f"blogsvc: base_url {value!r} must be the service's address only "
+            "(no spaces or control characters, no query or fragment)"
+        )
+    return base_url.rstrip("/")
 
 
 def _site_path(name: str, value: str) -> str:

@@ -20,7 +20,6 @@ import contextlib
 import json
 import logging
 import os
-import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from typing import Any
 
 import filelock
 
-from mkdocs_blogsvc import config, errors, models
+from mkdocs_blogsvc import config, errors, fileio, models
 from mkdocs_blogsvc.api import BlogServiceClient
 
 log = logging.getLogger("mkdocs.plugins.blogsvc")
@@ -134,7 +133,11 @@ def _timestamp(text: str) -> float:
 
 
 class CredentialStore:
-    """The credentials file: atomic writes, mode 0600, and the lock file beside it."""
+    """The credentials file: atomic writes, mode 0600, and the lock file beside it.
+
+    Every OS failure (a read-only or missing folder, a path through a file, a full disk) is a
+    `CredentialsError` naming the path, the reason and what to do, never a raw `OSError`.
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -149,37 +152,25 @@ class CredentialStore:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise self._corrupt(getattr(exc, "strerror", None) or type(exc).__name__) from None
+        except UnicodeDecodeError:
+            raise self._corrupt("not UTF-8 text") from None
+        except OSError as exc:
+            raise self._os_error("read", self.path, exc) from None
         try:
             return StoredCredentials.from_json(json.loads(text))
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
             reason = "not valid JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise self._corrupt(reason) from None
 
-    def _corrupt(self, reason: str) -> errors.CredentialsCorrupt:
-        return errors.CredentialsCorrupt(
-            f"the credentials file {self.path} cannot be read ({reason}): run `mkdocs-blogsvc login`"
-        )
-
     def save(self, credentials: StoredCredentials) -> None:
-        """Replace the store atomically: a temp file (0600) in the same folder, fsync, rename,
-        fsync of the folder. A crash leaves either the old file or the new one, never a mix."""
+        """Replace the store atomically (temp file created 0600, fsync, rename, fsync of the
+        folder): a crash leaves either the old file or the new one, never a mix."""
         folder = self._ensure_folder()
         payload = json.dumps(credentials.to_json(), indent=2).encode("utf-8") + b"\n"
-        temp = folder / f".{self.path.name}.{secrets.token_hex(8)}.tmp"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(payload)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                temp.unlink()
-            raise
-        _fsync_folder(folder)
+            fileio.atomic_write(self.path, payload, mode=0o600)
+        except OSError as exc:
+            raise self._os_error("write", self.path, exc) from None
         self._remove_stale_temp_files(folder)
 
     def delete(self) -> bool:
@@ -189,7 +180,9 @@ class CredentialStore:
             self.path.unlink()
         except FileNotFoundError:
             return False
-        _fsync_folder(self.path.parent)
+        except OSError as exc:
+            raise self._os_error("delete", self.path, exc) from None
+        fileio.fsync_folder(self.path.parent)
         return True
 
     @contextlib.contextmanager
@@ -204,6 +197,8 @@ class CredentialStore:
                 f"another mkdocs-blogsvc process has held {self.lock_path} for over {timeout:.0f} s; "
                 "if none is running, delete that file"
             ) from None
+        except OSError as exc:
+            raise self._os_error("lock", self.lock_path, exc) from None
         try:
             yield
         finally:
@@ -211,31 +206,33 @@ class CredentialStore:
 
     def _ensure_folder(self) -> Path:
         folder = self.path.parent
-        if not folder.is_dir():
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            if not folder.is_dir():
+                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise self._os_error("create the folder", folder, exc) from None
         return folder
 
     def _remove_stale_temp_files(self, folder: Path) -> None:
         """Temp files of killed processes hold (dead) tokens: remove them once surely abandoned."""
         limit = time.time() - STALE_TEMP_AGE
-        for leftover in folder.glob(f".{self.path.name}.*.tmp"):
+        for leftover in folder.glob(fileio.temp_pattern(self.path)):
             with contextlib.suppress(OSError):
                 if leftover.stat().st_mtime < limit:
                     leftover.unlink()
 
+    def _corrupt(self, reason: str) -> errors.CredentialsCorrupt:
+        return errors.CredentialsCorrupt(
+            f"the credentials file {self.path} cannot be read ({reason}): run `mkdocs-blogsvc login`"
+        )
 
-def _fsync_folder(folder: Path) -> None:
-    """Make a rename durable (POSIX); folders cannot be opened for fsync on Windows."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    def _os_error(self, action: str, target: Path, exc: OSError) -> errors.CredentialsError:
+        reason = exc.strerror or type(exc).__name__
+        return errors.CredentialsError(
+            f"cannot {action} {target} ({reason}): the credentials folder {self.path.parent} must be a "
+            "folder this user can write to; fix its permissions, or point `credentials_file` in "
+            "mkdocs.yml somewhere else"
+        )
 
 
 class TokenManager:
@@ -320,19 +317,11 @@ class TokenManager:
 
     # --- internals -------------------------------------------------------------------------
 
-    def _client_id(self) -> str:
-        if not self.settings.client_id:
-            raise errors.ConfigurationError(
-                f"blogsvc: client_id is not set: add `client_id` to the plugin's settings in mkdocs.yml "
-                f"or set {config.ENV_CLIENT_ID}"
-            )
-        return self.settings.client_id
-
     def _load(self) -> StoredCredentials | None:
         stored = self.store.load()
         if stored is None:
             return None
-        client_id = self._client_id()
+        client_id = self.settings.require_client_id()
         if (stored.base_url, stored.client_id) != (self.settings.base_url, client_id):
             raise errors.CredentialsError(
                 f"the credentials in {self.store.path} belong to client {stored.client_id!r} of "
@@ -354,7 +343,7 @@ class TokenManager:
             )
         log.info("blogsvc: seeding %s from %s", self.store.path, config.ENV_REFRESH_TOKEN)
         seed = StoredCredentials(
-            base_url=self.settings.base_url, client_id=self._client_id(),
+            base_url=self.settings.base_url, client_id=self.settings.require_client_id(),
             access_token="", access_expires_at=0.0,
             refresh_token=refresh_token, refresh_expires_at=self._clock() + models.TokenSet.REFRESH_LIFETIME,
             scope=tuple(self.settings.scope.split()),
@@ -378,10 +367,10 @@ class TokenManager:
         )
         try:
             self.store.save(fresh)
-        except OSError as exc:
+        except errors.CredentialsError as exc:
             raise errors.CredentialsError(
-                f"the tokens were rotated but {self.store.path} could not be written ({exc.strerror}); "
-                "the previous refresh token is now dead: fix the folder, then run `mkdocs-blogsvc login`"
+                f"the tokens were rotated but not saved, so the previous refresh token is now dead: {exc}; "
+                "then run `mkdocs-blogsvc login`"
             ) from None
         log.debug("blogsvc: tokens refreshed and saved to %s", self.store.path)
         return fresh

@@ -11,6 +11,9 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import urllib.request
@@ -26,6 +29,7 @@ from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, LoginErr
 if TYPE_CHECKING:
     from mkdocs_blogsvc.server import admin
 
+DEFAULT_DEV_ADDR = "127.0.0.1:8001"
 DEFAULT_SITE = Path("example-site") / "mkdocs.yml"
 PLUGIN_LOGGER = "mkdocs.plugins.mkdocs_blogsvc.plugin"
 
@@ -175,9 +179,14 @@ def _new_article() -> admin.ArticleInput:
     )
 
 
-def run_demo(config_file: Path = DEFAULT_SITE, *, echo: Callable[[str], None] = print, serve: bool = False) -> DemoResult:
+def run_demo(
+    config_file: Path = DEFAULT_SITE, *, echo: Callable[[str], None] = print, serve: bool = False,
+    dev_addr: str = DEFAULT_DEV_ADDR,
+) -> DemoResult:
     """Run the demo on the site of `config_file`; returns the built site and the two summaries."""
     _require_extras()
+    if serve:
+        _check_free(dev_addr)  # before any work: a busy port is the likeliest failure of --serve
     if not config_file.is_file():
         raise ConfigurationError(
             f"{config_file} not found: run the demo from a clone of the mkdocs-blogsvc repository, "
@@ -212,24 +221,40 @@ def run_demo(config_file: Path = DEFAULT_SITE, *, echo: Callable[[str], None] = 
             echo(summaries[-1])
         echo(f"Built site: {site_dir.resolve()} (open index.html, or run the demo with --serve)")
         if serve:
-            _serve(config_file, url, db)
+            _serve(config_file, url, db, dev_addr)
         return DemoResult(site_dir, tuple(summaries), url)
 
 
-def _serve(config_file: Path, url: str, db: object) -> None:
-    """`mkdocs serve` with live reload while the service keeps running; Ctrl-C ends both."""
-    from mkdocs.commands.serve import serve
+def _check_free(address: str) -> None:
+    host, _, port = address.rpartition(":")
+    with socket.socket() as probe:
+        try:
+            probe.bind((host, int(port)))
+        except (OSError, ValueError) as exc:
+            raise ConfigurationError(
+                f"cannot serve the example site on {address} ({getattr(exc, 'strerror', None) or exc}): "
+                "stop what uses it (another `mkdocs serve`?) or pass --dev-addr HOST:PORT"
+            ) from None
 
-    os.environ.setdefault("BLOGSVC_SYNC_INTERVAL", "5")  # the example site reads it through !ENV
 
+def _serve(config_file: Path, url: str, db: object, address: str) -> None:
+    """`mkdocs serve --livereload` (a child process, with MkDocs' own logging) while the service
+    keeps running in this one; Ctrl-C ends both."""
     db_path = getattr(db, "url", "").removeprefix("sqlite:///")
     print(
-        f"Serving the example site with live reload; the service stays on {url}.\n"
+        f"Serving the example site with live reload on http://{address}/; the service stays on {url}.\n"
         f"Change the blog while it runs, e.g.:\n"
         f"  mkdocs-blogsvc server admin --db {db_path} add-article --blog demo-blog --title 'Hello' --content 'Hi!'\n"
-        "and the page appears within seconds (sync_interval: 5). Ctrl-C stops everything."
+        "and the page appears within seconds (sync_interval: 5). Ctrl-C stops everything.",
+        flush=True,
     )
+    command = [sys.executable, "-m", "mkdocs", "serve", "--livereload", "-a", address, "-f", str(config_file)]
+    child = subprocess.Popen(command, env={**os.environ, "BLOGSVC_SYNC_INTERVAL": "5"})
     try:
-        serve(str(config_file), livereload=True, dev_addr="127.0.0.1:8001")
-    except KeyboardInterrupt:
-        pass
+        child.wait()
+    except KeyboardInterrupt:  # the child got the same Ctrl-C
+        try:
+            child.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()

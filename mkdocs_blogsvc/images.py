@@ -6,8 +6,9 @@ really be an image, and written atomically.
 
 Decisions:
 - only http and https URLs; at most `MAX_IMAGE_BYTES` per image;
-- the bytes must start like PNG, JPEG, GIF, WebP or AVIF; the extension comes from those bytes,
-  never from the URL or the Content-Type;
+- the bytes must be a PNG, JPEG, GIF, WebP or AVIF image (`imagetypes.sniff`, the rule the
+  reference service uses too); the extension comes from those bytes, never from the URL or
+  the Content-Type;
 - SVG is refused: it can carry scripts, and served from the site's own origin it would run
   with the site's privileges. A refused image keeps its remote URL (with a warning).
 """
@@ -24,7 +25,9 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from mkdocs_blogsvc.errors import BlogServiceError
-from mkdocs_blogsvc.manifest import atomic_write, sha256
+from mkdocs_blogsvc.fileio import atomic_write
+from mkdocs_blogsvc.imagetypes import looks_like_svg, sniff
+from mkdocs_blogsvc.manifest import sha256
 
 #: Largest image accepted (10 MiB): covers photos at web sizes, stops a runaway download.
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
@@ -41,19 +44,11 @@ class Downloader(Protocol):
     def download(self, url: str, *, max_bytes: int) -> tuple[bytes, str]: ...
 
 
-def sniff(data: bytes) -> str | None:
-    """The file extension of an image recognised by its first bytes, or None."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "jpg"
-    if data.startswith((b"GIF87a", b"GIF89a")):
-        return "gif"
-    if len(data) >= 12 and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "webp"
-    if len(data) >= 12 and data[4:8] == b"ftyp" and (b"avif" in data[8:32] or b"avis" in data[8:32]):
-        return "avif"
-    return None
+def display_url(url: str) -> str:
+    """A URL fit for a log line or a message: without query string and fragment (signed image
+    URLs carry their secret there), and at most 100 characters."""
+    shown = url.split("#", 1)[0].split("?", 1)[0]
+    return shown if len(shown) <= 100 else shown[:97] + "..."
 
 
 def is_fetchable(url: str) -> bool:
@@ -131,7 +126,7 @@ def _fetch_one(client: Downloader, url: str, cache_dir: Path, max_bytes: int) ->
         raise _Refused(f"larger than {max_bytes} bytes")
     extension = sniff(data)
     if extension is None:
-        what = "an SVG image (refused: SVG can carry scripts)" if _looks_like_svg(data) else "not a PNG, JPEG, GIF, WebP or AVIF image"
+        what = "an SVG image (refused: SVG can carry scripts)" if looks_like_svg(data) else "not a PNG, JPEG, GIF, WebP or AVIF image"
         raise _Refused(what)
     relative = file_name(url, extension)
     target = cache_dir / relative
@@ -140,10 +135,6 @@ def _fetch_one(client: Downloader, url: str, cache_dir: Path, max_bytes: int) ->
     except OSError:
         unchanged = False
     if not unchanged:
+        target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, data)
     return relative, len(data)
-
-
-def _looks_like_svg(data: bytes) -> bool:
-    head = data[:1024].lstrip().lower()
-    return head.startswith((b"<svg", b"<?xml")) and b"<svg" in head

@@ -4,7 +4,8 @@
   without padding. The service supports S256 only, and public clients have no other proof.
 - Loopback redirect (RFC 8252 7.3): a one-shot HTTP listener on `127.0.0.1` (port 0 = any, the
   service matches loopback redirect URIs on any port), path `/callback`; the random `state`
-  is checked before the code is used.
+  is checked before the code is used, and a request with another path or state (a favicon
+  fetch, an old tab) is answered and ignored: the wait goes on.
 - Confidential clients also send `client_secret` (client_secret_post), taken from the settings,
   which take it from BLOGSVC_CLIENT_SECRET so it never sits in mkdocs.yml.
 
@@ -105,7 +106,8 @@ class LoopbackListener:
         self._thread.join()
 
     def wait_for_code(self, timeout: float) -> str:
-        """The authorization code, once the callback arrives with a matching `state`."""
+        """The authorization code, once a callback with this attempt's `state` arrives
+        (callbacks with another state never reach the queue)."""
         try:
             callback = self._results.get(timeout=timeout)
         except queue.Empty:
@@ -113,12 +115,15 @@ class LoopbackListener:
                 f"no answer from the browser within {timeout:g} seconds: run `mkdocs-blogsvc login` "
                 "again (and finish the sign-in in the browser, or raise --timeout)"
             ) from None
-        return _code_from(callback.params, self.state)
+        return _code_from(callback.params)
 
     def _handler_class(self) -> type[http.server.BaseHTTPRequestHandler]:
         listener = self
 
         class CallbackHandler(http.server.BaseHTTPRequestHandler):
+            """Only a redirect of this attempt (its `state`) is handed on; anything else (a
+            favicon fetch, an old tab of an earlier attempt) is answered and ignored."""
+
             def do_GET(self) -> None:
                 url = urlsplit(self.path)
                 if url.path != CALLBACK_PATH:
@@ -128,13 +133,19 @@ class LoopbackListener:
                 if "code" not in params and "error" not in params:
                     self._page(400, "Nothing to do", "This page expects the redirect from the Blog Content Service.")
                     return
+                # Bytes: compare_digest refuses str with non-ASCII characters, which anyone can send.
+                if not secrets.compare_digest(params.get("state", "").encode(), listener.state.encode()):
+                    self._page(400, "Not this sign-in", "This sign-in link is from another attempt. "
+                               "Finish the sign-in in the tab the terminal opened, or run "
+                               "mkdocs-blogsvc login again.")
+                    return
                 try:
-                    _code_from(params, listener.state)
+                    _code_from(params)
                 except errors.LoginError as exc:
                     self._page(400, "Login failed", f"{exc} You can close this tab.")
                 else:
-                    self._page(200, "Connected", "mkdocs-blogsvc is connected to your blog. "
-                               "You can close this tab and return to the terminal.")
+                    # The code is not exchanged yet: promise nothing beyond the approval.
+                    self._page(200, "Approved", "Approved. You can close this tab and return to the terminal.")
                 listener._results.put(_Callback(params))
 
             def _page(self, status: int, title: str, text: str) -> None:
@@ -162,13 +173,8 @@ h1{{font-size:1.4rem}}</style></head>
 """
 
 
-def _code_from(params: dict[str, str], state: str) -> str:
-    """The code of a callback query; `LoginError` for a wrong state or an error redirect."""
-    if not secrets.compare_digest(params.get("state", ""), state):
-        raise errors.LoginError(
-            "the login redirect carried the wrong state (it did not come from this login attempt): "
-            "run `mkdocs-blogsvc login` again"
-        )
+def _code_from(params: dict[str, str]) -> str:
+    """The code of a callback query whose state matched; `LoginError` for an error redirect."""
     error = params.get("error")
     if error is not None:
         description = redact(params.get("error_description", ""))[:300]
@@ -203,12 +209,10 @@ def login(
     transport: Any = None,
 ) -> LoginResult:
     """Run the whole flow; save the credentials (0600) and return the connected blog."""
-    if not settings.client_id:
-        raise errors.ConfigurationError(
-            f"blogsvc: client_id is not set: add `client_id` to the plugin's settings in mkdocs.yml "
-            f"or set {config.ENV_CLIENT_ID}"
-        )
-    client_id = settings.client_id
+    client_id = settings.require_client_id()
+    store = CredentialStore(settings.credentials_file)
+    with store.locked():  # an unusable credentials folder fails now, not after the browser step
+        pass
     verifier, challenge = pkce_pair()
     state = secrets.token_urlsafe(32)
     client = BlogServiceClient(settings.base_url, transport=transport, timeout=settings.timeout)
@@ -226,7 +230,6 @@ def login(
         if settings.client_secret:
             form["client_secret"] = settings.client_secret
         tokens = client.token_request(form)
-        store = CredentialStore(settings.credentials_file)
         with store.locked():  # a build refreshing at this moment must not overwrite the new pair
             store.save(StoredCredentials.from_token_set(tokens, base_url=settings.base_url, client_id=client_id))
         client.tokens = TokenManager(settings, client)

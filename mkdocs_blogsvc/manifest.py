@@ -1,8 +1,8 @@
 """The cache manifest: which files in `cache_dir` the plugin created, and for which article.
 
 `cache_dir/manifest.json` is the single source of truth of the cache. It is written atomically
-(temp file in the same folder, fsync, `os.replace`), so a build killed at any point leaves either
-the old or the new manifest, never half of one. The files it names are content-addressed or
+and durably (`fileio.atomic_write`: temp file in the same folder, fsync, `os.replace`), so a
+build killed at any point leaves either the old or the new manifest, never half of one. The files it names are content-addressed or
 written before the manifest that refers to them, so whatever manifest is on disk describes files
 that exist (or the next `verify` notices that they do not).
 
@@ -21,14 +21,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from mkdocs_blogsvc.errors import InvalidResponse
+from mkdocs_blogsvc.fileio import atomic_write
 from mkdocs_blogsvc.models import Article, KnownArticle
 
 MANIFEST_NAME = "manifest.json"
@@ -39,21 +38,6 @@ log = logging.getLogger("mkdocs.plugins.mkdocs_blogsvc.manifest")
 
 def sha256(data: bytes | str) -> str:
     return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that readers see the old file or the new one, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def inside(root: Path, relative: str) -> Path | None:
@@ -178,6 +162,7 @@ def load(cache_dir: Path) -> Manifest:
 
 def save(cache_dir: Path, manifest: Manifest) -> None:
     text = json.dumps(manifest.to_json(), indent=1, ensure_ascii=False, sort_keys=False) + "\n"
+    cache_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(cache_dir / MANIFEST_NAME, text.encode("utf-8"))
 
 

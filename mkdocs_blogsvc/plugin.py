@@ -1,8 +1,9 @@
 """The MkDocs plugin `blogsvc`: hooks only. They adapt MkDocs to `sync` and `render`.
 
     on_startup    remember whether this is `mkdocs serve` (and keep the object across rebuilds)
-    on_config     resolve the settings; refuse two instances sharing a cache, store or posts_dir
-    on_files      (priority 50, before Material's blog plugin at -50) take the cache lock, sync
+    on_config     resolve the settings; refuse two instances sharing a cache, store or posts_dir,
+                  and a cache or credentials file inside docs_dir
+    on_files      (priority 50, before Material's blog plugin at -50) take the cache locks, sync
                   if due, render the pages from the cache, add them as
                   `File.generated(..., abs_src_path=...)`
     on_post_page  article pages: JSON-LD, Open Graph and keywords before `</head>`
@@ -12,11 +13,14 @@
                   signal file the server watches, so the site rebuilds from the cache
     on_shutdown   stop the background sync
 
-The cache lock is held from on_files to the end of the build (MkDocs reads the pages and copies
-the images long after on_files), so the background sync never changes files a build is reading.
+The cache locks are held from on_files to the end of the build (MkDocs reads the pages and
+copies the images long after on_files): a threading lock against the background sync of this
+process, then `sync.CacheLock` (a file lock) against other processes (another build,
+`mkdocs-blogsvc sync` or `export`). So nothing changes files a build is reading.
 
 Failures of the service follow `on_error`: `warn` logs a warning and builds from the cache
-(so `mkdocs build --strict` fails), `fail` stops the build with a `PluginError`.
+(so `mkdocs build --strict` fails), `fail` stops the build with a `PluginError`. Failures that
+cannot heal by themselves (credentials, configuration, a broken template) always stop it.
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urljoin
 
-import jinja2
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, PrefixedLogger, event_priority
@@ -42,10 +45,10 @@ from mkdocs.utils import get_relative_url
 from mkdocs_blogsvc import credentials, watch
 from mkdocs_blogsvc.api import redact
 from mkdocs_blogsvc.config import BlogServiceConfig, Settings
-from mkdocs_blogsvc.errors import BlogServiceError, CredentialsError
+from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, CredentialsError
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.render import Renderer
-from mkdocs_blogsvc.sync import CacheState, SyncReport, read_cache, render_all, sync_cache
+from mkdocs_blogsvc.sync import CacheLock, CacheState, SyncReport, read_cache, render_all, sync_cache
 
 #: MkDocs' plugin logger, with the plugin's public name as the prefix ("blogsvc: ...").
 log = PrefixedLogger("blogsvc", logging.getLogger(f"mkdocs.plugins.{__name__}"))
@@ -69,9 +72,11 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         #: docs-relative page path -> (article, docs-relative cover image path or None).
         self.pages: dict[str, tuple[Article, str | None]] = {}
         self.files: Files | None = None
-        #: held by a build from on_files to its end, and by each background sync.
+        #: held by a build from on_files to its end, and by each background sync; the file
+        #: lock (`_held_file_lock`, other processes) is always taken after it.
         self.cache_lock = threading.Lock()
         self._holds_cache = False
+        self._held_file_lock: CacheLock | None = None
         self.poller: watch.Poller | None = None
         self._poll_errors = watch.WarnOnce(log)  # reset when a background sync succeeds
         self._poll_notices = watch.WarnOnce(log)  # never reset: shown once per `mkdocs serve`
@@ -93,17 +98,11 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                         f"blogsvc: two instances of the plugin share {name} ({getattr(self.settings, name)}); "
                         f"give each connected blog its own {name}"
                     )
-        docs_dir = Path(config.docs_dir).resolve()
-        cache_dir = self.settings.cache_dir.resolve()
-        if cache_dir == docs_dir or docs_dir in cache_dir.parents:
-            raise PluginError(
-                f"blogsvc: cache_dir ({self.settings.cache_dir}) is inside docs_dir; writing there would make "
-                "`mkdocs serve` rebuild in a loop: use a folder outside docs_dir (default .cache/blogsvc)"
-            )
+        _check_outside_docs(self.settings, Path(config.docs_dir).resolve())
         try:
             self.renderer = Renderer(self.settings.page_template, self.settings.head_template)
-        except (jinja2.TemplateError, OSError, UnicodeDecodeError) as exc:
-            raise PluginError(f"blogsvc: a template cannot be loaded: {exc}") from None
+        except BlogServiceError as exc:
+            raise PluginError(str(exc)) from None
         return None
 
     @event_priority(50)  # before Material's blog plugin (-50), which reads posts in on_files
@@ -112,9 +111,12 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             return None
         settings, started = self.settings, time.perf_counter()
         self._release_cache()  # still held only if the previous build was interrupted (Ctrl-C)
-        self.cache_lock.acquire()  # released in on_post_build / on_build_error
+        self.cache_lock.acquire()  # both locks are released in on_post_build / on_build_error
         self._holds_cache = True
         try:
+            file_lock = CacheLock(settings.cache_dir)
+            file_lock.acquire()  # raises CacheBusy after sync.LOCK_TIMEOUT
+            self._held_file_lock = file_lock
             state = read_cache(settings.cache_dir)
             state, report, reason = self._sync_if_due(state)
             blog_plugin = _material_blog(config)
@@ -131,6 +133,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 f"blogsvc: the cache in {settings.cache_dir} cannot be written ({exc.strerror or exc}); "
                 "check the folder's permissions and free space"
             ) from None
+        except BlogServiceError as exc:  # a template that cannot be rendered; the cache kept busy
+            raise PluginError(_message(exc)) from None
         self.language = state.manifest.blog_language
         self.pages = {}
         for site_file in [*site.images, *site.pages, *([site.index] if site.index else [])]:
@@ -160,9 +164,10 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         self.last_sync_attempt = time.monotonic()
         try:
             state, report = self._sync(settings, state, warn=log.warning)
-        except CredentialsError as exc:
-            # Not a passing outage: no later build can succeed until someone logs in again.
-            raise PluginError(f"blogsvc: {exc}") from None
+        except (CredentialsError, ConfigurationError) as exc:
+            # Not a passing outage: no later build can succeed until someone logs in again or
+            # fixes the setting, so `on_error: warn` does not apply.
+            raise PluginError(_message(exc)) from None
         except BlogServiceError as exc:
             if settings.on_error == "fail":
                 raise PluginError(f"blogsvc: the sync with {settings.base_url} failed: {exc}") from None
@@ -198,7 +203,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         """One round of the background sync under `mkdocs serve`; returns the seconds to wait.
 
         It syncs when sync_interval has passed since the last attempt (the build's or its own),
-        under the cache lock; when something changed it raises the signal file, and the rebuild
+        under both cache locks; when something changed it raises the signal file, and the rebuild
         that follows finds the sync recent and builds from the cache.
         """
         settings = self.settings
@@ -209,31 +214,45 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if not self.cache_lock.acquire(timeout=1.0):
             return 0.0  # a build is running: sync when it is done
         try:
-            if (wait := self._seconds_until_due(settings)) > 0:
-                return wait  # the build that just ended synced
-            self.last_sync_attempt = time.monotonic()
+            file_lock = CacheLock(settings.cache_dir)
+            if not file_lock.try_acquire(timeout=1.0):
+                return 1.0  # another process (a build, `mkdocs-blogsvc sync`) uses the cache
             try:
-                _, report = self._sync(settings, None, warn=self._poll_notices.warn)
-            except BlogServiceError as exc:
-                self._poll_errors.warn(
-                    f"the background sync with {settings.base_url} failed ({exc}); the site keeps the "
-                    f"articles of the last sync; trying again every {settings.sync_interval} s"
-                )
-                return settings.sync_interval
-            except OSError as exc:
-                self._poll_errors.warn(
-                    f"the background sync cannot write the cache in {settings.cache_dir} "
-                    f"({exc.strerror or exc}); trying again every {settings.sync_interval} s"
-                )
-                return settings.sync_interval
-            if self._poll_errors.reset():
-                log.info(f"the background sync with {settings.base_url} works again")
-            if report.new or report.updated or report.deleted:
-                watch.raise_signal(settings.cache_dir, report.summary())
-                log.info(report.summary() + " (background sync: rebuilding the site)")
+                return self._poll_locked(settings)
+            finally:
+                file_lock.release()
+        except OSError as exc:  # the cache folder cannot be created
+            return self._poll_cannot_write(settings, exc)
         finally:
             self.cache_lock.release()
+
+    def _poll_locked(self, settings: Settings) -> float:
+        if (wait := self._seconds_until_due(settings)) > 0:
+            return wait  # the build that just ended synced
+        self.last_sync_attempt = time.monotonic()
+        try:
+            _, report = self._sync(settings, None, warn=self._poll_notices.warn)
+        except BlogServiceError as exc:
+            self._poll_errors.warn(
+                f"the background sync with {settings.base_url} failed ({exc}); the site keeps the "
+                f"articles of the last sync; trying again every {settings.sync_interval} s"
+            )
+            return settings.sync_interval
+        except OSError as exc:
+            return self._poll_cannot_write(settings, exc)
+        if self._poll_errors.reset():
+            log.info(f"the background sync with {settings.base_url} works again")
+        if report.new or report.updated or report.deleted:
+            watch.raise_signal(settings.cache_dir, report.summary())
+            log.info(report.summary() + " (background sync: rebuilding the site)")
         return settings.sync_interval
+
+    def _poll_cannot_write(self, settings: Settings, exc: OSError) -> float:
+        self._poll_errors.warn(
+            f"the background sync cannot write the cache in {settings.cache_dir} "
+            f"({exc.strerror or exc}); trying again every {settings.sync_interval} s"
+        )
+        return float(settings.sync_interval)
 
     def _poll_crashed(self, exc: Exception) -> None:
         self._poll_errors.warn(
@@ -242,6 +261,9 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         )
 
     def _release_cache(self) -> None:
+        if self._held_file_lock is not None:
+            self._held_file_lock.release()
+            self._held_file_lock = None
         if self._holds_cache:
             self._holds_cache = False
             self.cache_lock.release()
@@ -264,7 +286,10 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         cover_file = self.files.get_file_from_path(cover_src) if cover_src and self.files else None
         if cover_file is not None:
             image_url = urljoin(site_url, cover_file.url) if site_url else get_relative_url(cover_file.url, page.url)
-        head = self.renderer.head(article, page_url=page_url, image_url=image_url, language=self.language)
+        try:
+            head = self.renderer.head(article, page_url=page_url, image_url=image_url, language=self.language)
+        except BlogServiceError as exc:  # a custom head_template that cannot be rendered
+            raise PluginError(_message(exc)) from None
         match = _HEAD_END.search(output)
         if match is None:
             log.debug(f"no </head> in {page.file.src_uri}: head tags not inserted")
@@ -313,6 +338,39 @@ def _resolve(plugin_config: BlogServiceConfig, config: MkDocsConfig) -> Settings
         return Settings.from_config(plugin_config, config.config_file_path)
     except BlogServiceError as exc:
         raise PluginError(str(exc)) from None
+
+
+def _message(exc: BlogServiceError) -> str:
+    """The error's message with the plugin's prefix, once."""
+    text = str(exc)
+    return text if text.startswith("blogsvc: ") else f"blogsvc: {text}"
+
+
+def _check_outside_docs(settings: Settings, docs_dir: Path) -> None:
+    """Refuse a cache or credentials file inside docs_dir (and a cache_dir holding docs_dir).
+
+    Whatever is in docs_dir is published with the site (a credentials file would be served to
+    anyone), and each write there (a page rendered, a token refreshed) makes `mkdocs serve`
+    rebuild in a loop.
+    """
+    cache_dir = settings.cache_dir.resolve()
+    if cache_dir == docs_dir or docs_dir in cache_dir.parents:
+        raise PluginError(
+            f"blogsvc: cache_dir ({settings.cache_dir}) is inside docs_dir; writing there would make "
+            "`mkdocs serve` rebuild in a loop: use a folder outside docs_dir (default .cache/blogsvc)"
+        )
+    if cache_dir in docs_dir.parents:
+        raise PluginError(
+            f"blogsvc: cache_dir ({settings.cache_dir}) contains docs_dir; the cache would write into "
+            "docs_dir: use a folder of its own outside docs_dir (default .cache/blogsvc)"
+        )
+    credentials_file = settings.credentials_file.resolve()
+    if docs_dir in credentials_file.parents:
+        raise PluginError(
+            f"blogsvc: credentials_file ({settings.credentials_file}) is inside docs_dir; it would be "
+            "published with the site, and each token refresh would make `mkdocs serve` rebuild: "
+            "use a path outside docs_dir (default .blogsvc/credentials.json), then run `mkdocs-blogsvc login`"
+        )
 
 
 def _material_blog(config: MkDocsConfig) -> Any:

@@ -8,6 +8,10 @@ reaches the disk. Three rules keep bad data from the service harmless:
   text that themes print unescaped (`title`, `description`, tags) has `<`, `>` and `"` turned
   into entities, because MkDocs' themes render `page.title` with autoescape off;
 - the head template autoescapes, and JSON-LD is serialised so no value can close `<script>`.
+
+A template that cannot be loaded or rendered (a custom one with a typo, under StrictUndefined)
+raises `BadTemplate`, naming the file, the line and Jinja2's message: the plugin and the CLI
+show it as one line, never a traceback.
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ import jinja2
 import yaml
 from markupsafe import Markup
 
+from mkdocs_blogsvc.errors import ConfigurationError
 from mkdocs_blogsvc.models import Article, format_timestamp
 
 MAX_SLUG = 100
-_VALID_SLUG = re.compile(r"^[a-z0-9-]{1,100}$")
+#: Used with `fullmatch` only: `match` with `$` would accept a trailing newline ("abc\n").
+_VALID_SLUG = re.compile(r"[a-z0-9-]{1,100}")
 _ID_CHARS = re.compile(r"[^a-z0-9]")
 
 log = logging.getLogger("mkdocs.plugins.mkdocs_blogsvc.render")
@@ -49,7 +55,7 @@ def slugify(text: str) -> str:
 
 
 def is_safe_slug(slug: str) -> bool:
-    return bool(_VALID_SLUG.match(slug)) and slug.strip("-") != ""
+    return bool(_VALID_SLUG.fullmatch(slug)) and slug.strip("-") != ""
 
 
 def safe_slug(article: Article) -> str:
@@ -138,6 +144,46 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     return env
 
 
+class BadTemplate(ConfigurationError):
+    """A template cannot be loaded or rendered; the message names the file and the line."""
+
+
+#: Exceptions a template can raise while rendering: Jinja2's own, and Python's from expressions
+#: such as `{{ article.tags + 1 }}` (a user's template is code we run, its errors are its own).
+_RENDER_ERRORS = (jinja2.TemplateError, ArithmeticError, AttributeError, LookupError, TypeError, ValueError)
+
+
+@dataclass(frozen=True)
+class _Template:
+    """A loaded template and how to name it in a message."""
+
+    template: jinja2.Template
+    label: str  # "page_template /site/page.md.j2" or "the built-in template page.md.j2"
+    filename: str
+
+    def render(self, what: str, **context: Any) -> str:
+        try:
+            return self.template.render(**context)
+        except _RENDER_ERRORS as exc:
+            raise BadTemplate(
+                f"blogsvc: {self.label} cannot be rendered ({what}): {_describe(exc, self.filename)}"
+            ) from None
+
+
+def _describe(exc: Exception, filename: str) -> str:
+    """`line N: message` (the line of the template file where it failed, when known)."""
+    message = exc.message if isinstance(exc, jinja2.TemplateError) and exc.message else str(exc)
+    if not isinstance(exc, jinja2.TemplateError):
+        message = f"{type(exc).__name__}: {message}"
+    line = exc.lineno if isinstance(exc, jinja2.TemplateSyntaxError) else None
+    frame = exc.__traceback__
+    while frame is not None:  # Jinja2 rewrites the traceback: template frames carry template lines
+        if frame.tb_frame.f_code.co_filename == filename:
+            line = frame.tb_lineno
+        frame = frame.tb_next
+    return f"line {line}: {message}" if line else message
+
+
 @dataclass(frozen=True)
 class PagePaths:
     """Where one article lives in the site (docs-relative POSIX paths)."""
@@ -152,9 +198,9 @@ class Renderer:
 
     def __init__(self, page_template: Path | None = None, head_template: Path | None = None) -> None:
         markdown_env, html_env = _environment(False), _environment(True)
-        self.page_template = _load(markdown_env, page_template, "page.md.j2")
-        self.index_template = _load(markdown_env, None, "index.md.j2")
-        self.head_template = _load(html_env, head_template, "head.html.j2")
+        self.page_template = _load(markdown_env, page_template, "page.md.j2", "page_template")
+        self.index_template = _load(markdown_env, None, "index.md.j2", "index")
+        self.head_template = _load(html_env, head_template, "head.html.j2", "head_template")
 
     def page(self, article: Article, slug: str, paths: PagePaths) -> str:
         """The Markdown page of `article`: YAML front matter, heading, cover image, body."""
@@ -174,6 +220,7 @@ class Renderer:
                 body = body.replace(url, relative)
         heading, body = _split_heading(body)
         return self.page_template.render(
+            f"article {article.id}",
             article=article,
             slug=slug,
             front_matter=front_matter(article, slug, paths),
@@ -197,7 +244,7 @@ class Renderer:
             for article, page_src in sorted(items, key=lambda item: (item[0].published_at, item[0].id), reverse=True)
         ]
         meta = yaml.safe_dump({"title": neutral(title)}, allow_unicode=True, width=1000)
-        return self.index_template.render(title=md_text(title), front_matter=meta, items=rows)
+        return self.index_template.render("the blog index", title=md_text(title), front_matter=meta, items=rows)
 
     def head(self, article: Article, *, page_url: str | None, image_url: str | None, language: str | None) -> str:
         """The HTML inserted before `</head>` of the article's page."""
@@ -205,6 +252,7 @@ class Renderer:
             article, page_url=page_url, image_url=image_url, language=language
         )
         return self.head_template.render(
+            f"article {article.id}",
             article=article,
             json_ld=script_json(data),
             title=article.title,
@@ -218,10 +266,24 @@ class Renderer:
         )
 
 
-def _load(env: jinja2.Environment, override: Path | None, name: str) -> jinja2.Template:
+def _load(env: jinja2.Environment, override: Path | None, name: str, setting: str) -> _Template:
+    """The built-in template `name`, or the file `override` compiled under its own path (so
+    that errors, at load and at render time, carry its file name and line numbers)."""
     if override is None:
-        return env.get_template(name)
-    return env.from_string(override.read_text(encoding="utf-8"))
+        template = env.get_template(name)
+        return _Template(template, f"the built-in template {name}", template.filename or name)
+    filename = str(override)
+    label = f"{setting} {filename}"
+    try:
+        source = override.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise BadTemplate(f"blogsvc: {label} cannot be read ({reason})") from None
+    try:
+        code = env.compile(source, name=override.name, filename=filename)
+    except jinja2.TemplateError as exc:
+        raise BadTemplate(f"blogsvc: {label} cannot be loaded: {_describe(exc, filename)}") from None
+    return _Template(env.template_class.from_code(env, code, env.make_globals(None)), label, filename)
 
 
 def _split_heading(body: str) -> tuple[str | None, str]:

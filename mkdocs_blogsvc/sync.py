@@ -9,31 +9,100 @@ Order of a sync (why: a failure or a kill at any point leaves the previous cache
    (article files are content-addressed, so the old manifest's files stay untouched);
 4. replace the manifest atomically (the commit point);
 5. delete the files the old manifest owned that the new one no longer names, only inside
-   cache_dir and only files a manifest said we created.
+   cache_dir and only files a manifest said we created (and temp files a killed writer left).
 `render_all` then writes the pages, comparing content first so that an unchanged page keeps
 its bytes and its mtime.
+
+Every process that syncs, renders or reads the cache for a build holds `CacheLock` (the file
+`cache_dir/.lock`): a `mkdocs-blogsvc sync` must not delete files a `mkdocs serve` build is
+copying, nor two builds interleave their writes.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Protocol
+
+import filelock
 
 from mkdocs_blogsvc import images as image_files
 from mkdocs_blogsvc import manifest as cache
 from mkdocs_blogsvc.errors import BlogServiceError
-from mkdocs_blogsvc.manifest import Entry, Manifest, atomic_write, inside, sha256
+from mkdocs_blogsvc.fileio import atomic_write
+from mkdocs_blogsvc.images import display_url
+from mkdocs_blogsvc.manifest import Entry, Manifest, inside, sha256
 from mkdocs_blogsvc.models import Article, BlogStatus, KnownArticle, SyncResult
 from mkdocs_blogsvc.render import PagePaths, Renderer, assign_slugs
 
 PAGES_DIR = "docs"
+#: The cross-process lock file of a cache (see `CacheLock`).
+LOCK_NAME = ".lock"
+#: Longest wait for another process's hold on the cache: one sync plus one build of a big site.
+LOCK_TIMEOUT = 300.0
+#: Temp files of `fileio.atomic_write` (`.<name>.<16 hex digits>.tmp`), left only by a killed writer.
+_TEMP_FILE = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")
 
 log = logging.getLogger("mkdocs.plugins.mkdocs_blogsvc.sync")
+
+
+class CacheBusy(BlogServiceError):
+    """Another process kept the cache locked for longer than `LOCK_TIMEOUT`."""
+
+
+class CacheLock:
+    """The cross-process lock of one cache_dir (`cache_dir/.lock`, an OS file lock that dies
+    with its process). Held by a build from its sync to its end, by `mkdocs-blogsvc sync` and
+    `export`, and by each background sync of `mkdocs serve`.
+
+    Within one process the plugin serialises its own threads with a threading lock taken
+    first; this object is shared by those threads (`thread_local=False`), so a build may be
+    released from another thread than the one that acquired it.
+    """
+
+    def __init__(self, cache_dir: Path) -> None:
+        self.cache_dir = cache_dir
+        self._lock = filelock.FileLock(cache_dir / LOCK_NAME, thread_local=False)
+
+    def try_acquire(self, timeout: float) -> bool:
+        """Take the lock within `timeout` seconds; False when another process still holds it.
+        Raises `OSError` when cache_dir cannot be created."""
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self._lock.acquire(timeout=timeout)
+        except filelock.Timeout:
+            return False
+        return True
+
+    def acquire(self, timeout: float | None = None) -> None:
+        """Take the lock, waiting at most `timeout` (default `LOCK_TIMEOUT`) seconds for another
+        process, with a log line when it has to wait; `CacheBusy` after that."""
+        if self.try_acquire(0):
+            return
+        limit = LOCK_TIMEOUT if timeout is None else timeout
+        log.info("blogsvc: waiting for another process that is using the cache in %s", self.cache_dir)
+        if not self.try_acquire(limit):
+            raise CacheBusy(
+                f"blogsvc: the cache in {self.cache_dir} is still in use by another process "
+                f"(a build, `mkdocs serve` or `mkdocs-blogsvc sync`/`export`) after {limit:.0f} s; "
+                "wait for it to finish (or stop it), then try again"
+            )
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def __enter__(self) -> CacheLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.release()
 
 
 class SyncClient(Protocol):
@@ -104,8 +173,10 @@ def sync_cache(
     entries = {k: v for k, v in old.entries.items() if k in articles and k not in changed}
     report.unchanged = len(entries)
 
-    # Images: every wanted URL not already cached (new articles, and earlier failures).
-    known_images = {url: (path, entry.image_sizes.get(url, 0)) for entry in entries.values() for url, path in entry.images.items()}
+    # Images: every wanted URL not already cached (new URLs, and earlier failures). Every intact
+    # old entry counts, changed articles' included: a URL always maps to the same file (named
+    # by the URL's hash), so an update that keeps its image URLs downloads nothing.
+    known_images = {url: (path, entry.image_sizes.get(url, 0)) for entry in old.entries.values() for url, path in entry.images.items()}
     wanted = {article_id: _image_urls(article) if download_images else [] for article_id, article in articles.items()}
     to_fetch = [url for urls in wanted.values() for url in urls if url not in known_images]
     downloads = image_files.download_all(client, to_fetch, cache_dir)
@@ -113,7 +184,10 @@ def sync_cache(
     for url, reason in downloads.failed.items():
         report.image_failures[url] = reason
         owner = next((i for i, urls in wanted.items() if url in urls), "?")
-        log.warning("blogsvc: image %s of article %s was not downloaded (%s); the page uses the remote URL", _short(url), owner, reason)
+        log.warning(
+            "blogsvc: image %s of article %s was not downloaded (%s); the page uses the remote URL",
+            display_url(url), owner, reason,
+        )
 
     new_manifest = Manifest(rendered=list(old.rendered), blog_language=old.blog_language, blog_name=old.blog_name)
     for article_id, article in articles.items():
@@ -130,6 +204,7 @@ def sync_cache(
     if new_manifest.to_json() != old.to_json():
         cache.save(cache_dir, new_manifest)
     _delete_unowned(cache_dir, state.owned | old.owned_files(), new_manifest.owned_files())
+    _sweep_temp_files(cache_dir)
     report.duration = time.perf_counter() - started
     return CacheState(new_manifest, articles, new_manifest.owned_files()), report
 
@@ -164,19 +239,28 @@ def _delete_unowned(cache_dir: Path, before: set[str], after: set[str]) -> None:
             path.unlink(missing_ok=True)
 
 
-def _write_if_changed(path: Path, data: bytes) -> bool:
+def _sweep_temp_files(cache_dir: Path) -> None:
+    """Remove the temp files of writers killed mid-write (the caller holds the cache lock, so
+    no live writer owns one). Only our folders, only our writer's temp-file names."""
+    found = [*cache_dir.glob(f".{cache.MANIFEST_NAME}.*.tmp")]
+    for folder in ("articles", image_files.IMAGES_DIR):
+        found += (cache_dir / folder).glob(".*.tmp")
+    found += (cache_dir / PAGES_DIR).rglob(".*.tmp")
+    for path in found:
+        if _TEMP_FILE.fullmatch(path.name) and path.is_file():
+            path.unlink(missing_ok=True)
+
+
+def _write_if_changed(path: Path, data: bytes, *, durable: bool = True) -> bool:
     """Write only when the content differs: unchanged files keep their mtime."""
     try:
         if path.read_bytes() == data:
             return False
     except OSError:
         pass
-    atomic_write(path, data)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, data, durable=durable)
     return True
-
-
-def _short(url: str) -> str:
-    return url if len(url) <= 100 else url[:97] + "..."
 
 
 # --- rendering ------------------------------------------------------------------------------
@@ -225,13 +309,15 @@ def render_all(
         urls = state.manifest.entries[article_id].images
         paths = PagePaths(src_uri, {url: image_src[url] for url in urls})
         page = SiteFile(src_uri, cache_dir / PAGES_DIR / src_uri, article_id)
-        site.written += _write_if_changed(page.abs_path, renderer.page(article, slugs[article_id], paths).encode("utf-8"))
+        text = renderer.page(article, slugs[article_id], paths)
+        site.written += _write_if_changed(page.abs_path, text.encode("utf-8"), durable=False)
         site.pages.append(page)
     if index_title is not None:
         src_uri = f"{blog_dir}/index.md"
         items = [(state.articles[p.article_id], p.src_uri) for p in site.pages if p.article_id]
         site.index = SiteFile(src_uri, cache_dir / PAGES_DIR / src_uri)
-        site.written += _write_if_changed(site.index.abs_path, renderer.index(index_title, items, src_uri).encode("utf-8"))
+        text = renderer.index(index_title, items, src_uri)
+        site.written += _write_if_changed(site.index.abs_path, text.encode("utf-8"), durable=False)
 
     rendered = sorted(f"{PAGES_DIR}/{f.src_uri}" for f in [*site.pages, *([site.index] if site.index else [])])
     if rendered != sorted(set(state.manifest.rendered)):

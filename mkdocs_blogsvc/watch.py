@@ -19,7 +19,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mkdocs_blogsvc.manifest import atomic_write
+from mkdocs_blogsvc.fileio import atomic_write
 
 #: In `cache_dir`; watched by `mkdocs serve`, written only by the background sync.
 SIGNAL_NAME = "serve-signal.json"
@@ -36,7 +36,9 @@ def prepare_signal(cache_dir: Path) -> Path:
 def raise_signal(cache_dir: Path, summary: str) -> None:
     """Replace the signal file: the server sees a change and rebuilds the site."""
     record = {"at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "summary": summary}
-    atomic_write(cache_dir / SIGNAL_NAME, (json.dumps(record) + "\n").encode("utf-8"))
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    # Not durable: a signal lost in a power cut only means one rebuild less.
+    atomic_write(cache_dir / SIGNAL_NAME, (json.dumps(record) + "\n").encode("utf-8"), durable=False)
 
 
 class WarnOnce:

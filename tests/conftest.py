@@ -61,7 +61,7 @@ class Owner:
 def add_owner(db: store.Database, username: str = "alice", blog_slug: str = "alice-blog") -> Owner:
     now = db.now()
     password = f"{username}-password"
-    with db.session() as session:
+    with db.session(write=True) as session:
         user = store.User(username=username, password_hash=store.hash_password(password), created_at=now)
         session.add(user)
         session.flush()
@@ -76,7 +76,7 @@ def add_owner(db: store.Database, username: str = "alice", blog_slug: str = "ali
 
 def add_article(db: store.Database, blog_id: str, title: str, *, status: str = "published", minutes_ago: int = 0, **fields) -> str:  # type: ignore[no-untyped-def]
     now = db.now()
-    with db.session() as session:
+    with db.session(write=True) as session:
         article = store.Article(
             id=store.new_cuid(), blog_id=blog_id, slug=fields.pop("slug", title.lower().replace(" ", "-")),
             title=title, description=fields.pop("description", f"About {title}"),
@@ -92,7 +92,7 @@ def issue_access_token(db: store.Database, owner: Owner, scope: str = "articles:
     """A valid access token for `owner`'s blog, minted directly (for data-endpoint tests)."""
     now = db.now()
     raw = store.new_token(store.ACCESS_TOKEN_PREFIX)
-    with db.session() as session:
+    with db.session(write=True) as session:
         grant = store.Grant(client_id=client_id, user_id=owner.user_id, blog_id=owner.blog_id, scope=scope, connected_at=now)
         session.add(grant)
         session.flush()

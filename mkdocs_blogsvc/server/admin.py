@@ -21,7 +21,6 @@ Articles, as the commands write them:
 from __future__ import annotations
 
 import enum
-import ipaddress
 import math
 import re
 import secrets
@@ -37,6 +36,7 @@ from sqlalchemy.orm import Session
 
 from mkdocs_blogsvc.models import format_timestamp
 from mkdocs_blogsvc.server import media, store
+from mkdocs_blogsvc.server.clients import is_loopback_host
 from mkdocs_blogsvc.server.serialize import article_json
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
@@ -102,7 +102,7 @@ def read_file(path: str | Path, what: str) -> bytes:
 
 def create_user(db: store.Database, username: str, password: str) -> dict[str, Any]:
     now = db.now()  # before the transaction: db.now() reads on a connection of its own
-    with db.session() as session:
+    with db.session(write=True) as session:
         user = insert_user(session, username, password, now)
         return {"id": user.id, "username": user.username}
 
@@ -124,7 +124,7 @@ def create_blog(
     db: store.Database, *, owner: str, name: str, slug: str, language: str, description: str = ""
 ) -> dict[str, Any]:
     now = db.now()
-    with db.session() as session:
+    with db.session(write=True) as session:
         blog = insert_blog(session, owner=owner, name=name, slug=slug, language=language, description=description, now=now)
         return blog_json(blog, owner)
 
@@ -162,7 +162,7 @@ def blog_json(blog: store.Blog, owner: str) -> dict[str, Any]:
 def create_client(db: store.Database, *, name: str, redirect_uris: list[str], public: bool) -> dict[str, Any]:
     """Register an application. The secret of a confidential client is shown here, once."""
     now = db.now()
-    with db.session() as session:
+    with db.session(write=True) as session:
         client, secret = insert_client(session, name=name, redirect_uris=redirect_uris, public=public, now=now)
         return {
             "client_id": client.client_id, "client_secret": secret, "name": client.name,
@@ -195,17 +195,8 @@ def check_redirect_uri(uri: str) -> None:
     parts = urlsplit(uri)
     if not parts.scheme or parts.fragment or (parts.scheme in ("http", "https") and not parts.hostname):
         raise AdminError(f"invalid redirect URI {uri!r}: it must be an absolute URI without a fragment")
-    if parts.scheme == "http" and not _is_loopback(parts.hostname or ""):
+    if parts.scheme == "http" and not is_loopback_host(parts.hostname or ""):
         raise AdminError(f"invalid redirect URI {uri!r}: plain http is allowed only for loopback hosts (127.0.0.1, [::1], localhost)")
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 # --- articles -------------------------------------------------------------------------------
@@ -216,7 +207,7 @@ def add_article(
 ) -> dict[str, Any]:
     """Create an article (published now, or a draft) and return it as the API shows it."""
     now = db.now()
-    with db.session() as session:
+    with db.session(write=True) as session:
         blog = session.scalar(select(store.Blog).where(store.Blog.slug == blog_slug))
         if blog is None:
             raise AdminError(f"unknown blog {blog_slug!r}")
@@ -248,7 +239,7 @@ def update_article(
 ) -> dict[str, Any]:
     """Change the given fields of an article; `updatedAt` moves to now, the slug stays."""
     now = db.now()
-    with db.session() as session:
+    with db.session(write=True) as session:
         article = _get_article(session, article_id)
         _apply(session, article, data)
         article.updated_at = now
@@ -257,7 +248,7 @@ def update_article(
 
 def publish(db: store.Database, article_id: str, *, base_url: str = DEFAULT_BASE_URL) -> dict[str, Any]:
     now = db.now()
-    with db.session() as session:
+    with db.session(write=True) as session:
         article = _get_article(session, article_id)
         if article.status != "published":
             article.status = "published"
@@ -268,7 +259,7 @@ def publish(db: store.Database, article_id: str, *, base_url: str = DEFAULT_BASE
 
 def unpublish(db: store.Database, article_id: str, *, base_url: str = DEFAULT_BASE_URL) -> dict[str, Any]:
     """Hide an article from the API (sync reports its id as deleted); `publish` brings it back."""
-    with db.session() as session:
+    with db.session(write=True) as session:
         article = _get_article(session, article_id)
         article.status = "unpublished"
         return admin_article_json(article, base_url)
@@ -276,7 +267,7 @@ def unpublish(db: store.Database, article_id: str, *, base_url: str = DEFAULT_BA
 
 def delete_article(db: store.Database, article_id: str) -> dict[str, Any]:
     """Remove the row. Its images stay: media are shared by content and cost nothing to keep."""
-    with db.session() as session:
+    with db.session(write=True) as session:
         session.delete(_get_article(session, article_id))
         return {"id": article_id, "deleted": True}
 

@@ -20,7 +20,7 @@ from mkdocs_blogsvc.models import format_timestamp
 from mkdocs_blogsvc.server import openapi, store
 from mkdocs_blogsvc.server.bearer import Access, require_token
 from mkdocs_blogsvc.server.responses import ApiError, invalid_request, json_response
-from mkdocs_blogsvc.server.serialize import article_json
+from mkdocs_blogsvc.server.serialize import article_json, base_url
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -64,7 +64,7 @@ def list_articles(access: Access) -> Response:
         offset = (page - 1) * limit
         # A page past the end is answered without a query: its offset may not even fit the database's integers.
         rows = session.scalars(_newest_first(_published(access.blog_id)).offset(offset).limit(limit)).all() if offset < total else []
-    base = _base_url()
+    base = base_url()
     return json_response({
         "articles": [article_json(article, base) for article in rows],
         "pagination": {"page": page, "limit": limit, "total": total, "totalPages": -(-total // limit)},
@@ -79,15 +79,15 @@ def get_article(access: Access, id_or_slug: str) -> Response:
             article = session.scalars(_published(access.blog_id).where(store.Article.slug == id_or_slug)).first()
     if article is None:
         raise ApiError(404, "not_found", "Article not found")
-    return json_response({"article": article_json(article, _base_url())})
+    return json_response({"article": article_json(article, base_url())})
 
 
 @require_token(ARTICLES_SCOPE)
 def sync(access: Access) -> Response:
     known = _known_articles()
-    base = _base_url()
+    base = base_url()
     now = _db().now()
-    with _db().session() as session:
+    with _db().session(write=True) as session:  # sets lastSyncAt
         published = session.scalars(_newest_first(_published(access.blog_id))).all()
         session.execute(update(store.Grant).where(store.Grant.id == access.grant_id).values(last_sync_at=now))
     current = {article.id: article_json(article, base) for article in published}
@@ -124,7 +124,7 @@ def status(access: Access) -> Response:
 def _openapi() -> Response:
     """The OpenAPI document (no token needed: it describes, it discloses nothing)."""
     return json_response(openapi.document(
-        _base_url(),
+        base_url(),
         default_limit=DEFAULT_LIMIT,
         max_limit=MAX_LIMIT,
         max_known_articles=MAX_KNOWN_ARTICLES,
@@ -138,11 +138,6 @@ def _openapi() -> Response:
 def _db() -> store.Database:
     db: store.Database = current_app.extensions["blogsvc_db"]
     return db
-
-
-def _base_url() -> str:
-    """Where this server is reached (scheme, host and any mount point), without a trailing slash."""
-    return request.url_root.rstrip("/")
 
 
 def _published(blog_id: str) -> Select[store.Article]:

@@ -9,18 +9,27 @@ from typing import Any
 from flask import Flask
 
 from mkdocs_blogsvc.server import api, media, oauth
+from mkdocs_blogsvc.server.serialize import PUBLIC_URL_CONFIG, normalize_public_url
 from mkdocs_blogsvc.server.store import Database
 
 #: Request bodies above this are refused with 413 before any parsing (spec: "not shown").
 MAX_REQUEST_BYTES = 1024 * 1024
 
 
-def create_app(db: Database | str | os.PathLike[str], *, secret_key: str | None = None, **config: Any) -> Flask:
+def create_app(
+    db: Database | str | os.PathLike[str], *, secret_key: str | None = None, public_url: str | None = None, **config: Any
+) -> Flask:
     """Build the service on a database (a `Database`, a SQLAlchemy URL, or a SQLite file path).
 
     `secret_key` signs the browser session (sign-in, CSRF); a random one is made when absent,
     which only means sign-ins do not survive a restart.
+
+    `public_url` (such as `https://blog.example.com`) is the address named in media URLs, in the
+    OpenAPI document and on the home page. Without it they name the address each request came
+    to, so two host names of one service (or a proxy) serve different URLs, and so different
+    `contentHash` values. Raises ValueError for a URL that is not an http(s) address.
     """
+    public = None if public_url is None else normalize_public_url(public_url)
     if not isinstance(db, Database):
         text = os.fspath(db)
         db = Database(text) if "://" in text else Database.from_path(text)
@@ -33,6 +42,7 @@ def create_app(db: Database | str | os.PathLike[str], *, secret_key: str | None 
         JSON_SORT_KEYS=False,
     )
     app.config.update(config)
+    app.config[PUBLIC_URL_CONFIG] = public
     app.extensions["blogsvc_db"] = db
     oauth.register(app, db)
     api.register(app, db)

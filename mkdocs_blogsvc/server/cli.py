@@ -8,9 +8,7 @@ Every admin command prints one JSON object on stdout; every refusal is one line 
 from __future__ import annotations
 
 import functools
-import ipaddress
 import json
-import os
 import secrets
 import signal
 import socket
@@ -27,9 +25,12 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.serving import WSGIRequestHandler, make_server
 
+from mkdocs_blogsvc.fileio import atomic_write
 from mkdocs_blogsvc.server import admin, store
 from mkdocs_blogsvc.server import seed as seeding
 from mkdocs_blogsvc.server.app import create_app
+from mkdocs_blogsvc.server.clients import is_loopback_host
+from mkdocs_blogsvc.server.serialize import normalize_public_url
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,10 +60,15 @@ class _AccessLog(WSGIRequestHandler):
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port).")
 @click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host (plain HTTP: test use only).")
-def run(db_path: Path, host: str, port: int, allow_remote: bool) -> None:
+@click.option(
+    "--public-url", callback=lambda _ctx, _param, value: _public_url(value),
+    help="Address clients use (e.g. behind a proxy), named in media URLs, /openapi.json and the home page. "
+    "Default: the address each request came to.",
+)
+def run(db_path: Path, host: str, port: int, allow_remote: bool, public_url: str | None) -> None:
     """Serve the service until Ctrl-C or SIGTERM."""
     host = host.strip("[]")  # an IPv6 literal may be given as in a URL
-    if not allow_remote and not _is_loopback(host):
+    if not allow_remote and not is_loopback_host(host):
         raise click.ClickException(
             f"refusing to listen on {host}: the reference service speaks plain HTTP and is meant for "
             "local testing; pass --allow-remote to do it anyway"
@@ -74,10 +80,11 @@ def run(db_path: Path, host: str, port: int, allow_remote: bool) -> None:
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     with listener:
         database = _open_database(db_path)
-        app = create_app(database, secret_key=_session_secret(db_path))
+        app = create_app(database, secret_key=_session_secret(db_path), public_url=public_url)
         httpd = make_server(host, port, app, threaded=True, request_handler=_AccessLog, fd=listener.fileno())
     shown_host = f"[{host}]" if ":" in host else host
-    click.echo(f"Blog Content Service on http://{shown_host}:{httpd.socket.getsockname()[1]} (database {db_path})")
+    public = f", public URL {public_url}" if public_url else ""
+    click.echo(f"Blog Content Service on http://{shown_host}:{httpd.socket.getsockname()[1]} (database {db_path}{public})")
     with database.session() as session:
         if not session.scalar(select(func.count()).select_from(store.User)):
             click.echo(f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {db_path} seed`.", err=True)
@@ -96,13 +103,12 @@ def run(db_path: Path, host: str, port: int, allow_remote: bool) -> None:
     click.echo("Stopped.", err=True)
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+def _public_url(value: str | None) -> str | None:
+    """The `--public-url` normalised (no trailing slash), checked before anything starts."""
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+        return None if value is None else normalize_public_url(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _session_secret(db_path: Path) -> str:
@@ -110,16 +116,10 @@ def _session_secret(db_path: Path) -> str:
     a restart. Deleting the file signs everyone out at the next start."""
     path = db_path.with_name(db_path.name + ".secret")
     if not path.exists():
-        staging = path.with_name(f"{path.name}.{secrets.token_hex(4)}.tmp")
-        descriptor = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(secrets.token_hex(32))
-        try:
-            os.link(staging, path)  # atomic and never overwrites: two first starts agree on one key
+        try:  # never overwrites: two first starts agree on one key
+            atomic_write(path, secrets.token_hex(32).encode("ascii"), mode=0o600, overwrite=False)
         except FileExistsError:
             pass
-        finally:
-            staging.unlink()
     secret = path.read_text().strip()
     if len(secret) < 32:
         raise click.ClickException(f"the session key file {path} is damaged: delete it and start again")

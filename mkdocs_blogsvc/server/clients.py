@@ -12,6 +12,7 @@ Authlib asks questions of a client object (`ClientMixin`); `OAuthClient` answers
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -23,6 +24,20 @@ from mkdocs_blogsvc.server import store
 #: resolved elsewhere or be firewalled differently, so RFC 8252 8.3 advises IP literals.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1"})
 GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether `host` names this machine: `localhost` or any loopback IP (`127.0.0.0/8`, `::1`).
+
+    Broader than `LOOPBACK_HOSTS` on purpose: it decides where plain http is acceptable (a
+    registered redirect URI, the address `server run` listens on), not which URIs match on any port.
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 CONFIDENTIAL_AUTH_METHODS = frozenset({"client_secret_basic", "client_secret_post"})
 
 

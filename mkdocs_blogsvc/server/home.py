@@ -2,7 +2,8 @@
 
 It says what the service is, which blogs it hosts and how to connect an application, so the
 URL printed by `server run` leads somewhere useful (sign-in itself starts from an application,
-at `/api/oauth/authorize`).
+at `/api/oauth/authorize`). The address it tells people to configure is `serialize.base_url()`:
+the public URL when one is set, so a page seen through a proxy names the address to use.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from flask import Flask, Response, render_template
 from sqlalchemy import func, select
 
 from mkdocs_blogsvc import __version__
+from mkdocs_blogsvc.server.serialize import base_url
 from mkdocs_blogsvc.server.store import SCOPES, Article, Blog, Database
 
 
@@ -32,7 +34,7 @@ def register(app: Flask, db: Database) -> None:
                 .order_by(Blog.name)
             ).all()
         blogs = [{"name": n, "slug": s, "language": lang, "articles": c} for n, s, lang, c in rows]
-        html = render_template("home.html", blogs=blogs, scopes=SCOPES, version=__version__)
+        html = render_template("home.html", blogs=blogs, scopes=SCOPES, version=__version__, base_url=base_url())
         response = Response(html, mimetype="text/html")
         response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"
         response.headers["X-Frame-Options"] = "DENY"

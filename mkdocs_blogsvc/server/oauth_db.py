@@ -1,9 +1,11 @@
 """The database work of the OAuth endpoints: one transaction per request, token pairs, revocation.
 
 Every OAuth request runs in one transaction (`transaction`), so a refresh either spends the old
-refresh token *and* stores the new pair, or does neither. The time of the request is read once,
-before the transaction starts: `Database.now()` (wall clock plus test clock) opens its own
-connection, which would wait on SQLite's write lock if read inside the transaction.
+refresh token *and* stores the new pair, or does neither. A transaction that may write takes the
+write lock at its start (`Database.session(write=True)`), so two refreshes racing with one token
+queue up and the conditional UPDATE decides, instead of one failing with "database is locked".
+The time of the request is read once, before the transaction starts (`Database.now()`, wall
+clock plus test clock), so every row the request writes carries the same instant.
 """
 
 from __future__ import annotations
@@ -30,10 +32,14 @@ class RequestTransaction:
 
 
 @contextmanager
-def transaction(db: store.Database) -> Iterator[RequestTransaction]:
-    """Open the request's transaction; Authlib's callbacks reach it through `current()`."""
+def transaction(db: store.Database, *, write: bool = True) -> Iterator[RequestTransaction]:
+    """Open the request's transaction; Authlib's callbacks reach it through `current()`.
+
+    `write=False` only for a request known not to write (it then neither waits for nor holds
+    SQLite's write lock): the authorization page shown, a sign-in checked.
+    """
     now = db.now()
-    with db.session() as session:
+    with db.session(write=write) as session:
         g.blogsvc_oauth = RequestTransaction(session, now)
         try:
             yield g.blogsvc_oauth

@@ -1,8 +1,9 @@
 """The OpenAPI 3.1 document of the data endpoints and the token endpoint (`GET /openapi.json`).
 
-Built per request so its `servers` entry and OAuth URLs name the server that answers. The
-schemas are exact (closed objects, patterns, ranges): the tests validate every real answer
-against them and fuzz the service with schemathesis, so the document cannot drift from the code.
+Built per request so its `servers` entry and OAuth URLs name the service's public URL, or else
+the address the request came to (`serialize.base_url`). The schemas are exact (closed objects,
+patterns, ranges): the tests validate every real answer against them and fuzz the service with
+schemathesis, so the document cannot drift from the code.
 """
 
 from __future__ import annotations

@@ -53,7 +53,9 @@ def register(app: Flask, db: store.Database, server: ServiceAuthorizationServer)
 
     @app.route(AUTHORIZE_PATH, methods=["GET", "POST"])
     def authorize() -> Response:
-        with transaction(db) as tx:
+        # Only an approval writes (the authorization code); showing pages and checking a
+        # password (scrypt, slow on purpose) must not hold the database's write lock.
+        with transaction(db, write=_is_approval()) as tx:
             response = _authorize(server, tx.session)
         response.headers.update(PAGE_HEADERS)
         return response
@@ -101,6 +103,10 @@ def _authorize(server: ServiceAuthorizationServer, session: Session) -> Response
         return _consent_page(session, grant, user, error="Choose one of your blogs.", status=400)
     response = server.create_authorization_response(grant=grant, grant_user=Approval(user.id, blog.id))
     return response
+
+
+def _is_approval() -> bool:
+    return request.method == "POST" and request.form.get("decision") == "approve"
 
 
 def _sign_in(session: Session) -> Response:

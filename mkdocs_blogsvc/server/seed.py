@@ -46,7 +46,7 @@ def seed(db: store.Database, *, base_url_hint: str | None = None) -> dict[str, A
     URL cannot follow the server to another address.
     """
     now = db.now()
-    with db.session() as session:
+    with db.session(write=True) as session:
         if session.scalar(select(store.User.id).where(store.User.username == USERNAME)) is not None or \
                 session.scalar(select(store.Blog.id).where(store.Blog.slug == BLOG["slug"])) is not None:
             raise admin.AdminError(

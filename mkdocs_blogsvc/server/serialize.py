@@ -1,17 +1,63 @@
 """An article as the data API shows it (the spec's Article resource).
 
 Stored content refers to hosted images as `store.MEDIA_PLACEHOLDER + key`; the served content
-carries absolute URLs on the server that answers (`<base_url>/media/<key>`), so a client can
-download every image without knowing the service's layout. `contentHash` is computed over that
-served content: it is the hash of exactly what the client receives and can recompute.
+carries absolute URLs on the service (`<base_url>/media/<key>`), so a client can download every
+image without knowing the service's layout. `contentHash` is computed over that served content:
+it is the hash of exactly what the client receives and can recompute.
+
+`base_url` is the app's public URL when one is set (`create_app(public_url=...)`, `server run
+--public-url`), else the address the request came to. A public URL keeps served content, and so
+`contentHash`, the same whichever name or proxy a client reaches the service through.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
+
+from flask import current_app, request
 
 from mkdocs_blogsvc.models import format_timestamp
 from mkdocs_blogsvc.server import store
+
+#: The app config key holding the normalised public URL (or None).
+PUBLIC_URL_CONFIG = "BLOGSVC_PUBLIC_URL"
+
+
+def normalize_public_url(value: str) -> str:
+    """`value` without a trailing slash, once it is an absolute http(s) URL naming only a place.
+
+    Raises ValueError with a one-line message otherwise.
+    """
+    url = value.strip().rstrip("/")
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises ValueError unless 0 to 65535
+    except ValueError:
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.username is not None
+        or parts.password is not None
+        or parts.query
+        or parts.fragment
+        or not url.isprintable()
+        or " " in url
+    ):
+        raise ValueError(
+            f"invalid public URL {value!r}: give the absolute http(s) address clients use, "
+            "without user, query or fragment (for example https://blog.example.com)"
+        )
+    return url
+
+
+def base_url() -> str:
+    """Where the current request's answer says the service is, without a trailing slash:
+    the public URL if the app has one, else the scheme, host and mount point the request used."""
+    public: str | None = current_app.config.get(PUBLIC_URL_CONFIG)
+    return public or request.url_root.rstrip("/")
 
 
 def media_url(base_url: str, key: str) -> str:

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -54,6 +54,8 @@ SCOPES = {
 #: Stored article content refers to hosted images as `blogsvc-media:<key>`; the data API
 #: replaces the prefix with `<base_url>/media/` so served content carries absolute URLs.
 MEDIA_PLACEHOLDER = "blogsvc-media:"
+#: The connection execution option `Database.session(write=True)` sets: the transaction may write.
+WRITE_TRANSACTION = "blogsvc_write"
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -74,7 +76,7 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {datetime: UTCDateTime, dict[str, Any]: JSON, list[str]: JSON}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime, dict[str, Any]: JSON, list[str]: JSON}
 
 
 class User(Base):
@@ -216,9 +218,7 @@ class Database:
         )
         if is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas)
-            # pysqlite's own transaction handling defers BEGIN; take the write lock at BEGIN so
-            # conditional updates (token rotation) serialise instead of failing with "locked".
-            event.listen(self.engine, "begin", _begin_immediate)
+            event.listen(self.engine, "begin", _begin)
         Base.metadata.create_all(self.engine)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
 
@@ -227,22 +227,32 @@ class Database:
         return cls(f"sqlite:///{os.fspath(path)}")
 
     @contextmanager
-    def session(self) -> Iterator[Session]:
-        """One transaction: committed on success, rolled back on any exception."""
+    def session(self, *, write: bool = False) -> Iterator[Session]:
+        """One transaction: committed on success, rolled back on any exception.
+
+        `write=True` is for every transaction that may write. On SQLite it takes the write lock
+        at BEGIN (`BEGIN IMMEDIATE`): writers queue up (waiting up to the busy timeout) instead
+        of failing with "database is locked" when a transaction that has read tries to write
+        after another one committed. Reads (the default) use a deferred BEGIN and, in WAL mode,
+        neither wait for nor block anyone.
+        """
         with self.sessions() as session, session.begin():
+            if write:
+                # Options of the session's first connection apply before its BEGIN.
+                session.connection(execution_options={WRITE_TRANSACTION: True})
             yield session
 
     def now(self) -> datetime:
         """The service's notion of now: wall clock plus the test clock's offset."""
-        # Read outside any transaction: a write transaction of the caller (BEGIN IMMEDIATE holds
-        # the write lock) must not make reading the clock wait for itself.
+        # Read outside any transaction (AUTOCOMMIT: the "begin" listener issues no BEGIN), so it
+        # can be called anywhere, even inside the caller's own write transaction.
         with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             offset = connection.scalar(select(ClockOffset.offset_seconds).where(ClockOffset.id == 1))
         return datetime.now(timezone.utc) + timedelta(seconds=offset or 0.0)
 
     def advance_clock(self, seconds: float) -> float:
         """Move the test clock forward; returns the new total offset in seconds."""
-        with self.session() as session:
+        with self.session(write=True) as session:
             clock = session.get(ClockOffset, 1)
             if clock is None:
                 clock = ClockOffset(id=1, offset_seconds=0.0)
@@ -254,13 +264,17 @@ class Database:
         self.engine.dispose()
 
 
-def _begin_immediate(connection: Any) -> None:
-    if connection.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+def _begin(connection: Any) -> None:
+    """Start SQLite transactions ourselves (pysqlite's own handling is off, see `_sqlite_pragmas`):
+    `BEGIN IMMEDIATE` for write transactions, a deferred `BEGIN` for reads, none in AUTOCOMMIT."""
+    options = connection.get_execution_options()
+    if options.get("isolation_level") == "AUTOCOMMIT":
+        return
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_TRANSACTION) else "BEGIN")
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    dbapi_connection.isolation_level = None  # let the "begin" listener issue BEGIN IMMEDIATE
+    dbapi_connection.isolation_level = None  # let the "begin" listener issue BEGIN
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")

@@ -15,13 +15,17 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 from mkdocs.exceptions import Abort
 from sqlalchemy import update
 
+from mkdocs_blogsvc import credentials
+from mkdocs_blogsvc import sync as sync_module
 from mkdocs_blogsvc.server import media, store
+from mkdocs_blogsvc.sync import CacheLock
 from tests.conftest import LiveServer, Owner, add_article, issue_access_token
 from tests.plugin.auth_helpers import LoggedIn, live_logged_in
 from tests.e2e.sites import Service, fresh_plugin_instances, owner, service, snapshot, write_credentials, write_site
@@ -34,7 +38,7 @@ SCHEMA = {"@context": "https://schema.org", "@type": "BlogPosting", "headline": 
 
 
 def cover_article(db: store.Database, owner: Owner, title: str, **fields: Any) -> str:
-    with db.session() as session:
+    with db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, PNG)
     return add_article(db, owner.blog_id, title, cover_media_key=key, **fields)
 
@@ -137,7 +141,7 @@ def test_changes_then_no_change_then_service_down(tmp_path: Path, service: Servi
     site_dir = tmp_path / "site"
     assert post_page(site_dir, "will-hide") and post_page(site_dir, "will-go")
 
-    with db.session() as session:
+    with db.session(write=True) as session:
         session.execute(update(store.Article).where(store.Article.id == edit).values(title="Changed title", updated_at=db.now() + timedelta(minutes=1)))
         session.execute(update(store.Article).where(store.Article.id == hide).values(status="unpublished"))
         session.execute(store.Article.__table__.delete().where(store.Article.id == gone))
@@ -255,7 +259,7 @@ def test_revoked_grant_stops_the_build_even_with_on_error_warn(tmp_path: Path, l
         "client_id": settings.client_id, "credentials_file": ".blogsvc/credentials.json"})
     database = store.Database.from_path(live_server.db_path)
     now = database.now()
-    with database.session() as session:
+    with database.session(write=True) as session:
         session.execute(update(store.Grant).values(revoked_at=now))
         session.execute(update(store.Token).values(revoked_at=now))
     database.dispose()
@@ -265,3 +269,116 @@ def test_revoked_grant_stops_the_build_even_with_on_error_warn(tmp_path: Path, l
     assert "blogsvc: the service refused the refresh token" in result.stderr
     assert "mkdocs-blogsvc login" in result.stderr
     assert "Traceback" not in result.stderr and "svc_" not in result.stderr
+
+
+# --- failures that stop the build, in one message -----------------------------------------------
+
+
+def cache_is_unlocked(tmp_path: Path) -> bool:
+    lock = CacheLock(tmp_path / ".cache" / "blogsvc")
+    if not lock.try_acquire(0):
+        return False
+    lock.release()
+    return True
+
+
+def no_traceback(caplog: pytest.LogCaptureFixture) -> bool:
+    return all(record.exc_info is None for record in caplog.records) and "Traceback" not in caplog.text
+
+
+@pytest.mark.parametrize("setting", ["page_template", "head_template"])
+def test_a_custom_template_failing_at_render_time_stops_the_build_naming_file_and_line(
+    tmp_path: Path, service: Service, db: store.Database, owner: Owner, caplog: pytest.LogCaptureFixture, setting: str,
+) -> None:
+    add_article(db, owner.blog_id, "One")
+    template = tmp_path / "custom.j2"
+    template.write_text("{{ article.title }}\n\n\n{{ artcle.title }}\n")  # the typo fails only when rendering
+    config = site(tmp_path, service, db, owner, material=False, plugin={setting: "custom.j2"})
+    with pytest.raises(Abort):
+        run_build(config)
+    assert re.search(rf"ERROR .*blogsvc: {setting} \S*custom\.j2 cannot be rendered \(article \w+\): line 4: 'artcle' is undefined",
+                     caplog.text), caplog.text
+    assert no_traceback(caplog)
+    assert cache_is_unlocked(tmp_path), "a failed build releases the cache"
+
+
+def test_missing_client_id_stops_the_build_even_with_on_error_warn(
+    tmp_path: Path, service: Service, db: store.Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("BLOGSVC_CLIENT_ID", raising=False)
+    add_article(db, owner.blog_id, "One")
+    config = site(tmp_path, service, db, owner, material=False, plugin={"client_id": None})
+    with pytest.raises(Abort):
+        run_build(config)
+    assert re.search(r"ERROR .*blogsvc: client_id is not set: add `client_id`", caplog.text)
+    assert "blogsvc: blogsvc:" not in caplog.text and "built from the cache" not in caplog.text
+    assert no_traceback(caplog)
+
+
+@pytest.mark.parametrize(("plugin", "message"), [
+    ({"credentials_file": "docs/.blogsvc/credentials.json"}, "blogsvc: credentials_file ({}) is inside docs_dir; it would be published"),
+    ({"cache_dir": "docs/cache"}, "blogsvc: cache_dir ({}) is inside docs_dir"),
+    ({"cache_dir": "."}, "blogsvc: cache_dir ({}) contains docs_dir"),
+])
+def test_files_of_the_plugin_inside_docs_dir_are_refused(tmp_path: Path, service: Service, caplog: pytest.LogCaptureFixture,
+                                                          plugin: dict[str, str], message: str) -> None:
+    config = write_site(tmp_path, service.url, material=False, plugin=plugin)
+    with pytest.raises(Abort):
+        run_build(config)
+    (value,) = plugin.values()
+    assert message.format(tmp_path / value) in caplog.text
+    assert service.requests == [] and not (tmp_path / "docs" / "cache").exists()
+
+
+def test_a_build_waits_for_another_process_holding_the_cache_then_gives_up_in_one_message(
+    tmp_path: Path, service: Service, db: store.Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    caplog.set_level(logging.INFO)
+    add_article(db, owner.blog_id, "One")
+    config = site(tmp_path, service, db, owner, material=False)
+    run_build(config)
+    assert cache_is_unlocked(tmp_path), "the build released the cache at its end"
+    other = CacheLock(tmp_path / ".cache" / "blogsvc")  # as `mkdocs-blogsvc sync` in another process
+    other.acquire()
+    monkeypatch.setattr(sync_module, "LOCK_TIMEOUT", 0.3)
+    service.requests.clear()
+    try:
+        with pytest.raises(Abort):
+            run_build(config)
+    finally:
+        other.release()
+    assert "blogsvc: waiting for another process that is using the cache in" in caplog.text
+    assert re.search(r"ERROR .*blogsvc: the cache in \S+ is still in use by another process .* after 0 s", caplog.text)
+    assert service.requests == [], "nothing synced without the lock"
+    assert no_traceback(caplog)
+
+
+@pytest.mark.parametrize(("body", "problem"), [
+    (b"<html>Bad gateway</html>", "with a body that is not JSON"),
+    (b'{"new": "everything", "updated": [], "deleted": [], "syncedAt": "2025-01-01T00:00:00.000Z"}',
+     "sync answer: field \'new\' has the wrong type (str)"),
+])
+def test_a_malformed_sync_answer_warns_and_builds_from_the_intact_cache(
+    tmp_path: Path, service: Service, db: store.Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch, body: bytes, problem: str,
+) -> None:
+    cover_article(db, owner, "Cover story")
+    config = site(tmp_path, service, db, owner, material=False)
+    run_build(config)
+    cache_before = snapshot(tmp_path / ".cache")
+
+    def handler(request: httpx.Request) -> httpx.Response:  # what the reference service cannot answer
+        return httpx.Response(200, content=body, headers={"Content-Type": "application/json"})
+
+    real_open_client = credentials.open_client
+    monkeypatch.setattr(credentials, "open_client", lambda settings: real_open_client(settings, transport=httpx.MockTransport(handler)))
+    caplog.clear()
+    run_build(config)
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and problem in warnings[0].getMessage(), caplog.text
+    assert "the site is built from the cache (1 articles)" in warnings[0].getMessage()
+    assert no_traceback(caplog)
+    assert snapshot(tmp_path / ".cache") == cache_before
+    assert "Cover story" in (tmp_path / "site" / "blog" / "posts" / "cover-story" / "index.html").read_text()

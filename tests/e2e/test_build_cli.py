@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from pathlib import Path
 
@@ -11,10 +12,12 @@ from click.testing import CliRunner
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
+from mkdocs_blogsvc import sync as sync_module
 from mkdocs_blogsvc.cli import main
 from mkdocs_blogsvc.credentials import CredentialStore
 from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.sync import CacheLock
 from tests.conftest import Owner, add_article, issue_access_token
 from tests.e2e.sites import Service, fresh_plugin_instances, owner, service, snapshot, write_credentials, write_site
 
@@ -57,7 +60,7 @@ def test_export_writes_plain_files_and_removes_its_own_stale_ones(tmp_path: Path
     assert sorted(p.name for p in (dest / "blog" / "posts").iterdir()) == ["dropped.md", "kept.md", "mine.md"]
     assert "Kept" in (dest / "blog" / "index.md").read_text()
     before = snapshot(dest)
-    with db.session() as session:
+    with db.session(write=True) as session:
         session.get(store.Article, drop).status = "unpublished"  # type: ignore[union-attr]
     result = CliRunner().invoke(main, ["export", str(dest), "-f", str(config)])
     assert result.exit_code == 0, result.output
@@ -65,6 +68,39 @@ def test_export_writes_plain_files_and_removes_its_own_stale_ones(tmp_path: Path
     assert not (dest / "blog" / "index.md").exists()
     assert snapshot(dest)["blog/posts/kept.md"] == before["blog/posts/kept.md"]
     assert keep
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("{{ article.title }}\n{{ artcle.title }}\n", r"cannot be rendered \(article \w+\): line 2: 'artcle' is undefined"),
+    ("{{ article.title }}\n{% if %}\n", r"cannot be loaded: line 2: Expected an expression"),
+])
+def test_export_with_a_broken_template_fails_in_one_line(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+                                                         source: str, expected: str) -> None:
+    add_article(db, owner.blog_id, "One")
+    (tmp_path / "page.j2").write_text(source)
+    config = make_site(tmp_path, service, db, owner, page_template="page.j2")
+    result = CliRunner().invoke(main, ["export", str(tmp_path / "out"), "-f", str(config)])
+    assert result.exit_code == 1 and result.exception is not None and isinstance(result.exception, SystemExit)
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and re.match(rf"Error: blogsvc: page_template \S+page\.j2 {expected}", lines[0]), result.output
+    assert not (tmp_path / "out" / "blog" / "posts" / "one.md").exists()
+
+
+@pytest.mark.parametrize("command", ["sync", "export"])
+def test_sync_and_export_wait_for_the_cache_lock_then_fail_in_one_line(tmp_path: Path, service: Service, db: store.Database,
+                                                                       owner: Owner, monkeypatch: pytest.MonkeyPatch,
+                                                                       command: str) -> None:
+    add_article(db, owner.blog_id, "One")
+    config = make_site(tmp_path, service, db, owner)
+    monkeypatch.setattr(sync_module, "LOCK_TIMEOUT", 0.2)
+    args = [command, *([str(tmp_path / "out")] if command == "export" else []), "-f", str(config)]
+    with CacheLock(tmp_path / ".cache" / "blogsvc"):  # a build or `mkdocs serve` in another process
+        result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith(f"Waiting for another process that is using the cache in {tmp_path / '.cache' / 'blogsvc'}...\n")
+    assert "Error: blogsvc: the cache in " in result.output and "is still in use by another process" in result.output
+    assert "Traceback" not in result.output and "/api/v1/sync" not in service.requests
+    assert CliRunner().invoke(main, args).exit_code == 0, "the lock is free again"
 
 
 def build_with(config: Path, *, serve: bool | None = False) -> BlogServicePlugin:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
 
 from mkdocs_blogsvc import errors, models
 from mkdocs_blogsvc.api import USER_AGENT, BlogServiceClient
+from mkdocs_blogsvc.images import download_all
 from tests.conftest import IN_PROCESS_URL, add_article, add_owner, issue_access_token
 
 BASE = "http://service.test"
@@ -254,6 +256,39 @@ def test_download_failures_name_the_image_not_its_query() -> None:
     with client, pytest.raises(errors.ServiceError, match="image http://img.test/a.png could not") as caught:
         client.download("http://img.test/a.png?X-Amz-Signature=secret", max_bytes=10)
     assert "secret" not in str(caught.value) and caught.value.status_code == 404
+
+
+def test_an_image_url_httpx_cannot_parse_is_one_failed_image(tmp_path: Path) -> None:
+    gif = b"GIF89a" + b"\0" * 32
+    client, sleeps = mock_client(lambda request: httpx.Response(200, content=gif, headers={"Content-Type": "image/gif"}))
+    with client:
+        with pytest.raises(errors.InvalidResponse, match=r"not valid, http://cdn:bad/x.png: Invalid port: 'bad'"):
+            client.download("http://cdn:bad/x.png?sig=secret", max_bytes=1000)
+        result = download_all(client, ["http://cdn:bad/x.png", "http://cdn.test/ok.gif"], tmp_path)
+    assert list(result.saved) == ["http://cdn.test/ok.gif"]
+    assert list(result.failed) == ["http://cdn:bad/x.png"] and "Invalid port" in result.failed["http://cdn:bad/x.png"]
+    assert sleeps == []  # a URL that cannot be parsed is not retried
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda client: client.status(),
+        lambda client: client.sync([]),
+        lambda client: client.token_request({"grant_type": "refresh_token", "refresh_token": "svc_rt_x", "client_id": "c"}),
+    ],
+    ids=["status", "sync", "token"],
+)
+def test_a_base_url_httpx_cannot_parse_is_a_transport_error(call: Callable[[BlogServiceClient], object]) -> None:
+    sleeps: list[float] = []
+    client = BlogServiceClient("http://host:abc", transport=httpx.MockTransport(lambda request: httpx.Response(500)),
+                               tokens=FixedTokens("svc_at_one"), sleep=sleeps.append)
+    with client, pytest.raises(errors.TransportError) as caught:
+        call(client)
+    assert sleeps == []
+    message = str(caught.value)
+    assert "http://host:abc" in message and "Invalid port: 'abc'" in message and "`base_url`" in message
+    assert "svc_" not in message
 
 
 # --- against the real reference service ------------------------------------------------------

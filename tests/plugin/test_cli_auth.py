@@ -208,6 +208,17 @@ def test_settings_errors_name_the_file(tmp_path: Path) -> None:
     assert len(result.output.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("command", ["login", "logout"])
+def test_an_unusable_credentials_folder_is_one_line_not_a_traceback(tmp_path: Path, command: str) -> None:
+    config_file = write_site(tmp_path / "site", "http://127.0.0.1:9", "client-1")
+    (tmp_path / "site" / ".blogsvc").write_text("a file where the credentials folder should be\n")
+    result = CliRunner().invoke(main, [command, "-f", str(config_file), *(["--no-browser"] if command == "login" else [])])
+    assert result.exit_code == 1 and not isinstance(result.exception, OSError)
+    [line] = result.output.strip().splitlines()
+    assert line.startswith("Error: cannot ") and str(tmp_path / "site" / ".blogsvc") in line
+    assert "`credentials_file`" in line
+
+
 def test_several_instances_need_a_choice(tmp_path: Path) -> None:
     config_file = write_site(tmp_path / "site", "http://127.0.0.1:9", "client-1", extra_instance=True)
     instances = config.load_site_settings(str(config_file))

@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mkdocs_blogsvc import config, errors
+from mkdocs_blogsvc import config, errors, fileio
 from mkdocs_blogsvc.credentials import (
     CredentialStore,
     StoredCredentials,
@@ -103,6 +103,73 @@ def test_delete_is_idempotent(tmp_path: Path) -> None:
     assert not store.path.exists()
 
 
+RUNS_AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def path_through_a_file(tmp_path: Path) -> CredentialStore:
+    """A store whose folder is a file: fails for root too, who ignores permissions."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the credentials folder should be\n")
+    return CredentialStore(blocker / "credentials.json")
+
+
+def folder_is_a_dangling_link(tmp_path: Path) -> CredentialStore:
+    """A store that does not exist yet and whose folder cannot be created (even by root)."""
+    (tmp_path / "link").symlink_to(tmp_path / "missing")
+    return CredentialStore(tmp_path / "link" / "credentials.json")
+
+
+def take_lock(store: CredentialStore) -> None:
+    with store.locked(timeout=5):
+        pass
+
+
+def check_os_failure(caught: pytest.ExceptionInfo[errors.CredentialsError], target: Path, reason: str) -> None:
+    assert type(caught.value) is errors.CredentialsError  # not "corrupt: run login", which cannot help
+    message = str(caught.value)
+    assert f"{target} ({reason})" in message and "`credentials_file`" in message
+    assert caught.value.__suppress_context__  # no OSError traceback chained behind it
+
+
+def test_a_path_through_a_file_is_a_credentials_error_for_every_operation(tmp_path: Path) -> None:
+    store = path_through_a_file(tmp_path)
+    for read_or_delete in (store.load, store.delete):
+        with pytest.raises(errors.CredentialsError) as caught:
+            read_or_delete()
+        check_os_failure(caught, store.path, "Not a directory")
+    with pytest.raises(errors.CredentialsError) as caught:
+        store.save(sample())
+    check_os_failure(caught, store.path.parent, "File exists")  # the folder cannot be created
+    with pytest.raises(errors.CredentialsError) as caught:
+        take_lock(store)
+    check_os_failure(caught, store.path.parent, "File exists")
+
+
+def test_a_folder_that_cannot_be_created_stops_a_refresh_with_the_store_named(tmp_path: Path) -> None:
+    store = folder_is_a_dangling_link(tmp_path)
+    assert store.load() is None and store.delete() is False
+    settings = replace(settings_for(tmp_path, client_id="client-1"), credentials_file=store.path)
+    with open_client(settings) as client, pytest.raises(errors.CredentialsError) as caught:
+        client.status()  # no stored token: takes the lock to seed or refresh, creating the folder
+    check_os_failure(caught, store.path.parent, "File exists")
+
+
+@pytest.mark.skipif(RUNS_AS_ROOT or os.name != "posix", reason="root ignores folder permissions")
+def test_a_read_only_folder_is_a_credentials_error(tmp_path: Path) -> None:
+    folder = tmp_path / ".blogsvc"
+    folder.mkdir(mode=0o500)
+    store = CredentialStore(folder / "credentials.json")
+    try:
+        with pytest.raises(errors.CredentialsError) as caught:
+            store.save(sample())
+        check_os_failure(caught, store.path, "Permission denied")
+        with pytest.raises(errors.CredentialsError) as caught:
+            take_lock(store)
+        check_os_failure(caught, store.lock_path, "Permission denied")
+    finally:
+        folder.chmod(0o700)
+
+
 def test_stale_temp_files_of_killed_processes_are_removed(tmp_path: Path) -> None:
     store = CredentialStore(tmp_path / "credentials.json")
     old = tmp_path / ".credentials.json.deadbeef.tmp"
@@ -112,6 +179,56 @@ def test_stale_temp_files_of_killed_processes_are_removed(tmp_path: Path) -> Non
     os.utime(old, (time.time() - 3600, time.time() - 3600))
     store.save(sample())
     assert not old.exists() and fresh.exists()
+
+
+# --- the atomic write (fileio), which the store and the service's key file use ------------------
+
+
+def current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def test_atomic_write_replaces_with_the_mode_given_and_leaves_no_temp_file(tmp_path: Path) -> None:
+    target = tmp_path / "file.json"
+    fileio.atomic_write(target, b"one")
+    assert target.read_bytes() == b"one"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644 & ~current_umask()
+    fileio.atomic_write(target, b"two", mode=0o600)
+    assert target.read_bytes() == b"two" and stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["file.json"]
+
+
+def test_atomic_write_fsyncs_only_when_durable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    fileio.atomic_write(tmp_path / "a", b"x", durable=False)
+    assert synced == []
+    fileio.atomic_write(tmp_path / "a", b"y")
+    assert len(synced) == 2  # the data, then the folder (the rename)
+
+
+def test_atomic_write_removes_its_temp_file_when_it_fails(tmp_path: Path) -> None:
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(IsADirectoryError):
+        fileio.atomic_write(tmp_path / "taken", b"data")
+    assert [p.name for p in tmp_path.iterdir()] == ["taken"]
+
+
+def test_atomic_write_without_overwrite_keeps_the_first_file(tmp_path: Path) -> None:
+    target = tmp_path / "key"
+    fileio.atomic_write(target, b"first", mode=0o600, overwrite=False)
+    with pytest.raises(FileExistsError):
+        fileio.atomic_write(target, b"second", mode=0o600, overwrite=False)
+    assert target.read_bytes() == b"first" and stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["key"]
 
 
 SAVE_LOOP = textwrap.dedent("""

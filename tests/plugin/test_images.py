@@ -1,4 +1,5 @@
-"""images.py: type sniffing, refusals, concurrent downloads from the real service (in-process)."""
+"""images.py and imagetypes.py: type sniffing (one rule for the plugin and the service),
+refusals, URLs shown without secrets, concurrent downloads from the real service (in-process)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import httpx
 import pytest
 
 from mkdocs_blogsvc.api import BlogServiceClient
-from mkdocs_blogsvc.images import download_all, file_name, is_fetchable, sniff
+from mkdocs_blogsvc.images import display_url, download_all, file_name, is_fetchable
+from mkdocs_blogsvc.imagetypes import sniff
 from mkdocs_blogsvc.server import media, store
 from tests.conftest import IN_PROCESS_URL, add_owner
 
@@ -18,12 +20,40 @@ PNG = (SAMPLES / "cover-01.png").read_bytes()
 SVG = b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
 
 
-@pytest.mark.parametrize(("data", "expected"), [
-    (PNG, "png"), (b"\xff\xd8\xff\xe0rest", "jpg"), (b"GIF89a....", "gif"), (b"RIFF\0\0\0\0WEBPVP8 ", "webp"),
-    (b"\0\0\0\x1cftypavif\0\0\0\0", "avif"), (SVG, None), (b"<html>", None), (b"", None),
-])
+AVIF_COMPATIBLE = b"\0\0\0\x1cftypmif1\0\0\0\0mif1avifmiaf" + bytes(8)  # AVIF as a compatible brand only
+SAMPLES_BY_TYPE = [
+    (PNG, "png"), (b"\xff\xd8\xff\xe0rest", "jpg"), (b"GIF89a....", "gif"), (b"GIF87a....", "gif"),
+    (b"RIFF\0\0\0\0WEBPVP8 ", "webp"), (b"RIFF\0\0\0\0WEBPVP8L", "webp"),
+    (b"\0\0\0\x1cftypavif\0\0\0\0", "avif"), (AVIF_COMPATIBLE, "avif"),
+    (SVG, None), (b"<html>", None), (b"", None), (PNG[:12] + b"XXXX", None), (b"RIFF\0\0\0\0WAVEfmt ", None),
+    (b"\0\0\0\x1cftypmp42\0\0\0\0isommp41", None),
+]
+
+
+@pytest.mark.parametrize(("data", "expected"), SAMPLES_BY_TYPE)
 def test_sniff(data: bytes, expected: str | None) -> None:
     assert sniff(data) == expected
+
+
+@pytest.mark.parametrize(("data", "expected"), SAMPLES_BY_TYPE)
+def test_the_service_recognises_exactly_the_same_images_and_hosts_all_but_avif(data: bytes, expected: str | None) -> None:
+    if expected in media.CONTENT_TYPES:
+        assert media.sniff_image(data) == expected
+    else:
+        with pytest.raises(media.ImageError) as refused:
+            media.sniff_image(data)
+        if expected == "avif":
+            assert str(refused.value) == "AVIF images are not hosted: use PNG, JPEG, GIF or WebP"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("https://cdn.test/a.png?X-Amz-Signature=secret&token=secret", "https://cdn.test/a.png"),
+    ("https://cdn.test/a.png#token=secret", "https://cdn.test/a.png"),
+    ("https://cdn.test/a.png", "https://cdn.test/a.png"),
+    ("https://cdn.test/" + "x" * 200, "https://cdn.test/" + "x" * 80 + "..."),
+])
+def test_display_url_drops_query_and_fragment(url: str, shown: str) -> None:
+    assert display_url(url) == shown
 
 
 def test_only_http_urls_are_fetched() -> None:
@@ -40,7 +70,7 @@ def test_file_name_is_a_hash_of_the_url() -> None:
 @pytest.fixture
 def hosted(db: store.Database, app) -> Iterator[tuple[BlogServiceClient, dict[str, str]]]:  # type: ignore[no-untyped-def]
     owner = add_owner(db)
-    with db.session() as session:
+    with db.session(write=True) as session:
         png = media.store_image(session, owner.blog_id, PNG)
         gif = media.store_image(session, owner.blog_id, b"GIF89a" + b"\0" * 20)
     urls = {"png": f"{IN_PROCESS_URL}/media/{png}", "gif": f"{IN_PROCESS_URL}/media/{gif}",

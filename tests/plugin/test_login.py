@@ -44,15 +44,27 @@ def test_listener_hands_back_the_code_and_thanks_the_browser() -> None:
         assert deliver(listener, "").status_code == 400  # a stray visit does not end the wait
         page = deliver(listener, "code=abc&state=the-state")
         assert listener.wait_for_code(5) == "abc"
-    assert page.status_code == 200 and "Connected" in page.text and "close this tab" in page.text
+    assert page.status_code == 200 and "Approved" in page.text and "close this tab" in page.text
+    assert "Connected" not in page.text  # the code is not exchanged yet: claim nothing more
     assert page.headers["Cache-Control"] == "no-store"
+
+
+@pytest.mark.parametrize(
+    "query", ["code=old&state=an-earlier-attempt", "code=abc", "error=access_denied&state=forged", "code=x&state=%C3%A9"]
+)
+def test_a_redirect_of_another_attempt_is_refused_and_ignored(query: str) -> None:
+    with LoopbackListener("the-state") as listener:
+        stale = deliver(listener, query)
+        with pytest.raises(errors.LoginError, match="no answer from the browser"):
+            listener.wait_for_code(0.1)  # nothing was handed on
+        deliver(listener, "code=right&state=the-state")
+        assert listener.wait_for_code(5) == "right"
+    assert stale.status_code == 400 and "from another attempt" in stale.text
 
 
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ("code=abc&state=forged", "wrong state"),
-        ("code=abc", "wrong state"),
         ("error=access_denied&error_description=The+user+denied&state=s", "you denied access"),
         ("error=invalid_scope&error_description=Unknown+scope&state=s", "invalid_scope: Unknown scope"),
     ],
@@ -138,6 +150,25 @@ def test_login_through_the_real_consent_pages(app, db, tmp_path: Path) -> None: 
     assert "svc_" not in repr(result)
 
 
+def test_stray_requests_to_the_listener_do_not_abort_the_login(app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    owner = add_owner(db)
+    client_id, _ = register_client(db)
+    settings = site_settings(tmp_path, IN_PROCESS_URL, client_id)
+    transport = httpx.WSGITransport(app=app)
+    real_browser, strays = browser(owner, transport=transport), []
+
+    def browser_with_noise(url: str) -> None:
+        callback = parse_qs(urlsplit(url).query)["redirect_uri"][0]
+        strays.append(httpx.get(callback.replace("/callback", "/favicon.ico"), timeout=5))
+        strays.append(httpx.get(f"{callback}?code=stale&state=an-earlier-attempt", timeout=5))
+        real_browser(url)
+
+    result = login(settings, open_browser=browser_with_noise, transport=transport, timeout=30)
+    assert result.status.blog.slug == owner.blog_slug
+    assert [response.status_code for response in strays] == [404, 400]
+    assert CredentialStore(settings.credentials_file).load() is not None
+
+
 def test_login_as_a_confidential_client_sends_its_secret(app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     owner = add_owner(db)
     client_id, secret = register_client(db, public=False)
@@ -167,6 +198,15 @@ def test_login_needs_a_client_id(tmp_path: Path) -> None:
     settings = site_settings(tmp_path, IN_PROCESS_URL, None)
     with pytest.raises(errors.ConfigurationError, match="BLOGSVC_CLIENT_ID"):
         login(settings, open_browser=lambda url: None, timeout=1)
+
+
+def test_an_unusable_credentials_folder_stops_login_before_the_browser(tmp_path: Path) -> None:
+    (tmp_path / "site").write_text("a file where the site folder should be\n")
+    settings = site_settings(tmp_path, IN_PROCESS_URL, "some-client")  # credentials under site/.blogsvc
+    opened: list[str] = []
+    with pytest.raises(errors.CredentialsError, match=r"cannot create the folder .*\(Not a directory\)"):
+        login(settings, open_browser=opened.append, timeout=1)
+    assert opened == []
 
 
 def test_login_times_out_when_nobody_approves(tmp_path: Path) -> None:

@@ -8,18 +8,23 @@ from pathlib import Path
 import pytest
 
 from mkdocs_blogsvc import manifest
-from mkdocs_blogsvc.manifest import Entry, Manifest, atomic_write, inside, sha256
+from mkdocs_blogsvc.manifest import Entry, Manifest, inside, sha256
 from mkdocs_blogsvc.models import Article
 from tests.plugin.test_render import article
+
+
+def write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
 
 
 def cached(cache_dir: Path, item: Article, image: bytes | None = b"\x89PNG\r\n\x1a\nimage") -> Entry:
     data = json.dumps(item.to_json()).encode()
     relative = f"articles/{item.id}.json"
-    atomic_write(cache_dir / relative, data)
+    write(cache_dir / relative, data)
     images, sizes = {}, {}
     if image is not None:
-        atomic_write(cache_dir / "images" / "c.png", image)
+        write(cache_dir / "images" / "c.png", image)
         images, sizes = {"https://img.test/cover.png": "images/c.png"}, {"https://img.test/cover.png": len(image)}
     return Entry(item.id, item.content_hash, relative, sha256(data), images, sizes)
 
@@ -78,9 +83,9 @@ def test_inside_refuses_every_way_out() -> None:
         assert inside(root, bad) is None
 
 
-def test_atomic_write_leaves_no_temp_file_and_replaces(tmp_path: Path) -> None:
-    target = tmp_path / "sub" / "f.bin"
-    atomic_write(target, b"one")
-    atomic_write(target, b"two")
-    assert target.read_bytes() == b"two"
-    assert [p.name for p in target.parent.iterdir()] == ["f.bin"]
+def test_save_creates_the_folder_replaces_and_leaves_no_temp_file(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "new" / "cache"
+    manifest.save(cache_dir, Manifest(blog_name="one"))
+    manifest.save(cache_dir, Manifest(blog_name="two"))
+    assert manifest.load(cache_dir).blog_name == "two"
+    assert [p.name for p in cache_dir.iterdir()] == ["manifest.json"]

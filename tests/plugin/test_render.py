@@ -13,7 +13,8 @@ import yaml
 from material.plugins.blog.structure.config import PostConfig
 
 from mkdocs_blogsvc.models import Article
-from mkdocs_blogsvc.render import PagePaths, Renderer, assign_slugs, is_safe_slug, safe_slug, script_json
+from mkdocs_blogsvc.errors import ConfigurationError
+from mkdocs_blogsvc.render import BadTemplate, PagePaths, Renderer, assign_slugs, is_safe_slug, safe_slug, script_json
 
 EVIL = "</script><script>alert(1)</script>"
 
@@ -36,7 +37,8 @@ def split_page(text: str) -> tuple[dict[str, Any], str]:
     return yaml.safe_load(match.group(1)), match.group(2)
 
 
-@pytest.mark.parametrize("slug", ["", "../../mkdocs", "a/b", "a\\b", "UPPER", "sp ace", "x" * 101, "---", "caf\u00e9", "..", "a.b"])
+@pytest.mark.parametrize("slug", ["", "../../mkdocs", "a/b", "a\\b", "UPPER", "sp ace", "x" * 101, "---", "caf\u00e9", "..", "a.b",
+                                  "abc\n", "\nabc", "x" * 100 + "\n"])
 def test_unsafe_slugs_are_replaced_by_a_safe_one_from_title_and_id(slug: str) -> None:
     replaced = safe_slug(article(slug=slug, title="Caf\u00e9 & Cr\u00e8me: Tips!"))
     assert replaced != slug and is_safe_slug(replaced)
@@ -149,3 +151,40 @@ def test_index_lists_newest_first_with_relative_links() -> None:
     meta, body = split_page(text)
     assert meta == {"title": "My Blog"}
     assert body.index("[New &lt;b&gt;](posts/new.md)") < body.index("[Old](posts/old.md)")
+
+
+# --- templates that cannot be loaded or rendered --------------------------------------------
+
+
+def test_a_custom_page_template_failing_at_render_time_names_file_line_and_message(tmp_path: Path) -> None:
+    page = tmp_path / "page.md.j2"
+    page.write_text("---\n{{ front_matter }}---\n{{ artcle.title }}\n")  # typo: StrictUndefined fails at render
+    renderer = Renderer(page)
+    with pytest.raises(BadTemplate) as caught:
+        renderer.page(article(), "hello-world", PagePaths("blog/posts/a.md", {}))
+    assert str(caught.value) == (
+        f"blogsvc: page_template {page} cannot be rendered (article ck1abcdefghijklmnopqrstuv): line 3: 'artcle' is undefined"
+    )
+    assert isinstance(caught.value, ConfigurationError) and caught.value.__cause__ is None
+
+
+def test_a_python_error_in_a_custom_head_template_is_a_template_error_too(tmp_path: Path) -> None:
+    head = tmp_path / "head.html.j2"
+    head.write_text("<meta>\n{{ tags + 1 }}\n")
+    with pytest.raises(BadTemplate, match=r"head_template .*head\.html\.j2 cannot be rendered \(article \w+\): line 2: TypeError: "):
+        Renderer(None, head).head(article(), page_url=None, image_url=None, language=None)
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("ok\n{% if %}\n", r"cannot be loaded: line 2: Expected an expression"),
+    (b"\xff\xfe", r"cannot be read \('utf-8' codec can't decode"),
+    (None, r"cannot be read \(No such file or directory\)"),
+])
+def test_a_custom_template_that_cannot_be_loaded_names_the_file(tmp_path: Path, source: str | bytes | None, expected: str) -> None:
+    page = tmp_path / "page.md.j2"
+    if isinstance(source, str):
+        page.write_text(source)
+    elif isinstance(source, bytes):
+        page.write_bytes(source)
+    with pytest.raises(BadTemplate, match=f"^blogsvc: page_template {re.escape(str(page))} {expected}"):
+        Renderer(page)

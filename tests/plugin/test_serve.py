@@ -24,6 +24,7 @@ from mkdocs.livereload import LiveReloadServer
 from mkdocs_blogsvc import watch
 from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.sync import CacheLock
 from tests.conftest import LiveServer, Owner, add_article, add_owner, free_port, issue_access_token
 from tests.e2e.sites import (
     Service,
@@ -102,6 +103,21 @@ def test_background_sync_signals_changes_only(tmp_path: Path, service: Service, 
     assert "the background sync with" in warnings[0].getMessage() and "could not reach" in warnings[0].getMessage()
     assert warnings[0].exc_info is None and "svc_" not in caplog.text
     assert snapshot(cache)[SIGNAL] == signalled[SIGNAL]
+
+
+def test_background_sync_waits_while_another_process_holds_the_cache(tmp_path: Path, service: Service, db: store.Database,
+                                                                     owner: Owner) -> None:
+    add_article(db, owner.blog_id, "First words")
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
+    plugin = serve_build(config, first=True)
+    assert plugin.last_sync_attempt is not None
+    plugin.last_sync_attempt -= 60
+    service.requests.clear()
+    with CacheLock(tmp_path / ".cache" / "blogsvc"):  # `mkdocs-blogsvc sync` running in another process
+        assert plugin._poll() == 1.0, "try again soon"
+    assert service.requests == []
+    assert plugin._poll() == 60 and service.requests == ["/api/v1/sync"]
+    assert not plugin.cache_lock.locked()
 
 
 def test_on_serve_starts_and_on_shutdown_stops_the_poller(tmp_path: Path, service: Service, db: store.Database,

@@ -1,40 +1,70 @@
-"""sync.py against the real service in-process: the transaction, deletions, rendering without rewrites."""
+"""sync.py against the real service in-process: the transaction, deletions, rendering without
+rewrites, interrupted syncs, bad answers, the cache lock."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import logging
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from sqlalchemy import update
 
 from mkdocs_blogsvc import manifest
+from mkdocs_blogsvc import sync as sync_module
 from mkdocs_blogsvc.api import BlogServiceClient
 from mkdocs_blogsvc.credentials import open_client
-from mkdocs_blogsvc.errors import TransportError
+from mkdocs_blogsvc.errors import InvalidResponse, TransportError
+from mkdocs_blogsvc.models import format_timestamp
 from mkdocs_blogsvc.render import Renderer
 from mkdocs_blogsvc.server import media, store
-from mkdocs_blogsvc.sync import read_cache, render_all, sync_cache
+from mkdocs_blogsvc.sync import CacheBusy, CacheLock, read_cache, render_all, sync_cache
 from tests.conftest import IN_PROCESS_URL, Owner, add_article, add_owner, issue_access_token
 from tests.e2e.sites import settings, snapshot, write_credentials
+from tests.plugin.test_render import article as sample_article
 
 PNG = (Path(media.__file__).parent / "sample_media" / "cover-01.png").read_bytes()
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def blog(db: store.Database, app, tmp_path: Path) -> Iterator[tuple[Owner, BlogServiceClient, Path]]:  # type: ignore[no-untyped-def]
+def seen() -> list[str]:
+    """The paths the in-process service was asked for, in order."""
+    return []
+
+
+@pytest.fixture
+def blog(db: store.Database, app, tmp_path: Path, seen: list[str]) -> Iterator[tuple[Owner, BlogServiceClient, Path]]:  # type: ignore[no-untyped-def]
     owner = add_owner(db)
     config = settings(tmp_path, IN_PROCESS_URL)
     write_credentials(config.credentials_file, IN_PROCESS_URL, issue_access_token(db, owner))
-    with open_client(config, transport=httpx.WSGITransport(app=app)) as client:
+
+    def counting(environ: dict[str, Any], start_response: Any) -> Any:
+        seen.append(environ["PATH_INFO"])
+        return app(environ, start_response)
+
+    with open_client(config, transport=httpx.WSGITransport(app=counting)) as client:
         yield owner, client, config.cache_dir
 
 
+def mock_client(tmp_path: Path, handler: Callable[[httpx.Request], httpx.Response]) -> BlogServiceClient:
+    """A client of the blog fixture's settings whose answers come from `handler` (for answers
+    the reference service cannot give)."""
+    client = open_client(settings(tmp_path, IN_PROCESS_URL), transport=httpx.MockTransport(handler))
+    client.retries = 0
+    return client
+
+
 def with_cover(db: store.Database, owner: Owner, title: str, **fields) -> str:  # type: ignore[no-untyped-def]
-    with db.session() as session:
+    with db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, PNG)
     return add_article(db, owner.blog_id, title, cover_media_key=key, inline_media_keys=[key],
                        content=f"# {title}\n\n![inline]({store.MEDIA_PLACEHOLDER}{key})\n", **fields)
@@ -70,7 +100,7 @@ def test_changes_on_the_service_are_applied_and_old_files_removed(db: store.Data
     sync_cache(cache_dir, client)
     render(cache_dir)
     before = snapshot(cache_dir)
-    with db.session() as session:
+    with db.session(write=True) as session:
         session.execute(update(store.Article).where(store.Article.id == edit).values(title="Edited", updated_at=db.now() + timedelta(minutes=1)))
         session.execute(update(store.Article).where(store.Article.id == hide).values(status="unpublished"))
         session.execute(store.Article.__table__.delete().where(store.Article.id == gone))
@@ -143,7 +173,7 @@ def test_deletes_only_files_the_manifest_owns_inside_the_cache(db: store.Databas
     data = json.loads((cache_dir / "manifest.json").read_text())
     data["rendered"].append("../victim.txt")
     (cache_dir / "manifest.json").write_text(json.dumps(data))
-    with db.session() as session:
+    with db.session(write=True) as session:
         session.execute(update(store.Article).where(store.Article.id == article_id).values(status="draft"))
     _state, report = sync_cache(cache_dir, client)
     render(cache_dir)
@@ -152,3 +182,169 @@ def test_deletes_only_files_the_manifest_owns_inside_the_cache(db: store.Databas
     assert manifest.load(cache_dir).entries == {}
     assert not any(p for p in (cache_dir / "articles").iterdir() if p != stranger)
     assert not page.exists()
+
+
+def test_an_update_that_keeps_its_image_urls_downloads_nothing(db: store.Database, blog, seen: list[str]) -> None:  # type: ignore[no-untyped-def]
+    owner, client, cache_dir = blog
+    article_id = with_cover(db, owner, "One")
+    state, _ = sync_cache(cache_dir, client)
+    images = state.manifest.entries[article_id].images
+    assert len(images) == 1 and any(path.startswith("/media/") for path in seen)
+    with db.session() as session:
+        session.execute(update(store.Article).where(store.Article.id == article_id).values(
+            title="One, edited", updated_at=db.now() + timedelta(minutes=1)))
+    seen.clear()
+    state, report = sync_cache(cache_dir, client)
+    assert report.updated == [article_id]
+    assert seen == ["/api/v1/sync"], "the cached copy of an unchanged image URL is reused"
+    assert state.manifest.entries[article_id].images == images
+    assert (cache_dir / next(iter(images.values()))).read_bytes() == PNG
+
+
+def test_image_urls_are_logged_without_their_query_string(tmp_path: Path, blog, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
+    _owner, _client, cache_dir = blog
+    caplog.set_level(logging.DEBUG)
+    signed = sample_article(coverImageUrl="https://cdn.test/cover.png?token=secret-1",
+                            inlineImageUrls=["https://cdn.test/inline.png?X-Signature=secret-2#frag-secret-3"])
+    answer = {"new": [signed.to_json()], "updated": [], "deleted": [], "syncedAt": format_timestamp(signed.updated_at)}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/v1/sync":
+            return httpx.Response(200, json=answer)
+        if request.url.path == "/cover.png":
+            return httpx.Response(404)
+        if request.url.path == "/inline.png":
+            return httpx.Response(200, content=b"<html>not an image</html>", headers={"Content-Type": "image/png"})
+        return httpx.Response(404, json={"error": "not_found"})
+
+    with mock_client(tmp_path, handler) as client:
+        _state, report = sync_cache(cache_dir, client)
+    assert len(report.image_failures) == 2
+    ours = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("mkdocs"))
+    assert "image https://cdn.test/cover.png of article" in ours and "image https://cdn.test/inline.png of article" in ours
+    assert "secret" not in ours
+
+
+@pytest.mark.parametrize(("body", "problem"), [
+    (b"{not json", "not JSON"),
+    (b"[]", "sync answer is not a JSON object"),
+    (b'{"new": {}, "updated": [], "deleted": [], "syncedAt": "2025-01-01T00:00:00.000Z"}', "field \'new\' has the wrong type"),
+    (b'{"new": [], "updated": [], "syncedAt": "2025-01-01T00:00:00.000Z"}', "field \'deleted\' is missing"),
+])
+def test_a_malformed_sync_answer_leaves_the_cache_untouched(db: store.Database, blog, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                           body: bytes, problem: str) -> None:
+    owner, client, cache_dir = blog
+    with_cover(db, owner, "One")
+    sync_cache(cache_dir, client)
+    render(cache_dir)
+    before = snapshot(cache_dir)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body, headers={"Content-Type": "application/json"})
+
+    with mock_client(tmp_path, handler) as broken, pytest.raises(InvalidResponse, match=problem):
+        sync_cache(cache_dir, broken)
+    assert snapshot(cache_dir) == before
+
+
+# --- an interrupted sync ----------------------------------------------------------------------
+
+#: Runs one sync like `mkdocs-blogsvc sync` (under the cache lock) and is SIGKILLed while the
+#: manifest, the sync's commit point, is half written: no `finally` and no cleanup runs.
+KILLED_CHILD = """
+import os, signal, sys
+from pathlib import Path
+import httpx
+from mkdocs_blogsvc import manifest
+from mkdocs_blogsvc.credentials import open_client
+from mkdocs_blogsvc.server import create_app, store
+from mkdocs_blogsvc.sync import CacheLock, sync_cache
+from tests.e2e.sites import settings
+
+root = Path(sys.argv[1])
+
+def killed_mid_write(path, data, **options):
+    path.with_name(f".{path.name}.0123456789abcdef.tmp").write_bytes(data[: len(data) // 2])
+    os.kill(os.getpid(), signal.SIGKILL)
+
+manifest.atomic_write = killed_mid_write
+app = create_app(store.Database.from_path(root / "service.db"), secret_key="test")
+config = settings(root, "http://testserver")
+with CacheLock(config.cache_dir), open_client(config, transport=httpx.WSGITransport(app=app)) as client:
+    sync_cache(config.cache_dir, client)
+"""
+
+
+def fail_saving_the_manifest(monkeypatch: pytest.MonkeyPatch, cache_dir: Path, client: BlogServiceClient) -> None:
+    def disk_full(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(manifest, "save", disk_full)
+        with pytest.raises(OSError, match="No space left"):
+            sync_cache(cache_dir, client)
+
+
+def kill_a_sync_process(monkeypatch: pytest.MonkeyPatch, cache_dir: Path, client: BlogServiceClient) -> None:
+    child = subprocess.run([sys.executable, "-c", KILLED_CHILD, str(cache_dir.parent)], cwd=REPO,
+                           capture_output=True, text=True, timeout=60)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    assert list(cache_dir.glob(".manifest.json.*.tmp")), "the child died while writing the manifest"
+
+
+@pytest.mark.parametrize("interrupt", [
+    pytest.param(fail_saving_the_manifest, id="manifest-save-fails"),
+    pytest.param(kill_a_sync_process, id="sigkill", marks=pytest.mark.slow),
+])
+def test_an_interrupted_sync_leaves_the_previous_cache_usable_and_the_next_sync_repairs_it(  # type: ignore[no-untyped-def]
+    db: store.Database, blog, monkeypatch: pytest.MonkeyPatch, interrupt: Callable[..., None],
+) -> None:
+    owner, client, cache_dir = blog
+    edit = with_cover(db, owner, "Edit")
+    gone = add_article(db, owner.blog_id, "Gone")
+    sync_cache(cache_dir, client)
+    render(cache_dir)
+    with db.session() as session:
+        session.execute(update(store.Article).where(store.Article.id == edit).values(
+            title="Edited", updated_at=db.now() + timedelta(minutes=1)))
+        session.execute(store.Article.__table__.delete().where(store.Article.id == gone))
+    added = with_cover(db, owner, "Added")
+
+    interrupt(monkeypatch, cache_dir, client)
+
+    # The previous site still builds from the cache: same articles, every page and image there.
+    state = read_cache(cache_dir)
+    assert set(state.articles) == {edit, gone} and state.articles[edit].title == "Edit"
+    site = render(cache_dir)
+    assert sorted(p.src_uri for p in site.pages) == ["blog/posts/edit.md", "blog/posts/gone.md"]
+    assert all(f.abs_path.is_file() for f in [*site.pages, *site.images])
+    assert CacheLock(cache_dir).try_acquire(0), "an interrupted sync leaves the cache unlocked"
+
+    # The next sync repairs everything: the changes applied, no stray file left.
+    state, report = sync_cache(cache_dir, client)
+    assert (report.new, report.updated, report.deleted) == ([added], [edit], [gone])
+    render(cache_dir)
+    assert state.articles[edit].title == "Edited"
+    on_disk = {name for name in snapshot(cache_dir) if name not in ("manifest.json", ".lock")}
+    assert on_disk == manifest.load(cache_dir).owned_files()
+
+
+# --- the cross-process cache lock -------------------------------------------------------------
+
+
+def test_the_cache_lock_excludes_other_holders_and_names_the_cache_when_it_gives_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    cache_dir = tmp_path / "cache"
+    holder = CacheLock(cache_dir)
+    holder.acquire()
+    monkeypatch.setattr(sync_module, "LOCK_TIMEOUT", 0.2)
+    started = time.monotonic()
+    with pytest.raises(CacheBusy, match=f"the cache in {cache_dir} is still in use by another process"):
+        CacheLock(cache_dir).acquire()
+    assert time.monotonic() - started >= 0.2
+    assert "waiting for another process that is using the cache in" in caplog.text
+    holder.release()
+    with CacheLock(cache_dir):
+        assert not CacheLock(cache_dir).try_acquire(0)

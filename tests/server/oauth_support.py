@@ -37,7 +37,7 @@ def add_client(
     """A client straight into the database; confidential ones get a secret (returned in clear)."""
     client_id = f"client-{secrets.token_hex(4)}"
     secret = None if public else secrets.token_urlsafe(24)
-    with db.session() as session:
+    with db.session(write=True) as session:
         session.add(store.Client(
             client_id=client_id, client_secret_hash=store.hash_password(secret) if secret else None, name=name,
             redirect_uris=list(redirect_uris), is_public=public, allowed_scope=allowed_scope, created_at=db.now(),

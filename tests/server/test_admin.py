@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from mkdocs_blogsvc.server import admin, store
+from mkdocs_blogsvc.server.clients import is_loopback_host
 from tests.conftest import Owner, add_owner, issue_access_token
 
 SAMPLES = resources.files("mkdocs_blogsvc.server").joinpath("sample_media")
@@ -109,6 +110,22 @@ def test_public_client_has_no_secret(db: store.Database) -> None:
 def test_client_redirect_uris_are_checked(db: store.Database, uris: list[str], message: str) -> None:
     with pytest.raises(admin.AdminError, match=message):
         admin.create_client(db, name="X", redirect_uris=uris, public=True)
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [("localhost", True), ("127.0.0.1", True), ("127.5.6.7", True), ("::1", True),
+     ("0.0.0.0", False), ("::", False), ("10.0.0.1", False), ("localhost.example", False), ("", False)],
+)
+def test_plain_http_redirect_uris_need_a_loopback_host(db: store.Database, host: str, loopback: bool) -> None:
+    """One rule (`clients.is_loopback_host`) for client registration and for `server run --host`."""
+    assert is_loopback_host(host) is loopback
+    uri = f"http://{f'[{host}]' if ':' in host else host}:5000/callback"
+    if loopback:
+        assert admin.create_client(db, name="X", redirect_uris=[uri], public=True)["redirect_uris"] == [uri]
+    else:
+        with pytest.raises(admin.AdminError):
+            admin.create_client(db, name="X", redirect_uris=[uri], public=True)
 
 
 # --- articles -------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ def api(http: httpx.Client, db: store.Database, owner: Owner) -> httpx.Client:
 
 
 def set_article(db: store.Database, article_id: str, **values: Any) -> None:
-    with db.session() as session:
+    with db.session(write=True) as session:
         session.execute(update(store.Article).where(store.Article.id == article_id).values(**values))
 
 

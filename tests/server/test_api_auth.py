@@ -79,14 +79,14 @@ def test_token_expires_after_an_hour_of_the_service_clock(http: httpx.Client, db
 
 def test_revoked_token_is_refused(http: httpx.Client, db: store.Database, owner: Owner) -> None:
     token = issue_access_token(db, owner)
-    with db.session() as session:
+    with db.session(write=True) as session:
         session.execute(update(store.Token).values(revoked_at=db.now()))
     assert_invalid_token(call(http, "GET", "/api/v1/status", token))
 
 
 def test_revoked_grant_kills_its_access_tokens(http: httpx.Client, db: store.Database, owner: Owner) -> None:
     token = issue_access_token(db, owner)
-    with db.session() as session:
+    with db.session(write=True) as session:
         session.execute(update(store.Grant).values(revoked_at=db.now()))
     assert_invalid_token(call(http, "GET", "/api/v1/status", token))
 
@@ -95,7 +95,7 @@ def test_refresh_token_is_not_an_access_token(http: httpx.Client, db: store.Data
     access = issue_access_token(db, owner)
     refresh = store.new_token(store.REFRESH_TOKEN_PREFIX)
     now = db.now()
-    with db.session() as session:
+    with db.session(write=True) as session:
         grant_id = session.scalars(select(store.Token.grant_id)).one()
         session.add(store.Token(
             grant_id=grant_id, kind="refresh", token_hash=store.token_hash(refresh), scope="articles:read blog:read",

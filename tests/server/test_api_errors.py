@@ -57,7 +57,7 @@ def test_unexpected_failure_is_json_500_without_details(tmp_path: Path) -> None:
     """A real fault (the articles table is gone), with exceptions not propagated as in production."""
     db = store.Database.from_path(tmp_path / "broken.db")
     token = issue_access_token(db, add_owner(db))
-    with db.session() as session:
+    with db.session(write=True) as session:
         session.execute(text("DROP TABLE articles"))
     app = create_app(db, secret_key="x")
     with httpx.Client(transport=httpx.WSGITransport(app=app), base_url="http://testserver") as client:

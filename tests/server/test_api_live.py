@@ -39,7 +39,7 @@ def api(live_server: LiveServer, live_db: store.Database, owner: Owner) -> Itera
 
 def test_articles_sync_and_status_over_a_socket(live_server: LiveServer, live_db: store.Database, owner: Owner, api: httpx.Client) -> None:
     image = resources.files("mkdocs_blogsvc.server").joinpath("sample_media/cover-01.png").read_bytes()
-    with live_db.session() as session:
+    with live_db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, image)
     article_id = add_article(
         live_db, owner.blog_id, "Live Post", cover_media_key=key, inline_media_keys=[key],

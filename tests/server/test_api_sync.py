@@ -71,7 +71,7 @@ def test_new_updated_and_deleted(api: httpx.Client, db: store.Database, owner: O
         {"id": theirs, "contentHash": "0" * 64},
         {"id": "never-existed", "contentHash": "0" * 64},
     ]
-    with db.session() as session:
+    with db.session(write=True) as session:
         article = store.Article
         session.execute(update(article).where(article.id == edited).values(content="A new body."))
         session.execute(update(article).where(article.id == retitled).values(title="A New Title"))

@@ -114,6 +114,23 @@ def test_startup_line_names_the_address_and_the_database(tmp_path: Path) -> None
     assert f"mkdocs-blogsvc server admin --db {db_path} seed" in stderr  # the hint for an empty database
 
 
+def test_public_url_is_announced_and_served(tmp_path: Path) -> None:
+    db_path = tmp_path / "public.db"
+    command = server_command(db_path, "--port", "0", "--public-url", "https://blog.example/svc/")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        match = re.fullmatch(r"Blog Content Service on (http://127\.0\.0\.1:\d+) \(database .+, public URL https://blog\.example/svc\)\n", line)
+        assert match, line
+        document = httpx.get(f"{match.group(1)}/openapi.json", timeout=30).json()
+        assert document["servers"] == [{"url": "https://blog.example/svc"}]
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=15)
+    assert process.returncode == 0
+
+
 def test_non_loopback_host_is_refused_without_allow_remote(tmp_path: Path) -> None:
     result = subprocess.run(server_command(tmp_path / "x.db", "--host", "0.0.0.0"), capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 1

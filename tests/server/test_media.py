@@ -42,7 +42,7 @@ def test_anything_else_is_refused_with_a_reason(data: bytes, message: str) -> No
 
 def test_store_image_names_the_key_after_the_content_and_stores_it_once(db: store.Database) -> None:
     owner = add_owner(db)
-    with db.session() as session:
+    with db.session(write=True) as session:
         first = media.store_image(session, owner.blog_id, PNG)
         again = media.store_image(session, owner.blog_id, PNG)
         other = media.store_image(session, owner.blog_id, JPEG)
@@ -57,13 +57,13 @@ def test_store_image_names_the_key_after_the_content_and_stores_it_once(db: stor
 def test_store_image_refuses_oversized_data(db: store.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     owner = add_owner(db)
     monkeypatch.setattr(media, "MAX_IMAGE_BYTES", len(PNG) - 1)
-    with db.session() as session, pytest.raises(media.ImageError, match="too large"):
+    with db.session(write=True) as session, pytest.raises(media.ImageError, match="too large"):
         media.store_image(session, owner.blog_id, PNG)
 
 
 def test_media_is_served_with_its_type_and_cached_forever(db: store.Database, http: httpx.Client) -> None:
     owner = add_owner(db)
-    with db.session() as session:
+    with db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, GIF)
     response = http.get(f"/media/{key}")
     assert response.status_code == 200
@@ -77,7 +77,7 @@ def test_media_is_served_with_its_type_and_cached_forever(db: store.Database, ht
 
 def test_a_matching_etag_gets_304(db: store.Database, http: httpx.Client) -> None:
     owner = add_owner(db)
-    with db.session() as session:
+    with db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, PNG)
     etag = http.get(f"/media/{key}").headers["ETag"]
     response = http.get(f"/media/{key}", headers={"If-None-Match": etag})
@@ -100,7 +100,7 @@ def test_home_page_says_what_the_service_is_and_lists_blogs(db: store.Database, 
     assert "No blog yet" in empty.text and "seed" in empty.text
 
     owner = add_owner(db, username="zoe", blog_slug="zoe-<notes>")
-    with db.session() as session:
+    with db.session(write=True) as session:
         session.add(store.Article(
             id=store.new_cuid(), blog_id=owner.blog_id, slug="a", title="A", content="x", status="published",
             published_at=db.now(), updated_at=db.now(), created_at=db.now(),
@@ -109,6 +109,6 @@ def test_home_page_says_what_the_service_is_and_lists_blogs(db: store.Database, 
     assert page.headers["Content-Type"].startswith("text/html")
     assert page.headers["X-Frame-Options"] == "DENY"
     assert "Blog Content Service" in page.text
-    assert 'href="/openapi.json"' in page.text
+    assert 'href="http://testserver/openapi.json"' in page.text
     assert "zoe-&lt;notes&gt;" in page.text  # autoescaped
     assert "<td>Zoe&#39;s Blog</td>" in page.text and "<td>1</td>" in page.text

@@ -273,7 +273,7 @@ def test_a_user_without_blogs_is_told_so(db, http) -> None:
 
 
 def with_blogless_user(db: store.Database) -> None:
-    with db.session() as session:
+    with db.session(write=True) as session:
         session.add(store.User(username="carol", password_hash=store.hash_password("carol-password"), created_at=db.now()))
 
 

@@ -31,7 +31,7 @@ def url_for(client, **params: str | None) -> str:  # type: ignore[no-untyped-def
 
 def test_blog_slug_picks_the_blog(db, transport) -> None:
     owner = add_owner(db)
-    with db.session() as session:
+    with db.session(write=True) as session:
         second = store.Blog(id=store.new_cuid(), owner_id=owner.user_id, name="Another", slug="another", language="fr", created_at=db.now())
         session.add(second)
     client = add_client(db, public=True)
@@ -71,7 +71,7 @@ def test_an_immediate_error_redirect_is_returned(db, transport) -> None:
 
 
 def test_approving_without_a_blog_is_an_error(db, transport) -> None:
-    with db.session() as session:
+    with db.session(write=True) as session:
         session.add(store.User(username="erin", password_hash=store.hash_password("erin-password"), created_at=db.now()))
     client = add_client(db, public=True)
     with pytest.raises(ConsentDriverError, match="offers no 'approve'.*no blog on this service"):

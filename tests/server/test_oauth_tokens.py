@@ -130,7 +130,7 @@ def test_revoke_grant_kills_every_token_of_the_grant(db, app, http) -> None:
     client = add_client(db, public=True)
     tokens = exchange(http, client, authorize(app, client, owner)).json()
     now = db.now()
-    with db.session() as session:
+    with db.session(write=True) as session:
         grant_id = session.scalars(select(store.Grant.id)).one()
         revoke_grant(session, grant_id, now)
     assert status_of(http, tokens["access_token"]).status_code == 401
@@ -240,6 +240,6 @@ def test_spending_is_a_conditional_update_that_succeeds_once(db, app, http) -> N
         code_id = session.scalars(select(store.AuthorizationCode.id).where(store.AuthorizationCode.used_at.is_(None))).one()
     outcomes = []
     for _ in range(2):
-        with db.session() as session:
+        with db.session(write=True) as session:
             outcomes.append((spend_refresh_token(session, token_id, now), spend_authorization_code(session, code_id, now)))
     assert outcomes == [(True, True), (False, False)]

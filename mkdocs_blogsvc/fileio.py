@@ -1,0 +1,73 @@
+"""The one atomic file write of the package (credentials, cache files, the service's key file).
+
+Readers see the old file or the new one, never a mix, whatever moment the writer is killed at:
+the data goes to a temp file in the same folder (same file system, so the rename is atomic),
+which then replaces the target with `os.replace`. A temp file is removed on any failure; one
+left by a killed process is named `.<name>.<16 hex digits>.tmp`, so its owner can sweep it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+#: Windows opens files in text mode unless told otherwise; elsewhere this flag does not exist.
+_O_BINARY: int = getattr(os, "O_BINARY", 0)
+
+
+def temp_pattern(path: Path) -> str:
+    """The glob pattern of the temp files `atomic_write` creates for `path` (for sweeping)."""
+    return f".{path.name}.*.tmp"
+
+
+def atomic_write(
+    path: Path, data: bytes, *, mode: int = 0o644, durable: bool = True, overwrite: bool = True
+) -> None:
+    """Write `data` to `path` atomically. The folder must exist (callers choose its mode).
+
+    `mode` is the new file's permission bits, set at creation (so a secret is never readable by
+    others, not even for a moment); the umask applies, as to any created file. `durable` fsyncs
+    the data before the rename and the folder after it, so the new content survives a power
+    loss. `overwrite=False` never replaces an existing file (`os.link` instead of `os.replace`)
+    and raises `FileExistsError`: two processes creating the same file at once agree on one.
+    """
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, mode)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        if overwrite:
+            os.replace(temp, path)
+        else:
+            os.link(temp, path)
+    except BaseException:
+        _remove(temp)
+        raise
+    if not overwrite:
+        _remove(temp)  # the data lives on under `path`
+    if durable:
+        fsync_folder(path.parent)
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make a rename or an unlink in `folder` durable (POSIX; Windows cannot open folders)."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()

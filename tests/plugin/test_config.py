@@ -1,0 +1,76 @@
+"""The plugin's settings: `base_url` is checked when the site is loaded, so a typo stops with the
+setting named instead of a traceback from the HTTP library at the first request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from mkdocs_blogsvc import config, errors
+from mkdocs_blogsvc.cli import main
+
+
+def resolve(**options: Any) -> config.Settings:
+    plugin_config = config.BlogServiceConfig()
+    plugin_config.load_dict({"client_id": "client-1", **options})
+    failed, _warnings = plugin_config.validate()
+    assert not failed
+    return config.Settings.from_config(plugin_config, None)
+
+
+@pytest.mark.parametrize(
+    ("base_url", "expected"),
+    [
+        ("http://127.0.0.1:8000/", "http://127.0.0.1:8000"),
+        ("https://blog.example.com", "https://blog.example.com"),
+        ("https://example.com/blogsvc/", "https://example.com/blogsvc"),
+        ("http://[::1]:8000", "http://[::1]:8000"),
+    ],
+)
+def test_valid_base_urls_lose_their_trailing_slash(base_url: str, expected: str) -> None:
+    assert resolve(base_url=base_url).base_url == expected
+
+
+@pytest.mark.parametrize(
+    ("base_url", "fragment"),
+    [
+        ("ftp://example.com", "must start with http:// or https://"),
+        ("example.com", "must start with http:// or https://"),
+        ("http://host:abc", "not a valid URL (Port could not be cast to integer value as 'abc')"),
+        ("http://host:99999", "not a valid URL (Port out of range 0-65535)"),
+        ("http://[::1:8000", "not a valid URL (Invalid IPv6 URL)"),
+        ("http://", "has no host name"),
+        ("http://:8000", "has no host name"),
+        ("http://host/?blog=1", "no query or fragment"),
+        ("http://my host", "no spaces"),
+        ("http://host\t/x", "control characters"),
+    ],
+)
+def test_a_broken_base_url_is_a_configuration_error_naming_it(base_url: str, fragment: str) -> None:
+    with pytest.raises(errors.ConfigurationError) as caught:
+        resolve(base_url=base_url)
+    message = str(caught.value)
+    assert message.startswith("blogsvc: base_url") and fragment in message and repr(base_url) in message
+
+
+def test_the_cli_reports_a_broken_base_url_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: Test\nplugins:\n  - blogsvc:\n      base_url: http://host:abc\n      client_id: c\n"
+    )
+    result = CliRunner().invoke(main, ["status", "-f", str(tmp_path / "mkdocs.yml")])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    expected = ("Error: blogsvc: base_url 'http://host:abc' is not a valid URL "
+                "(Port could not be cast to integer value as 'abc')")
+    assert result.output.strip().splitlines() == [expected]
+
+
+def test_a_missing_client_id_says_where_to_set_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(config.ENV_CLIENT_ID, raising=False)
+    with pytest.raises(errors.ConfigurationError, match="add `client_id`.*or set BLOGSVC_CLIENT_ID"):
+        resolve(client_id=None).require_client_id()
+    monkeypatch.setenv(config.ENV_CLIENT_ID, "from-the-environment")
+    assert resolve(client_id=None).require_client_id() == "from-the-environment"
