@@ -48,7 +48,14 @@ from mkdocs_blogsvc.config import BlogServiceConfig, Settings
 from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, CredentialsError
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.render import Renderer
-from mkdocs_blogsvc.sync import CacheLock, CacheState, SyncReport, read_cache, render_all, sync_cache
+from mkdocs_blogsvc.sync import (
+    CacheLock,
+    CacheState,
+    SyncReport,
+    read_cache,
+    render_all,
+    sync_cache,
+)
 
 #: MkDocs' plugin logger, with the plugin's public name as the prefix ("blogsvc: ...").
 log = PrefixedLogger("blogsvc", logging.getLogger(f"mkdocs.plugins.{__name__}"))

@@ -151,8 +151,9 @@ def read_cache(cache_dir: Path) -> CacheState:
 def sync_cache(
     cache_dir: Path, client: SyncClient, *, download_images: bool = True, state: CacheState | None = None
 ) -> tuple[CacheState, SyncReport]:
-    """Bring the cache in line with the service. Raises `BlogServiceError` (nothing changed on
-    disk) when the sync call fails, `OSError` when the cache cannot be written."""
+    """Bring the cache in line with the service; the caller holds the cache's `CacheLock`.
+    Raises `BlogServiceError` (nothing changed on disk) when the sync call fails, `OSError`
+    when the cache cannot be written."""
     started = time.perf_counter()
     state = state or read_cache(cache_dir)
     old = state.manifest

@@ -19,7 +19,15 @@ from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server import store
 from mkdocs_blogsvc.sync import CacheLock
 from tests.conftest import Owner, add_article, issue_access_token
-from tests.e2e.sites import Service, fresh_plugin_instances, owner, service, snapshot, write_credentials, write_site
+from tests.e2e.sites import (
+    Service,
+    fresh_plugin_instances,
+    owner,
+    service,
+    snapshot,
+    write_credentials,
+    write_site,
+)
 
 __all__ = ["fresh_plugin_instances", "owner", "service"]  # fixtures
 

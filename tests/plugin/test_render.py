@@ -12,9 +12,17 @@ import pytest
 import yaml
 from material.plugins.blog.structure.config import PostConfig
 
-from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.errors import ConfigurationError
-from mkdocs_blogsvc.render import BadTemplate, PagePaths, Renderer, assign_slugs, is_safe_slug, safe_slug, script_json
+from mkdocs_blogsvc.models import Article
+from mkdocs_blogsvc.render import (
+    BadTemplate,
+    PagePaths,
+    Renderer,
+    assign_slugs,
+    is_safe_slug,
+    safe_slug,
+    script_json,
+)
 
 EVIL = "</script><script>alert(1)</script>"
 
