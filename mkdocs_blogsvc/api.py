@@ -141,7 +141,7 @@ class BlogServiceClient:
         """Fetch an image: `(body, content type)`. No credentials are sent (images may live
         on another host); redirects are followed; a body above `max_bytes` is an error."""
         if not url.lower().startswith(("http://", "https://")):
-            raise errors.InvalidResponse(f"image URL {_short(url)} is not http or https")
+            raise errors.InvalidResponse(f"image URL {display_url(url)} is not http or https")
         for attempt in range(self.retries + 1):
             try:
                 with self._http.stream("GET", url, headers={"Accept": "image/*"}, follow_redirects=True) as response:
@@ -149,18 +149,18 @@ class BlogServiceClient:
                         wait = self._wait_for(response, attempt)
                     elif not response.is_success:
                         raise errors.ServiceError(
-                            f"image {_short(url)} could not be downloaded",
+                            f"image {display_url(url)} could not be downloaded",
                             status_code=response.status_code, error_code="image_unavailable",
                         )
                     else:
                         return self._read_limited(response, url, max_bytes), _content_type(response)
             except httpx.InvalidURL as exc:
                 raise errors.InvalidResponse(
-                    f"the service sent an image URL that is not valid, {_short(url)}: {_detail(exc)}"
+                    f"the service sent an image URL that is not valid, {display_url(url)}: {_detail(exc)}"
                 ) from None
             except httpx.HTTPError as exc:
                 if attempt >= self.retries or isinstance(exc, httpx.UnsupportedProtocol):
-                    raise self._transport_error(exc, what=f"image {_short(url)}") from None
+                    raise self._transport_error(exc, what=f"image {display_url(url)}") from None
                 wait = _backoff(attempt)
             self._sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
@@ -169,12 +169,12 @@ class BlogServiceClient:
     def _read_limited(response: httpx.Response, url: str, max_bytes: int) -> bytes:
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > max_bytes:
-            raise errors.InvalidResponse(f"image {_short(url)} is larger than {max_bytes} bytes")
+            raise errors.InvalidResponse(f"image {display_url(url)} is larger than {max_bytes} bytes")
         body = bytearray()
         for chunk in response.iter_bytes():
             body += chunk
             if len(body) > max_bytes:
-                raise errors.InvalidResponse(f"image {_short(url)} is larger than {max_bytes} bytes")
+                raise errors.InvalidResponse(f"image {display_url(url)} is larger than {max_bytes} bytes")
         return bytes(body)
 
     # --- token endpoint --------------------------------------------------------------------
@@ -330,6 +330,8 @@ def _content_type(response: httpx.Response) -> str:
     return value.split(";")[0].strip().lower()
 
 
-def _short(url: str) -> str:
-    """A URL for a message: without its query string (signed image URLs carry secrets there)."""
-    return url.split("?", 1)[0][:200]
+def display_url(url: str) -> str:
+    """A URL fit for a log line or a message: without query string and fragment (signed image
+    URLs carry their secret there), and at most 100 characters."""
+    shown = url.split("#", 1)[0].split("?", 1)[0]
+    return shown if len(shown) <= 100 else shown[:97] + "..."

@@ -44,13 +44,6 @@ class Downloader(Protocol):
     def download(self, url: str, *, max_bytes: int) -> tuple[bytes, str]: ...
 
 
-def display_url(url: str) -> str:
-    """A URL fit for a log line or a message: without query string and fragment (signed image
-    URLs carry their secret there), and at most 100 characters."""
-    shown = url.split("#", 1)[0].split("?", 1)[0]
-    return shown if len(shown) <= 100 else shown[:97] + "..."
-
-
 def is_fetchable(url: str) -> bool:
     try:
         parts = urlsplit(url)

@@ -26,10 +26,10 @@ from mkdocs_blogsvc.server.store import Database, Media
 #: Larger uploads are refused; covers of a blog are a few hundred kilobytes at most.
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 
-#: The formats accepted, by file extension.
-CONTENT_TYPES = {"png": "image/png", "jpg": "image/jpeg", "gif": "image/gif", "webp": "image/webp"}
+#: The formats accepted, by file extension: every type the plugin accepts too.
+CONTENT_TYPES = imagetypes.CONTENT_TYPES
 
-KEY_PATTERN = re.compile(r"[0-9a-f]{32}\.(?:png|jpg|gif|webp)")
+KEY_PATTERN = re.compile(r"[0-9a-f]{32}\.(?:" + "|".join(CONTENT_TYPES) + ")")
 
 _CACHE_FOREVER = "public, max-age=31536000, immutable"
 
@@ -39,18 +39,16 @@ class ImageError(ValueError):
 
 
 def sniff_image(data: bytes) -> str:
-    """The extension (`png`, `jpg`, `gif`, `webp`) of the image in `data`, from its magic bytes
-    (the plugin's rule: `imagetypes.sniff`). AVIF is recognised there but not hosted here."""
+    """The extension (`png`, `jpg`, `gif`, `webp`, `avif`) of the image in `data`, from its magic
+    bytes: the same rule as the plugin's (`imagetypes.sniff`)."""
     if not data:
         raise ImageError("the file is empty, not an image")
     extension = imagetypes.sniff(data)
-    if extension in CONTENT_TYPES:
-        return extension
     if extension is not None:
-        raise ImageError(f"{extension.upper()} images are not hosted: use PNG, JPEG, GIF or WebP")
+        return extension
     if imagetypes.looks_like_svg(data):
-        raise ImageError("SVG images are refused (they can carry scripts): use PNG, JPEG, GIF or WebP")
-    raise ImageError("not an image: expected PNG, JPEG, GIF or WebP")
+        raise ImageError("SVG images are refused (they can carry scripts): use PNG, JPEG, GIF, WebP or AVIF")
+    raise ImageError("not an image: expected PNG, JPEG, GIF, WebP or AVIF")
 
 
 def store_image(session: Session, blog_id: str, data: bytes) -> str:
