@@ -3,9 +3,10 @@
     on_startup    remember whether this is `mkdocs serve` (and keep the object across rebuilds)
     on_config     resolve the settings; refuse two instances sharing a cache, store or posts_dir,
                   and a cache or credentials file inside docs_dir
-    on_files      (priority 50, before Material's blog plugin at -50) take the cache locks, sync
-                  if due, render the pages from the cache, add them as
-                  `File.generated(..., abs_src_path=...)`
+    on_pre_build  take the cache locks and sync if due: before MkDocs empties site_dir, so a
+                  build the service stops leaves the previous site in place
+    on_files      (priority 50, before Material's blog plugin at -50) render the pages from the
+                  cache, add them as `File.generated(..., abs_src_path=...)`
     on_post_page  article pages: JSON-LD, Open Graph and keywords before `</head>`
     on_post_build / on_build_error   release the cache lock
     on_serve      watch the custom templates; start the background sync (`watch.Poller`), which
@@ -13,7 +14,7 @@
                   signal file the server watches, so the site rebuilds from the cache
     on_shutdown   stop the background sync
 
-The cache locks are held from on_files to the end of the build (MkDocs reads the pages and
+The cache locks are held from on_pre_build to the end of the build (MkDocs reads the pages and
 copies the images long after on_files): a threading lock against the background sync of this
 process, then `sync.CacheLock` (a file lock) against other processes (another build,
 `mkdocs-blogsvc sync` or `export`). So nothing changes files a build is reading.
@@ -79,6 +80,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         #: docs-relative page path -> (article, docs-relative cover image path or None).
         self.pages: dict[str, tuple[Article, str | None]] = {}
         self.files: Files | None = None
+        #: what on_pre_build hands to on_files: (cache state, report, reason, start time).
+        self._synced: tuple[CacheState, SyncReport, str, float] | None = None
         #: held by a build from on_files to its end, and by each background sync; the file
         #: lock (`_held_file_lock`, other processes) is always taken after it.
         self.cache_lock = threading.Lock()
@@ -112,10 +115,11 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             raise PluginError(str(exc)) from None
         return None
 
-    @event_priority(50)  # before Material's blog plugin (-50), which reads posts in on_files
-    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files | None:
-        if not self.config.enabled or self.settings is None or self.renderer is None:
-            return None
+    def on_pre_build(self, *, config: MkDocsConfig) -> None:
+        """Take the cache and sync. This runs before MkDocs empties site_dir, so a build that
+        the service stops (credentials, `on_error: fail`) leaves the previous site in place."""
+        if not self.config.enabled or self.settings is None:
+            return
         settings, started = self.settings, time.perf_counter()
         self._release_cache()  # still held only if the previous build was interrupted (Ctrl-C)
         self.cache_lock.acquire()  # both locks are released in on_post_build / on_build_error
@@ -126,6 +130,20 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             self._held_file_lock = file_lock
             state = read_cache(settings.cache_dir)
             state, report, reason = self._sync_if_due(state)
+        except OSError as exc:
+            raise PluginError(_cache_unwritable(settings, exc)) from None
+        except BlogServiceError as exc:  # the cache is busy
+            raise PluginError(_message(exc)) from None
+        self._synced = (state, report, reason, started)
+
+    @event_priority(50)  # before Material's blog plugin (-50), which reads posts in on_files
+    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files | None:
+        if not self.config.enabled or self.settings is None or self.renderer is None or self._synced is None:
+            return None
+        settings = self.settings
+        state, report, reason, started = self._synced
+        self._synced = None
+        try:
             blog_plugin = _material_blog(config)
             if blog_plugin is not None:
                 _check_post_dir(blog_plugin, settings.posts_dir)
@@ -136,11 +154,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 blog_dir=settings.blog_dir, posts_dir=settings.posts_dir, index_title=index_title,
             )
         except OSError as exc:
-            raise PluginError(
-                f"blogsvc: the cache in {settings.cache_dir} cannot be written ({exc.strerror or exc}); "
-                "check the folder's permissions and free space"
-            ) from None
-        except BlogServiceError as exc:  # a template that cannot be rendered; the cache kept busy
+            raise PluginError(_cache_unwritable(settings, exc)) from None
+        except BlogServiceError as exc:  # a template that cannot be rendered
             raise PluginError(_message(exc)) from None
         self.language = state.manifest.blog_language
         self.pages = {}
@@ -338,6 +353,13 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if self.poller is not None:
             self.poller.stop()
             self.poller = None
+
+
+def _cache_unwritable(settings: Settings, exc: OSError) -> str:
+    return (
+        f"blogsvc: the cache in {settings.cache_dir} cannot be written ({exc.strerror or exc}); "
+        "check the folder's permissions and free space"
+    )
 
 
 def _resolve(plugin_config: BlogServiceConfig, config: MkDocsConfig) -> Settings:

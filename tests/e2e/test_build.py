@@ -178,13 +178,18 @@ def test_changes_then_no_change_then_service_down(tmp_path: Path, service: Servi
         run_build(config, strict=True)
 
 
-def test_on_error_fail_stops_the_build(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
-                                       caplog: pytest.LogCaptureFixture) -> None:
+def test_on_error_fail_stops_the_build_and_keeps_the_previous_site(
+        tmp_path: Path, service: Service, db: store.Database, owner: Owner, caplog: pytest.LogCaptureFixture) -> None:
+    cover_article(db, owner, "Kept")
     config = site(tmp_path, service, db, owner, plugin={"on_error": "fail"})
+    run_build(config)
+    before = snapshot(tmp_path / "site")
+    assert any(path.endswith("kept/index.html") for path in before)
     service.stop()
     with pytest.raises(Abort):
         run_build(config)
     assert re.search(r"ERROR .*blogsvc: the sync with http://127.0.0.1:\d+ failed: could not reach", caplog.text)
+    assert snapshot(tmp_path / "site") == before  # stopped before MkDocs emptied site_dir
 
 
 def test_hostile_article(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
