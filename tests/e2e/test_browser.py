@@ -112,6 +112,14 @@ def test_login_by_clicking_through_sign_in_and_consent(browser: object, live_ser
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
     assert outside == []
 
+    status = _cli("status", "-f", str(site / "mkdocs.yml"), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = status.communicate(timeout=60)
+    assert status.returncode == 0, err
+    assert f"{sample['blog']['name']} ({sample['blog']['slug']})" in out
+    assert "Published articles: 12" in " ".join(out.split())
+    assert "Access token:" in out and "valid for" in out and "Refresh token:" in out
+    assert "svc_" not in out + err
+
 
 @pytest.fixture(scope="module")
 def demo_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
