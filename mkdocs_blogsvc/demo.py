@@ -219,8 +219,11 @@ def run_demo(
             echo("Changed the blog: edited one article, unpublished one, published a new one")
             _build(config_file)
             echo(summaries[-1])
-        echo(f"Built site: {site_dir.resolve()} (open index.html, or run the demo with --serve)")
-        if serve:
+        echo(f"Built site: {site_dir.resolve()}")
+        if not serve:
+            echo(f"  look at it with `python -m http.server -d {site_dir} 8001` and http://127.0.0.1:8001/, "
+                 "or run `mkdocs-blogsvc demo --serve`")
+        else:
             _serve(config_file, url, db, dev_addr)
         return DemoResult(site_dir, tuple(summaries), url)
 
