@@ -1,23 +1,23 @@
-"""The MkDocs plugin `blogsvc`: hooks only. They adapt MkDocs to `sync` and `render`.
+"""The MkDocs plugin `blogsvc`: hooks only. They adapt MkDocs to `site_cache`, `sync` and
+`render`, and translate their errors into `PluginError`.
 
     on_startup    remember whether this is `mkdocs serve` (and keep the object across rebuilds)
     on_config     resolve the settings; refuse two instances sharing a cache, store or posts_dir,
                   and a cache or credentials file inside docs_dir
-    on_pre_build  take the cache locks and sync if due: before MkDocs empties site_dir, so a
-                  build the service stops leaves the previous site in place
+    on_pre_build  take the cache locks and sync if due (`SiteCache.begin_build`): before MkDocs
+                  empties site_dir, so a build the service stops leaves the previous site in place
     on_files      (priority 50, before Material's blog plugin at -50) render the pages from the
                   cache, add them as `File.generated(..., abs_src_path=...)`
     on_post_page  article pages: JSON-LD, Open Graph and keywords before `</head>`
-    on_post_build / on_build_error   release the cache lock
-    on_serve      watch the custom templates; start the background sync (`watch.Poller`), which
-                  syncs every sync_interval seconds and, when the blog changed, raises the
-                  signal file the server watches, so the site rebuilds from the cache
+    on_post_build / on_build_error   release the cache locks (`SiteCache.end_build`)
+    on_serve      watch the custom templates; start the background sync (`watch.Poller` running
+                  `SiteCache.poll`), which syncs every sync_interval seconds and, when the blog
+                  changed, raises the signal file the server watches, so the site rebuilds from
+                  the cache
     on_shutdown   stop the background sync
 
-The cache locks are held from on_pre_build to the end of the build (MkDocs reads the pages and
-copies the images long after on_files): a threading lock against the background sync of this
-process, then `sync.CacheLock` (a file lock) against other processes (another build,
-`mkdocs-blogsvc sync` or `export`). So nothing changes files a build is reading.
+`site_cache.SiteCache` holds the cache locks, the time of the last sync and the sync itself
+(why the locks span the whole build: see its docstring); it lives as long as this object.
 
 Failures of the service follow `on_error`: `warn` logs a warning and builds from the cache
 (so `mkdocs build --strict` fails), `fail` stops the build with a `PluginError`. Failures that
@@ -29,9 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urljoin
@@ -43,20 +41,13 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
-from mkdocs_blogsvc import credentials, watch
-from mkdocs_blogsvc.api import redact
+from mkdocs_blogsvc import watch
 from mkdocs_blogsvc.config import BlogServiceConfig, Settings
-from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, CredentialsError
+from mkdocs_blogsvc.errors import BlogServiceError
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.render import Renderer
-from mkdocs_blogsvc.sync import (
-    CacheLock,
-    CacheState,
-    SyncReport,
-    read_cache,
-    render_all,
-    sync_cache,
-)
+from mkdocs_blogsvc.site_cache import SiteCache
+from mkdocs_blogsvc.sync import CacheState, SyncReport, render_all
 
 #: MkDocs' plugin logger, with the plugin's public name as the prefix ("blogsvc: ...").
 log = PrefixedLogger("blogsvc", logging.getLogger(f"mkdocs.plugins.{__name__}"))
@@ -74,22 +65,15 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         self.is_serve = False
         self.settings: Settings | None = None
         self.renderer: Renderer | None = None
-        #: monotonic time of the last sync attempt (kept across `mkdocs serve` rebuilds).
-        self.last_sync_attempt: float | None = None
+        #: the cache, its locks and the time of the last sync (kept across `mkdocs serve` rebuilds).
+        self.site_cache: SiteCache | None = None
         self.language: str | None = None
         #: docs-relative page path -> (article, docs-relative cover image path or None).
         self.pages: dict[str, tuple[Article, str | None]] = {}
         self.files: Files | None = None
         #: what on_pre_build hands to on_files: (cache state, report, reason, start time).
         self._synced: tuple[CacheState, SyncReport, str, float] | None = None
-        #: held by a build from on_files to its end, and by each background sync; the file
-        #: lock (`_held_file_lock`, other processes) is always taken after it.
-        self.cache_lock = threading.Lock()
-        self._holds_cache = False
-        self._held_file_lock: CacheLock | None = None
         self.poller: watch.Poller | None = None
-        self._poll_errors = watch.WarnOnce(log)  # reset when a background sync succeeds
-        self._poll_notices = watch.WarnOnce(log)  # never reset: shown once per `mkdocs serve`
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
         self.is_serve = command == "serve"
@@ -98,6 +82,10 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if not self.config.enabled:
             return None
         self.settings = _resolve(self.config, config)
+        if self.site_cache is None:
+            self.site_cache = SiteCache(self.settings, log)
+        else:  # a `mkdocs serve` rebuild: mkdocs.yml may have changed
+            self.site_cache.settings = self.settings
         for other in config.plugins.values():
             if other is self or not isinstance(other, BlogServicePlugin) or not other.config.enabled:
                 continue
@@ -118,21 +106,14 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
         """Take the cache and sync. This runs before MkDocs empties site_dir, so a build that
         the service stops (credentials, `on_error: fail`) leaves the previous site in place."""
-        if not self.config.enabled or self.settings is None:
+        if not self.config.enabled or self.settings is None or self.site_cache is None:
             return
-        settings, started = self.settings, time.perf_counter()
-        self._release_cache()  # still held only if the previous build was interrupted (Ctrl-C)
-        self.cache_lock.acquire()  # both locks are released in on_post_build / on_build_error
-        self._holds_cache = True
-        try:
-            file_lock = CacheLock(settings.cache_dir)
-            file_lock.acquire()  # raises CacheBusy after sync.LOCK_TIMEOUT
-            self._held_file_lock = file_lock
-            state = read_cache(settings.cache_dir)
-            state, report, reason = self._sync_if_due(state)
+        started = time.perf_counter()
+        try:  # the locks are released in on_post_build / on_build_error, even after a failure
+            state, report, reason = self.site_cache.begin_build(self.is_serve)
         except OSError as exc:
-            raise PluginError(_cache_unwritable(settings, exc)) from None
-        except BlogServiceError as exc:  # the cache is busy
+            raise PluginError(_cache_unwritable(self.settings, exc)) from None
+        except BlogServiceError as exc:  # cache busy, credentials, configuration, on_error: fail
             raise PluginError(_message(exc)) from None
         self._synced = (state, report, reason, started)
 
@@ -174,128 +155,14 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         log.info(report.summary() + reason)
         return files
 
-    def _sync_if_due(self, state: CacheState) -> tuple[CacheState, SyncReport, str]:
-        """Sync unless offline or (under `mkdocs serve`) synced less than sync_interval ago."""
-        settings = self.settings
-        assert settings is not None
-        cached = SyncReport(unchanged=len(state.articles))
-        if settings.offline:
-            return state, cached, " (offline: built from the cache)"
-        if self.is_serve and self._seconds_until_due(settings) > 0:
-            return state, cached, f" (synced less than {settings.sync_interval} s ago: built from the cache)"
-        self.last_sync_attempt = time.monotonic()
-        try:
-            state, report = self._sync(settings, state, warn=log.warning)
-        except (CredentialsError, ConfigurationError) as exc:
-            # Not a passing outage: no later build can succeed until someone logs in again or
-            # fixes the setting, so `on_error: warn` does not apply.
-            raise PluginError(_message(exc)) from None
-        except BlogServiceError as exc:
-            if settings.on_error == "fail":
-                raise PluginError(f"blogsvc: the sync with {settings.base_url} failed: {exc}") from None
-            log.warning(
-                f"the sync with {settings.base_url} failed ({exc}); the site is built from the cache "
-                f"({len(state.articles)} articles). Set on_error: fail to stop the build instead"
-            )
-            return state, cached, " (sync failed: built from the cache)"
-        return state, report, ""
-
-    def _seconds_until_due(self, settings: Settings) -> float:
-        if self.last_sync_attempt is None:
-            return 0.0
-        return self.last_sync_attempt + settings.sync_interval - time.monotonic()
-
-    def _sync(
-        self, settings: Settings, state: CacheState | None, *, warn: Callable[[str], object]
-    ) -> tuple[CacheState, SyncReport]:
-        """One sync into the cache, the build's and the background one alike. The caller holds
-        the cache lock. Raises `BlogServiceError` (cache untouched) or `OSError`."""
-        with credentials.open_client(settings) as client:
-            tokens = client.tokens
-            if isinstance(tokens, credentials.TokenManager):
-                expires = tokens.refresh_expires_soon()
-                if expires is not None:
-                    warn(
-                        f"the stored refresh token expires on {expires:%Y-%m-%d %H:%M} UTC; run "
-                        "`mkdocs-blogsvc login` before then (the credentials cannot be renewed afterwards)"
-                    )
-            return sync_cache(settings.cache_dir, client, download_images=settings.download_images, state=state)
-
-    def _poll(self) -> float:
-        """One round of the background sync under `mkdocs serve`; returns the seconds to wait.
-
-        It syncs when sync_interval has passed since the last attempt (the build's or its own),
-        under both cache locks; when something changed it raises the signal file, and the rebuild
-        that follows finds the sync recent and builds from the cache.
-        """
-        settings = self.settings
-        if settings is None or not settings.enabled or settings.offline or settings.sync_interval <= 0:
-            return 1.0  # switched off in mkdocs.yml while serving: look again soon
-        if (wait := self._seconds_until_due(settings)) > 0:
-            return wait
-        if not self.cache_lock.acquire(timeout=1.0):
-            return 0.0  # a build is running: sync when it is done
-        try:
-            file_lock = CacheLock(settings.cache_dir)
-            if not file_lock.try_acquire(timeout=1.0):
-                return 1.0  # another process (a build, `mkdocs-blogsvc sync`) uses the cache
-            try:
-                return self._poll_locked(settings)
-            finally:
-                file_lock.release()
-        except OSError as exc:  # the cache folder cannot be created
-            return self._poll_cannot_write(settings, exc)
-        finally:
-            self.cache_lock.release()
-
-    def _poll_locked(self, settings: Settings) -> float:
-        if (wait := self._seconds_until_due(settings)) > 0:
-            return wait  # the build that just ended synced
-        self.last_sync_attempt = time.monotonic()
-        try:
-            _, report = self._sync(settings, None, warn=self._poll_notices.warn)
-        except BlogServiceError as exc:
-            self._poll_errors.warn(
-                f"the background sync with {settings.base_url} failed ({exc}); the site keeps the "
-                f"articles of the last sync; trying again every {settings.sync_interval} s"
-            )
-            return settings.sync_interval
-        except OSError as exc:
-            return self._poll_cannot_write(settings, exc)
-        if self._poll_errors.reset():
-            log.info(f"the background sync with {settings.base_url} works again")
-        if report.new or report.updated or report.deleted:
-            watch.raise_signal(settings.cache_dir, report.summary())
-            log.info(report.summary() + " (background sync: rebuilding the site)")
-        return settings.sync_interval
-
-    def _poll_cannot_write(self, settings: Settings, exc: OSError) -> float:
-        self._poll_errors.warn(
-            f"the background sync cannot write the cache in {settings.cache_dir} "
-            f"({exc.strerror or exc}); trying again every {settings.sync_interval} s"
-        )
-        return float(settings.sync_interval)
-
-    def _poll_crashed(self, exc: Exception) -> None:
-        self._poll_errors.warn(
-            f"the background sync failed unexpectedly ({type(exc).__name__}: {redact(str(exc))[:300]}); "
-            "trying again in a few seconds"
-        )
-
-    def _release_cache(self) -> None:
-        if self._held_file_lock is not None:
-            self._held_file_lock.release()
-            self._held_file_lock = None
-        if self._holds_cache:
-            self._holds_cache = False
-            self.cache_lock.release()
-
     @event_priority(-100)  # last: other plugins' on_post_build may still read the cached files
     def on_post_build(self, *, config: MkDocsConfig) -> None:
-        self._release_cache()
+        if self.site_cache is not None:
+            self.site_cache.end_build()
 
     def on_build_error(self, *, error: Exception) -> None:
-        self._release_cache()
+        if self.site_cache is not None:
+            self.site_cache.end_build()
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str | None:
         found = self.pages.get(page.file.src_uri) if self.config.enabled else None
@@ -321,8 +188,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
     def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
         """Rebuild when a custom template changes (they live outside docs_dir), and when the
         background sync changed the cache (MkDocs calls on_serve only with live reload on)."""
-        settings = self.settings
-        if settings is None or not self.config.enabled:
+        settings, site_cache = self.settings, self.site_cache
+        if settings is None or site_cache is None or not self.config.enabled:
             return server
         for template in (settings.page_template, settings.head_template):
             if template is not None:
@@ -340,9 +207,9 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         server.watch(os.fspath(signal))
         observer = getattr(server, "observer", None)  # LiveReloadServer's watchdog observer
         self.poller = watch.Poller(
-            self._poll,
+            site_cache.poll,
             ready=lambda: observer is None or observer.is_alive(),
-            on_crash=self._poll_crashed,
+            on_crash=site_cache.poll_crashed,
             name=f"blogsvc-sync-{settings.blog_dir}",
         )
         self.poller.start()

@@ -130,8 +130,8 @@ def test_serve_syncs_first_then_only_after_sync_interval(tmp_path: Path, service
     assert service.requests.count("/api/v1/sync") == 1
     assert build_with(config, serve=None) is plugin
     assert service.requests.count("/api/v1/sync") == 1, "a rebuild within sync_interval uses the cache"
-    assert plugin.last_sync_attempt is not None
-    plugin.last_sync_attempt -= 61
+    assert plugin.site_cache is not None and plugin.site_cache.last_sync_attempt is not None
+    plugin.site_cache.last_sync_attempt -= 61
     build_with(config, serve=None)
     assert service.requests.count("/api/v1/sync") == 2
 

@@ -68,10 +68,13 @@ def test_background_sync_signals_changes_only(tmp_path: Path, service: Service, 
     watch.prepare_signal(cache)
     quiet = snapshot(cache)
 
+    site_cache = plugin.site_cache
+    assert site_cache is not None
+
     def poll_now() -> float:
-        assert plugin.last_sync_attempt is not None
-        plugin.last_sync_attempt -= 60  # as if sync_interval had passed
-        return plugin._poll()
+        assert site_cache.last_sync_attempt is not None
+        site_cache.last_sync_attempt -= 60  # as if sync_interval had passed
+        return site_cache.poll()
 
     service.requests.clear()
     assert poll_now() == 60
@@ -109,15 +112,15 @@ def test_background_sync_waits_while_another_process_holds_the_cache(tmp_path: P
                                                                      owner: Owner) -> None:
     add_article(db, owner.blog_id, "First words")
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
-    plugin = serve_build(config, first=True)
-    assert plugin.last_sync_attempt is not None
-    plugin.last_sync_attempt -= 60
+    site_cache = serve_build(config, first=True).site_cache
+    assert site_cache is not None and site_cache.last_sync_attempt is not None
+    site_cache.last_sync_attempt -= 60
     service.requests.clear()
     with CacheLock(tmp_path / ".cache" / "blogsvc"):  # `mkdocs-blogsvc sync` running in another process
-        assert plugin._poll() == 1.0, "try again soon"
+        assert site_cache.poll() == 1.0, "try again soon"
     assert service.requests == []
-    assert plugin._poll() == 60 and service.requests == ["/api/v1/sync"]
-    assert not plugin.cache_lock.locked()
+    assert site_cache.poll() == 60 and service.requests == ["/api/v1/sync"]
+    assert not site_cache.lock.locked()
 
 
 def test_on_serve_starts_and_on_shutdown_stops_the_poller(tmp_path: Path, service: Service, db: store.Database,
