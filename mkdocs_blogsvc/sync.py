@@ -34,9 +34,9 @@ import filelock
 
 from mkdocs_blogsvc import images as image_files
 from mkdocs_blogsvc import manifest as cache
+from mkdocs_blogsvc.api import display_url
 from mkdocs_blogsvc.errors import BlogServiceError
 from mkdocs_blogsvc.fileio import atomic_write
-from mkdocs_blogsvc.api import display_url
 from mkdocs_blogsvc.manifest import Entry, Manifest, inside, sha256
 from mkdocs_blogsvc.models import Article, BlogStatus, KnownArticle, SyncResult
 from mkdocs_blogsvc.render import PagePaths, Renderer, assign_slugs

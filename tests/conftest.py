@@ -20,12 +20,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mkdocs_blogsvc.server import create_app
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import create_app, store
 
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material 9.8's end-of-life banner
 
 IN_PROCESS_URL = "http://testserver"
+
+#: Fixtures shared by the plugin and end-to-end tests: a service in a thread with an owner,
+#: real logins, and a clean MkDocs plugin cache for every test.
+pytest_plugins = ["tests.e2e.sites", "tests.plugin.auth_helpers"]
 
 
 @pytest.fixture

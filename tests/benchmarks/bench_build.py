@@ -23,15 +23,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
 
-import yaml  # noqa: E402
-from mkdocs.commands.build import build  # noqa: E402
-from mkdocs.config import load_config  # noqa: E402
+import yaml
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
 
-from mkdocs_blogsvc.server import store  # noqa: E402
-from mkdocs_blogsvc.sync import export_site, read_cache, render_all  # noqa: E402
-from mkdocs_blogsvc.render import Renderer  # noqa: E402
-from tests.conftest import add_article, add_owner, issue_access_token  # noqa: E402
-from tests.e2e.sites import Service, write_credentials, write_site  # noqa: E402
+from mkdocs_blogsvc.render import Renderer
+from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.sync import export_site, read_cache, render_all
+from tests.conftest import add_article, add_owner, issue_access_token
+from tests.e2e.sites import Service, write_credentials, write_site
 
 
 def timed_build(config: Path) -> float:

@@ -27,18 +27,8 @@ from mkdocs_blogsvc import sync as sync_module
 from mkdocs_blogsvc.server import media, store
 from mkdocs_blogsvc.sync import CacheLock
 from tests.conftest import LiveServer, Owner, add_article, issue_access_token
-from tests.e2e.sites import (
-    Service,
-    fresh_plugin_instances,
-    owner,
-    service,
-    snapshot,
-    write_credentials,
-    write_site,
-)
-from tests.plugin.auth_helpers import LoggedIn, live_logged_in
-
-__all__ = ["fresh_plugin_instances", "live_logged_in", "owner", "service"]  # fixtures
+from tests.e2e.sites import Service, snapshot, write_credentials, write_site
+from tests.plugin.auth_helpers import LoggedIn
 
 PNG = (Path(media.__file__).parent / "sample_media" / "cover-01.png").read_bytes()
 EVIL = "</script><script>alert(1)</script>"

@@ -19,17 +19,7 @@ from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server import store
 from mkdocs_blogsvc.sync import CacheLock
 from tests.conftest import Owner, add_article, issue_access_token
-from tests.e2e.sites import (
-    Service,
-    fresh_plugin_instances,
-    owner,
-    service,
-    snapshot,
-    write_credentials,
-    write_site,
-)
-
-__all__ = ["fresh_plugin_instances", "owner", "service"]  # fixtures
+from tests.e2e.sites import Service, snapshot, write_credentials, write_site
 
 
 def make_site(tmp_path: Path, service: Service, db: store.Database, owner: Owner, **plugin: object) -> Path:

@@ -24,10 +24,8 @@ from mkdocs_blogsvc.api import BlogServiceClient
 from mkdocs_blogsvc.credentials import CredentialStore, StoredCredentials
 from mkdocs_blogsvc.server import store
 from tests.conftest import LiveServer
-from tests.e2e.sites import fresh_plugin_instances, write_site
-from tests.plugin.auth_helpers import LoggedIn, live_logged_in
-
-__all__ = ["fresh_plugin_instances", "live_logged_in"]  # fixtures
+from tests.e2e.sites import write_site
+from tests.plugin.auth_helpers import LoggedIn
 
 pytestmark = pytest.mark.slow
 

@@ -20,10 +20,8 @@ from mkdocs_blogsvc.demo import _approve_as
 from mkdocs_blogsvc.login import login
 from mkdocs_blogsvc.server import media
 from tests.conftest import LiveServer
-from tests.e2e.sites import fresh_plugin_instances, write_site
+from tests.e2e.sites import write_site
 from tests.e2e.test_build import json_ld, parse, post_page
-
-__all__ = ["fresh_plugin_instances"]  # fixture
 
 #: The seed's draft and unpublished articles: never on the site.
 HIDDEN = ("Notes on a plugin architecture", "Our old deployment checklist")

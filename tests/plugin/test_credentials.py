@@ -26,7 +26,7 @@ from mkdocs_blogsvc.credentials import (
     TokenManager,
     open_client,
 )
-from tests.plugin.auth_helpers import LoggedIn, live_logged_in, logged_in  # noqa: F401 (fixtures)
+from tests.plugin.auth_helpers import LoggedIn
 
 NOW = 1_800_000_000.0
 

@@ -9,8 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mkdocs_blogsvc.api import BlogServiceClient
-from mkdocs_blogsvc.api import display_url
+from mkdocs_blogsvc.api import BlogServiceClient, display_url
 from mkdocs_blogsvc.images import download_all, file_name, is_fetchable
 from mkdocs_blogsvc.imagetypes import sniff
 from mkdocs_blogsvc.server import media, store

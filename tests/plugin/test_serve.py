@@ -26,17 +26,7 @@ from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server import store
 from mkdocs_blogsvc.sync import CacheLock
 from tests.conftest import LiveServer, Owner, add_article, add_owner, free_port, issue_access_token
-from tests.e2e.sites import (
-    Service,
-    fresh_plugin_instances,
-    owner,
-    service,
-    snapshot,
-    write_credentials,
-    write_site,
-)
-
-__all__ = ["fresh_plugin_instances", "owner", "service"]  # fixtures
+from tests.e2e.sites import Service, snapshot, write_credentials, write_site
 
 SIGNAL = watch.SIGNAL_NAME
 
