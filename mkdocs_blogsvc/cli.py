@@ -37,7 +37,7 @@ def main() -> None:
 
 
 # --- commands of the client side are added below this line ---------------------------------
-# --- login, status, logout, token (authentication; see docs/readme/auth.md) ------------------
+# --- login, status, logout, token (authentication; README "Logging in") -------------------------
 
 _CONFIG_FILE_OPTION = click.option(
     "-f", "--config-file", type=click.Path(dir_okay=False), default=None,
@@ -180,8 +180,7 @@ def token(config_file: str | None, blog_dir: str | None, print_refresh_token: bo
     click.echo(fresh.refresh_token)
 
 
-
-# --- sync, export (the plugin's cache; see docs/readme/plugin.md) ---------------------------
+# --- sync, export (the plugin's cache; README "Commands") -----------------------------
 
 
 def _show_plugin_warnings() -> None:

@@ -2,7 +2,7 @@
 
 Only published articles of the token's blog are ever read: every query starts from
 `_published(blog_id)`. Decisions where the spec is silent are listed in
-docs/readme/server-data.md and mirrored in the OpenAPI document (`openapi.py`).
+the README ("Service behaviour where the spec is silent") and mirrored in the OpenAPI document (`openapi.py`).
 """
 
 from __future__ import annotations
