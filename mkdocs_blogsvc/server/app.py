@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import Flask
 
-from mkdocs_blogsvc.server import api, media, oauth
+from mkdocs_blogsvc.server import api, blogs, media, oauth
 from mkdocs_blogsvc.server.serialize import PUBLIC_URL_CONFIG, normalize_public_url
 from mkdocs_blogsvc.server.store import Database
 
@@ -47,4 +47,5 @@ def create_app(
     oauth.register(app, db)
     api.register(app, db)
     media.register(app, db)
+    blogs.register(app, db)
     return app

@@ -3,7 +3,9 @@
 One transaction creates user `demo` (password `demo-password`), the blog "Field Notes"
 (`demo-blog`, English), a public client "MkDocs Blog Plugin" for loopback redirects, and the
 articles of `sample_articles/` (Markdown with YAML front matter) with the images of
-`sample_media/`. Dates are relative to the service clock, so the blog always looks recent.
+`sample_media/`. Dates are relative to the service clock, so the blog always looks recent;
+published articles start with view counts that grow with their age, so the hosted blog looks
+read (the draft and the unpublished article have none).
 
 Seeding a database that already holds the sample user or blog is refused (`AdminError`):
 the seed never touches data someone may have changed; seed a new database file instead.
@@ -100,8 +102,18 @@ def _insert_sample(
     )
     if status != "draft":
         article.updated_at = published_at + timedelta(days=meta.get("updated_days_after", 0))
+    if status == "published":
+        article.view_count = _sample_views(meta["days_ago"], index)
     article.schema_org_json = _blog_posting(article, blog, base_url)
     return article
+
+
+def _sample_views(days_ago: int, index: int) -> int:
+    """A plausible, repeatable view count: older articles have had more readers.
+
+    Sample articles are at least 8 days apart, so the spread term (under 29) never reverses the order.
+    """
+    return 24 * days_ago + (37 * index) % 29
 
 
 def _blog_posting(article: store.Article, blog: store.Blog, base_url: str | None) -> dict[str, Any]:

@@ -111,4 +111,4 @@ def test_home_page_says_what_the_service_is_and_lists_blogs(db: store.Database, 
     assert "Blog Content Service" in page.text
     assert 'href="http://testserver/openapi.json"' in page.text
     assert "zoe-&lt;notes&gt;" in page.text  # autoescaped
-    assert "<td>Zoe&#39;s Blog</td>" in page.text and "<td>1</td>" in page.text
+    assert ">Zoe&#39;s Blog</a></td>" in page.text and "<td>1</td>" in page.text
