@@ -113,6 +113,33 @@ class Settings:
             )
         return self.client_id
 
+    def check_outside_docs(self, docs_dir: Path) -> None:
+        """Refuse a cache or credentials file inside docs_dir (and a cache_dir holding docs_dir).
+
+        Whatever is in docs_dir is published with the site (a credentials file would be served to
+        anyone), and each write there (a page rendered, a token refreshed) makes `mkdocs serve`
+        rebuild in a loop.
+        """
+        docs_dir = docs_dir.resolve()
+        cache_dir = self.cache_dir.resolve()
+        if cache_dir == docs_dir or docs_dir in cache_dir.parents:
+            raise ConfigurationError(
+                f"blogsvc: cache_dir ({self.cache_dir}) is inside docs_dir; writing there would make "
+                "`mkdocs serve` rebuild in a loop: use a folder outside docs_dir (default .cache/blogsvc)"
+            )
+        if cache_dir in docs_dir.parents:
+            raise ConfigurationError(
+                f"blogsvc: cache_dir ({self.cache_dir}) contains docs_dir; the cache would write into "
+                "docs_dir: use a folder of its own outside docs_dir (default .cache/blogsvc)"
+            )
+        credentials_file = self.credentials_file.resolve()
+        if docs_dir in credentials_file.parents:
+            raise ConfigurationError(
+                f"blogsvc: credentials_file ({self.credentials_file}) is inside docs_dir; it would be "
+                "published with the site, and each token refresh would make `mkdocs serve` rebuild: "
+                "use a path outside docs_dir (default .blogsvc/credentials.json), then run `mkdocs-blogsvc login`"
+            )
+
 
 def _base_url(value: str) -> str:
     """`value` without a trailing slash, once it is an http(s) URL with a host and a valid port.
@@ -179,6 +206,8 @@ def load_site_settings(config_file: str | None) -> list[Settings]:
         for plugin in site.plugins.values()
         if isinstance(getattr(plugin, "config", None), BlogServiceConfig)
     ]
+    for settings in instances:  # what a build would refuse, `login` must not write either
+        settings.check_outside_docs(Path(site.docs_dir))
     if not instances:
         raise ConfigurationError(f"no blogsvc plugin in {site.config_file_path or shown}: add `- blogsvc` under `plugins:`")
     return instances

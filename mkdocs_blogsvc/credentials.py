@@ -337,6 +337,7 @@ class TokenManager:
         """No store: a CI run may bring a refresh token in BLOGSVC_REFRESH_TOKEN (spent at once)."""
         refresh_token = self._environ.get(config.ENV_REFRESH_TOKEN, "").strip()
         if not refresh_token:
+            self.settings.require_client_id()  # the first thing to fix when both are missing
             raise errors.NotLoggedIn(
                 f"not logged in: no credentials at {self.store.path} and {config.ENV_REFRESH_TOKEN} "
                 "is not set; run `mkdocs-blogsvc login`"

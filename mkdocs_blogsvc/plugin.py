@@ -96,7 +96,10 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                         f"blogsvc: two instances of the plugin share {name} ({getattr(self.settings, name)}); "
                         f"give each connected blog its own {name}"
                     )
-        _check_outside_docs(self.settings, Path(config.docs_dir).resolve())
+        try:
+            self.settings.check_outside_docs(Path(config.docs_dir))
+        except BlogServiceError as exc:
+            raise PluginError(str(exc)) from None
         try:
             self.renderer = Renderer(self.settings.page_template, self.settings.head_template)
         except BlogServiceError as exc:
@@ -240,33 +243,6 @@ def _message(exc: BlogServiceError) -> str:
     """The error's message with the plugin's prefix, once."""
     text = str(exc)
     return text if text.startswith("blogsvc: ") else f"blogsvc: {text}"
-
-
-def _check_outside_docs(settings: Settings, docs_dir: Path) -> None:
-    """Refuse a cache or credentials file inside docs_dir (and a cache_dir holding docs_dir).
-
-    Whatever is in docs_dir is published with the site (a credentials file would be served to
-    anyone), and each write there (a page rendered, a token refreshed) makes `mkdocs serve`
-    rebuild in a loop.
-    """
-    cache_dir = settings.cache_dir.resolve()
-    if cache_dir == docs_dir or docs_dir in cache_dir.parents:
-        raise PluginError(
-            f"blogsvc: cache_dir ({settings.cache_dir}) is inside docs_dir; writing there would make "
-            "`mkdocs serve` rebuild in a loop: use a folder outside docs_dir (default .cache/blogsvc)"
-        )
-    if cache_dir in docs_dir.parents:
-        raise PluginError(
-            f"blogsvc: cache_dir ({settings.cache_dir}) contains docs_dir; the cache would write into "
-            "docs_dir: use a folder of its own outside docs_dir (default .cache/blogsvc)"
-        )
-    credentials_file = settings.credentials_file.resolve()
-    if docs_dir in credentials_file.parents:
-        raise PluginError(
-            f"blogsvc: credentials_file ({settings.credentials_file}) is inside docs_dir; it would be "
-            "published with the site, and each token refresh would make `mkdocs serve` rebuild: "
-            "use a path outside docs_dir (default .blogsvc/credentials.json), then run `mkdocs-blogsvc login`"
-        )
 
 
 def _material_blog(config: MkDocsConfig) -> Any:

@@ -237,3 +237,27 @@ def test_several_instances_need_a_choice(tmp_path: Path) -> None:
 def test_token_command_needs_its_flag(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["token"])
     assert result.exit_code == 2 and "--print-refresh-token" in result.output
+
+
+def test_login_refuses_a_credentials_file_that_the_site_would_publish(tmp_path: Path) -> None:
+    """What a build refuses, `login` must not write: tokens inside docs_dir would be deployed."""
+    site = tmp_path / "site"
+    (site / "docs").mkdir(parents=True)
+    (site / "mkdocs.yml").write_text(
+        "site_name: Test\nplugins:\n  - blogsvc:\n      client_id: c1\n      credentials_file: docs/creds.json\n"
+    )
+    result = CliRunner().invoke(main, ["login", "--no-browser", "--timeout", "1", "-f", str(site / "mkdocs.yml")])
+    assert result.exit_code == 1
+    assert "credentials_file" in result.output and "is inside docs_dir" in result.output
+    assert "Open this address" not in result.output and not (site / "docs" / "creds.json").exists()
+
+
+def test_status_without_client_id_or_credentials_names_client_id_first(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv(config.ENV_CLIENT_ID, raising=False)
+    monkeypatch.delenv(config.ENV_REFRESH_TOKEN, raising=False)
+    site = tmp_path / "site"
+    (site / "docs").mkdir(parents=True)
+    (site / "mkdocs.yml").write_text("site_name: Test\nplugins:\n  - blogsvc\n")
+    result = CliRunner().invoke(main, ["status", "-f", str(site / "mkdocs.yml")])
+    assert result.exit_code == 1
+    assert "client_id is not set" in result.output and "Traceback" not in result.output
