@@ -76,7 +76,7 @@ def running_service(folder: Path) -> Iterator[tuple[str, object]]:
         db.dispose()
 
 
-def _approve_as(username: str, password: str) -> Callable[[str], None]:
+def approve_as(username: str, password: str) -> Callable[[str], None]:
     """An `open_browser` for `login`: signs in and approves over HTTP, as a person would click.
 
     It runs in the caller's thread (the loopback listener serves in its own), so a refused
@@ -117,7 +117,7 @@ def _summaries() -> Iterator[list[str]]:
         logger.setLevel(previous)
 
 
-def _build(config_file: Path) -> None:
+def build_site(config_file: Path) -> None:
     """`mkdocs build` in-process, with the startup and shutdown events the CLI would send."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
@@ -207,17 +207,17 @@ def run_demo(
         shutil.rmtree(settings.cache_dir, ignore_errors=True)
         settings.credentials_file.unlink(missing_ok=True)
         try:
-            result = login(settings, open_browser=_approve_as(sample["user"], sample["password"]), timeout=60)
+            result = login(settings, open_browser=approve_as(sample["user"], sample["password"]), timeout=60)
         except LoginError as exc:
             raise LoginError(f"the demo's login failed: {exc}") from None
         echo(f"Logged in: {result.status.blog.name} connected, credentials in {result.credentials_file}")
         site_dir = config_file.parent / "site"
         with _summaries() as summaries:
-            _build(config_file)
+            build_site(config_file)
             echo(summaries[-1])
             _change_blog(db, sample["blog"]["slug"])
             echo("Changed the blog: edited one article, unpublished one, published a new one")
-            _build(config_file)
+            build_site(config_file)
             echo(summaries[-1])
         echo(f"Built site: {site_dir.resolve()}")
         if not serve:

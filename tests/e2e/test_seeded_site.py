@@ -11,12 +11,10 @@ from typing import Any
 
 import httpx
 import pytest
-from mkdocs.commands.build import build
-from mkdocs.config import load_config
 
 from mkdocs_blogsvc import config as site_config
 from mkdocs_blogsvc.credentials import CredentialStore
-from mkdocs_blogsvc.demo import _approve_as
+from mkdocs_blogsvc.demo import approve_as, build_site
 from mkdocs_blogsvc.login import login
 from mkdocs_blogsvc.server import media
 from tests.conftest import LiveServer
@@ -42,16 +40,6 @@ def published(live_server: LiveServer, token: str) -> list[dict[str, Any]]:
     response.raise_for_status()
     articles: list[dict[str, Any]] = response.json()["articles"]
     return articles
-
-
-def run_build(config_file: Path) -> None:
-    """`mkdocs build` in-process, with the startup and shutdown events the CLI sends."""
-    loaded = load_config(str(config_file))
-    loaded.plugins.on_startup(command="build", dirty=False)
-    try:
-        build(loaded)
-    finally:
-        loaded.plugins.on_shutdown()
 
 
 def built_posts(site_dir: Path) -> set[str]:
@@ -92,11 +80,11 @@ def test_seeded_blog_site_follows_the_service(tmp_path: Path, live_server: LiveS
     seeded = admin(live_server, "seed", "--base-url", live_server.url)
     config_file = write_site(tmp_path, live_server.url, plugin={"client_id": seeded["client_id"]})
     settings = site_config.load_site_settings(str(config_file))[0]
-    login(settings, open_browser=_approve_as(seeded["user"], seeded["password"]), timeout=60)
+    login(settings, open_browser=approve_as(seeded["user"], seeded["password"]), timeout=60)
     stored = CredentialStore(settings.credentials_file).load()
     assert stored is not None
 
-    run_build(config_file)
+    build_site(config_file)
     site_dir = tmp_path / "site"
     articles = published(live_server, stored.access_token)
     slugs = {a["slug"] for a in articles}
@@ -114,7 +102,7 @@ def test_seeded_blog_site_follows_the_service(tmp_path: Path, live_server: LiveS
     added = admin(live_server, "add-article", "--blog", seeded["blog"]["slug"], "--title", "Fresh from the service",
                   "--content", "Published after the first build.", "--cover-image", str(NEW_COVER))
     caplog.clear()
-    run_build(config_file)
+    build_site(config_file)
     assert "blogsvc: 1 new, 1 updated, 2 deleted, 9 unchanged in " in caplog.text
 
     after = published(live_server, stored.access_token)
