@@ -91,6 +91,19 @@ def add_article(db: store.Database, blog_id: str, title: str, *, status: str = "
         return article.id
 
 
+@pytest.fixture
+def owner(db: store.Database) -> Owner:
+    """A user with one blog, in the test's database."""
+    return add_owner(db)
+
+
+@pytest.fixture
+def api(http: httpx.Client, db: store.Database, owner: Owner) -> httpx.Client:
+    """The in-process client, carrying a token for `owner`'s blog."""
+    http.headers["Authorization"] = f"Bearer {issue_access_token(db, owner)}"
+    return http
+
+
 def issue_access_token(db: store.Database, owner: Owner, scope: str = "articles:read blog:read", client_id: str = "test-client") -> str:
     """A valid access token for `owner`'s blog, minted directly (for data-endpoint tests)."""
     now = db.now()

@@ -16,7 +16,6 @@ from werkzeug.serving import make_server
 from mkdocs_blogsvc.config import Settings
 from mkdocs_blogsvc.credentials import CredentialStore, StoredCredentials
 from mkdocs_blogsvc.server import create_app, store
-from tests.conftest import Owner, add_owner
 
 CLIENT_ID = "test-client"
 
@@ -96,11 +95,6 @@ def service(db: store.Database) -> Iterator[Service]:
     running = Service(db)
     yield running
     running.stop()
-
-
-@pytest.fixture
-def owner(db: store.Database) -> Owner:
-    return add_owner(db)
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ import pytest
 
 from mkdocs_blogsvc.server import admin, store
 from mkdocs_blogsvc.server.clients import is_loopback_host
-from tests.conftest import Owner, add_owner, issue_access_token
+from tests.conftest import Owner
 
 SAMPLES = resources.files("mkdocs_blogsvc.server").joinpath("sample_media")
 IMAGE_A = SAMPLES.joinpath("inline-sync-diff.png").read_bytes()
@@ -19,15 +19,6 @@ COVER = SAMPLES.joinpath("cover-02.png").read_bytes()
 BASE = "http://testserver"
 
 
-@pytest.fixture
-def owner(db: store.Database) -> Owner:
-    return add_owner(db)
-
-
-@pytest.fixture
-def api(db: store.Database, owner: Owner, http: httpx.Client) -> httpx.Client:
-    http.headers["Authorization"] = f"Bearer {issue_access_token(db, owner)}"
-    return http
 
 
 def article(**fields: object) -> admin.ArticleInput:

@@ -17,16 +17,6 @@ from tests.conftest import IN_PROCESS_URL, Owner, add_article, add_owner, issue_
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 
 
-@pytest.fixture
-def owner(db: store.Database) -> Owner:
-    return add_owner(db)
-
-
-@pytest.fixture
-def api(http: httpx.Client, db: store.Database, owner: Owner) -> httpx.Client:
-    """The in-process client, carrying a token for `owner`'s blog."""
-    http.headers["Authorization"] = f"Bearer {issue_access_token(db, owner)}"
-    return http
 
 
 def set_article(db: store.Database, article_id: str, **values: Any) -> None:

@@ -18,10 +18,6 @@ ARTICLE_ENDPOINTS = [("GET", "/api/v1/articles"), ("GET", "/api/v1/articles/some
 ALL_ENDPOINTS = [*ARTICLE_ENDPOINTS, ("GET", "/api/v1/status")]
 
 
-@pytest.fixture
-def owner(db: store.Database) -> Owner:
-    return add_owner(db)
-
 
 def call(http: httpx.Client, method: str, path: str, token: str | None = None, **kwargs: Any) -> httpx.Response:
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}

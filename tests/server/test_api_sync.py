@@ -11,18 +11,7 @@ from sqlalchemy import delete, select, update
 
 from mkdocs_blogsvc.models import format_timestamp, parse_timestamp
 from mkdocs_blogsvc.server import store
-from tests.conftest import Owner, add_article, add_owner, issue_access_token
-
-
-@pytest.fixture
-def owner(db: store.Database) -> Owner:
-    return add_owner(db)
-
-
-@pytest.fixture
-def api(http: httpx.Client, db: store.Database, owner: Owner) -> httpx.Client:
-    http.headers["Authorization"] = f"Bearer {issue_access_token(db, owner)}"
-    return http
+from tests.conftest import Owner, add_article, add_owner
 
 
 def sync(api: httpx.Client, known: list[dict[str, str]]) -> dict[str, Any]:

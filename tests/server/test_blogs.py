@@ -18,10 +18,6 @@ from tests.conftest import IN_PROCESS_URL, Owner, add_article, add_owner, issue_
 HOSTILE = "</title><script>alert(1)</script>"
 
 
-@pytest.fixture
-def owner(db: store.Database) -> Owner:
-    return add_owner(db)
-
 
 @pytest.fixture
 def api(app: Flask, db: store.Database, owner: Owner) -> Iterator[httpx.Client]:

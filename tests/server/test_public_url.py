@@ -14,15 +14,11 @@ from flask import Flask
 from mkdocs_blogsvc.cli import main
 from mkdocs_blogsvc.server import create_app, store
 from mkdocs_blogsvc.server.serialize import normalize_public_url
-from tests.conftest import Owner, add_article, add_owner, issue_access_token
+from tests.conftest import Owner, add_article, issue_access_token
 
 HOSTS = ("http://localhost:8000", "http://127.0.0.1:8000")
 PUBLIC = "https://blog.example/svc"
 
-
-@pytest.fixture
-def owner(db: store.Database) -> Owner:
-    return add_owner(db)
 
 
 @pytest.fixture
