@@ -18,9 +18,11 @@ Retry policy (why it differs by request):
 from __future__ import annotations
 
 import email.utils
+import json
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -55,6 +57,27 @@ class TokenSource(Protocol):
         """The service answered 401 to `rejected`: return a fresh token (refresh at most once)."""
 
 
+#: How much of a probed answer's body is read (enough for any error object or error page).
+PROBE_BODY_LIMIT = 64 * 1024
+#: Longest wait for one probe: a check that answers "nothing is there" must be quick.
+PROBE_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One HTTP answer as it came, for checks that judge what a server is (`preflight`).
+
+    `json` is the parsed body when it is JSON (else None); `text` the first
+    `PROBE_BODY_LIMIT` bytes decoded; `location` the `Location` header of a redirect.
+    """
+
+    status_code: int
+    content_type: str
+    location: str | None
+    json: Any
+    text: str
+
+
 def redact(text: str) -> str:
     """`text` with anything shaped like a token replaced, for messages built from remote text."""
     return _TOKEN_PATTERN.sub("svc_***", text)
@@ -79,6 +102,7 @@ class BlogServiceClient:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.tokens = tokens
+        self._timeout = timeout
         self.retries = max(0, retries)
         self._sleep = sleep
         self._http = httpx.Client(
@@ -176,6 +200,38 @@ class BlogServiceClient:
             if len(body) > max_bytes:
                 raise errors.InvalidResponse(f"image {display_url(url)} is larger than {max_bytes} bytes")
         return bytes(body)
+
+    # --- probes ----------------------------------------------------------------------------
+
+    def probe(self, path: str, *, params: Mapping[str, str] | None = None) -> Answer:
+        """One unauthenticated `GET` of `path`: no retries, no redirects followed, a short
+        timeout, the body read up to `PROBE_BODY_LIMIT`. For checking what answers at
+        `base_url` before a user is sent to a browser."""
+        url = f"{self.base_url}{path}"
+        timeout = httpx.Timeout(min(self._timeout, PROBE_TIMEOUT))
+        try:
+            with self._http.stream("GET", url, params=params, timeout=timeout) as response:
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if len(body) >= PROBE_BODY_LIMIT:
+                        break
+                content_type = _content_type(response)
+                status, location = response.status_code, response.headers.get("Location")
+                encoding = response.encoding or "utf-8"
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise self._transport_error(exc) from None
+        try:
+            text = bytes(body[:PROBE_BODY_LIMIT]).decode(encoding, errors="replace")
+        except LookupError:  # a charset Python does not know
+            text = bytes(body[:PROBE_BODY_LIMIT]).decode("utf-8", errors="replace")
+        parsed: Any = None
+        if content_type.endswith("json"):
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+        return Answer(status, content_type, location, parsed, text)
 
     # --- token endpoint --------------------------------------------------------------------
 

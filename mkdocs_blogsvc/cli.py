@@ -91,9 +91,13 @@ def login(config_file: str | None, blog_dir: str | None, no_browser: bool, timeo
             click.echo(f"Open this address in a browser to connect your blog:\n\n    {url}\n", err=True)
         else:
             click.echo(f"Your browser was opened to sign in. If it was not, open:\n\n    {url}\n", err=True)
-        click.echo(f"Waiting for the approval (at most {timeout:.0f} seconds)...", err=True)
 
-    result = run_login(settings, open_browser=open_browser, timeout=timeout)
+    try:
+        result = run_login(settings, open_browser=open_browser, timeout=timeout,
+                           echo=lambda line: click.echo(line, err=True))
+    except KeyboardInterrupt:  # Ctrl-C while waiting: a plain line, no traceback
+        click.echo("\nLogin cancelled: nothing was saved. Run `mkdocs-blogsvc login` to start again.", err=True)
+        raise click.exceptions.Exit(130) from None
     blog = result.status.blog
     click.echo(f'Connected to the blog "{blog.name}" ({blog.slug}, {blog.article_count} published articles) at {settings.base_url}.')
     click.echo(f"Credentials saved to {result.credentials_file} (keep this folder out of version control).")

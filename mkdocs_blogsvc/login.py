@@ -9,6 +9,9 @@
 - Confidential clients also send `client_secret` (client_secret_post), taken from the settings,
   which take it from BLOGSVC_CLIENT_SECRET so it never sits in mkdocs.yml.
 
+Before the browser opens, `preflight` checks `base_url` and the authorization request, so a
+wrong setting fails in seconds with the setting named instead of after the wait.
+
 `open_browser` is the seam: the CLI passes `webbrowser.open`, tests and the demo a function
 that drives the consent pages over HTTP and then follows the redirect to the listener.
 """
@@ -29,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from mkdocs_blogsvc import config, errors, models
+from mkdocs_blogsvc import config, errors, models, preflight
 from mkdocs_blogsvc.api import BlogServiceClient, redact
 from mkdocs_blogsvc.credentials import CredentialStore, StoredCredentials, TokenManager
 
@@ -188,8 +191,9 @@ def _code_from(params: dict[str, str]) -> str:
     return code
 
 
-def authorize_url(settings: config.Settings, *, client_id: str, redirect_uri: str, state: str, challenge: str) -> str:
-    query = urlencode({
+def authorize_query(settings: config.Settings, *, client_id: str, redirect_uri: str, state: str, challenge: str) -> dict[str, str]:
+    """The query of the authorization request (spec: GET /api/oauth/authorize)."""
+    return {
         "response_type": "code",
         "client_id": client_id,
         "redirect_uri": redirect_uri,
@@ -197,8 +201,7 @@ def authorize_url(settings: config.Settings, *, client_id: str, redirect_uri: st
         "state": state,
         "code_challenge": challenge,
         "code_challenge_method": "S256",
-    })
-    return f"{settings.base_url}/api/oauth/authorize?{query}"
+    }
 
 
 def login(
@@ -207,8 +210,14 @@ def login(
     open_browser: Callable[[str], object] = webbrowser.open,
     timeout: float = DEFAULT_TIMEOUT,
     transport: Any = None,
+    echo: Callable[[str], object] = lambda message: None,
 ) -> LoginResult:
-    """Run the whole flow; save the credentials (0600) and return the connected blog."""
+    """Run the whole flow; save the credentials (0600) and return the connected blog.
+
+    Before the browser: the credentials folder is usable, `base_url` is a Blog Content Service,
+    and its authorize endpoint accepts this client, redirect URI and scope (`preflight`), so a
+    wrong setting fails in seconds, not after the wait. `echo` receives progress lines for people.
+    """
     client_id = settings.require_client_id()
     store = CredentialStore(settings.credentials_file)
     with store.locked():  # an unusable credentials folder fails now, not after the browser step
@@ -217,8 +226,15 @@ def login(
     state = secrets.token_urlsafe(32)
     client = BlogServiceClient(settings.base_url, transport=transport, timeout=settings.timeout)
     with client, LoopbackListener(state, settings.redirect_port) as listener:
-        open_browser(authorize_url(settings, client_id=client_id, redirect_uri=listener.redirect_uri,
-                                   state=state, challenge=challenge))
+        query = authorize_query(settings, client_id=client_id, redirect_uri=listener.redirect_uri,
+                                state=state, challenge=challenge)
+        preflight.check_service(client)
+        preflight.check_authorization(client, query, fixed_port=settings.redirect_port != 0)
+        echo(f"Checked {settings.base_url}: the Blog Content Service accepts client_id {client_id!r} "
+             f"and the redirect URI {listener.redirect_uri}.")
+        open_browser(f"{settings.base_url}{preflight.AUTHORIZE_PATH}?{urlencode(query)}")
+        echo(f"Waiting for you to sign in and approve in the browser; the service then sends it to "
+             f"{listener.redirect_uri} (at most {timeout:g} seconds). Press Ctrl-C to cancel.")
         code = listener.wait_for_code(timeout)
         form = {
             "grant_type": "authorization_code",
@@ -234,4 +250,3 @@ def login(
             store.save(StoredCredentials.from_token_set(tokens, base_url=settings.base_url, client_id=client_id))
         client.tokens = TokenManager(settings, client)
         return LoginResult(client.status(), settings.credentials_file)
-

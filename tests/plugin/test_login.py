@@ -209,9 +209,10 @@ def test_an_unusable_credentials_folder_stops_login_before_the_browser(tmp_path:
     assert opened == []
 
 
-def test_login_times_out_when_nobody_approves(tmp_path: Path) -> None:
-    settings = site_settings(tmp_path, IN_PROCESS_URL, "some-client")
+def test_login_times_out_when_nobody_approves(app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    client_id, _ = register_client(db)
+    settings = site_settings(tmp_path, IN_PROCESS_URL, client_id)
     opened = threading.Event()
     with pytest.raises(errors.LoginError, match="no answer from the browser"):
-        login(settings, open_browser=lambda url: opened.set(), timeout=0.2)
+        login(settings, open_browser=lambda url: opened.set(), transport=httpx.WSGITransport(app=app), timeout=0.2)
     assert opened.is_set() and not settings.credentials_file.exists()
