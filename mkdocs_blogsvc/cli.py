@@ -292,9 +292,11 @@ class _LazyServerGroup(click.Group):
         try:
             from mkdocs_blogsvc.server.cli import server
         except ImportError as exc:
+            from mkdocs_blogsvc.installed import install_command
+
             raise click.ClickException(
-                f"The reference service needs the [server] extra ({exc.name} is missing): "
-                "pip install 'mkdocs-blogsvc[server]'"
+                f"the reference service needs the [server] extra ({exc.name} is missing): "
+                f"install it with {install_command('server')}"
             ) from None
         return server
 

@@ -49,8 +49,10 @@ def _require_extras() -> None:
         except ImportError:
             missing.append(module)
     if missing:
+        from mkdocs_blogsvc.installed import install_command
+
         raise ConfigurationError(
-            f"the demo needs the [demo] extra ({', '.join(missing)} missing): pip install 'mkdocs-blogsvc[demo]'"
+            f"the demo needs the [demo] extra ({', '.join(missing)} missing): install it with {install_command('demo')}"
         )
 
 
