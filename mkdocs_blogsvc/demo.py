@@ -27,7 +27,7 @@ from mkdocs_blogsvc import config
 from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, LoginError
 
 if TYPE_CHECKING:
-    from mkdocs_blogsvc.server import admin
+    from mkdocs_blogsvc.server import content
 
 DEFAULT_DEV_ADDR = "127.0.0.1:8001"
 DEFAULT_SITE = Path("example-site") / "mkdocs.yml"
@@ -62,7 +62,7 @@ def running_service(folder: Path) -> Iterator[tuple[str, object]]:
     from werkzeug.serving import make_server
 
     from mkdocs_blogsvc.server import create_app
-    from mkdocs_blogsvc.server.store import Database
+    from mkdocs_blogsvc.server.database import Database
 
     db = Database.from_path(folder / "blog.db")
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request in the demo's output
@@ -84,7 +84,8 @@ def approve_as(username: str, password: str) -> Callable[[str], None]:
     It runs in the caller's thread (the loopback listener serves in its own), so a refused
     sign-in is reported at once as a `LoginError` instead of a wait for a redirect that never comes.
     """
-    from mkdocs_blogsvc.server.consent_driver import ConsentDriverError, drive_consent
+    from mkdocs_blogsvc.server.consent_driver import drive_consent
+    from mkdocs_blogsvc.server.errors import ConsentDriverError
 
     def approve(authorize_url: str) -> None:
         try:
@@ -140,32 +141,33 @@ def _change_blog(db: object, blog_slug: str) -> None:
     """Edit the newest article, unpublish the second newest, publish a new one."""
     from sqlalchemy import select
 
-    from mkdocs_blogsvc.server import admin, store
+    from mkdocs_blogsvc.server import content, tables
+    from mkdocs_blogsvc.server.database import Database
 
-    assert isinstance(db, store.Database)
+    assert isinstance(db, Database)
     with db.session() as session:
         newest = session.scalars(
-            select(store.Article)
-            .join(store.Blog)
-            .where(store.Blog.slug == blog_slug, store.Article.status == "published")
-            .order_by(store.Article.published_at.desc(), store.Article.id.desc())
+            select(tables.Article)
+            .join(tables.Blog)
+            .where(tables.Blog.slug == blog_slug, tables.Article.status == "published")
+            .order_by(tables.Article.published_at.desc(), tables.Article.id.desc())
             .limit(2)
         ).all()
         edited, unpublished = newest[0].id, newest[1].id
         edited_title = newest[0].title
-    admin.update_article(db, edited, admin.ArticleInput(title=f"{edited_title} (revised)"))
-    admin.unpublish(db, unpublished)
-    admin.add_article(db, blog_slug, _new_article())
+    content.update_article(db, edited, content.ArticleInput(title=f"{edited_title} (revised)"))
+    content.unpublish(db, unpublished)
+    content.add_article(db, blog_slug, _new_article())
 
 
-def _new_article() -> admin.ArticleInput:
+def _new_article() -> content.ArticleInput:
     """The article the demo publishes between its two builds."""
     from importlib import resources
 
-    from mkdocs_blogsvc.server import admin
+    from mkdocs_blogsvc.server import content
 
     cover = (resources.files("mkdocs_blogsvc.server") / "sample_media" / "cover-05.png").read_bytes()
-    return admin.ArticleInput(
+    return content.ArticleInput(
         title="Fresh off the press: publishing from the service",
         description="Written on the service a moment ago, on this site at the next build.",
         content=(

@@ -20,7 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mkdocs_blogsvc.server import create_app, store
+from mkdocs_blogsvc.server import create_app, security, tables
+from mkdocs_blogsvc.server.database import Database
 
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material 9.8's end-of-life banner
 
@@ -32,14 +33,14 @@ pytest_plugins = ["tests.e2e.sites", "tests.plugin.auth_helpers"]
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Iterator[store.Database]:
-    database = store.Database.from_path(tmp_path / "service.db")
+def db(tmp_path: Path) -> Iterator[Database]:
+    database = Database.from_path(tmp_path / "service.db")
     yield database
     database.dispose()
 
 
 @pytest.fixture
-def app(db: store.Database):  # type: ignore[no-untyped-def]
+def app(db: Database):  # type: ignore[no-untyped-def]
     return create_app(db, secret_key="test-secret", TESTING=True)
 
 
@@ -61,15 +62,15 @@ class Owner:
     blog_slug: str
 
 
-def add_owner(db: store.Database, username: str = "alice", blog_slug: str = "alice-blog") -> Owner:
+def add_owner(db: Database, username: str = "alice", blog_slug: str = "alice-blog") -> Owner:
     now = db.now()
     password = f"{username}-password"
     with db.session(write=True) as session:
-        user = store.User(username=username, password_hash=store.hash_password(password), created_at=now)
+        user = tables.User(username=username, password_hash=security.hash_password(password), created_at=now)
         session.add(user)
         session.flush()
-        blog = store.Blog(
-            id=store.new_cuid(), owner_id=user.id, name=f"{username.title()}'s Blog", slug=blog_slug,
+        blog = tables.Blog(
+            id=security.new_cuid(), owner_id=user.id, name=f"{username.title()}'s Blog", slug=blog_slug,
             description="Notes", language="en", created_at=now,
         )
         session.add(blog)
@@ -77,11 +78,11 @@ def add_owner(db: store.Database, username: str = "alice", blog_slug: str = "ali
         return Owner(user.id, username, password, blog.id, blog.slug)
 
 
-def add_article(db: store.Database, blog_id: str, title: str, *, status: str = "published", minutes_ago: int = 0, **fields) -> str:  # type: ignore[no-untyped-def]
+def add_article(db: Database, blog_id: str, title: str, *, status: str = "published", minutes_ago: int = 0, **fields) -> str:  # type: ignore[no-untyped-def]
     now = db.now()
     with db.session(write=True) as session:
-        article = store.Article(
-            id=store.new_cuid(), blog_id=blog_id, slug=fields.pop("slug", title.lower().replace(" ", "-")),
+        article = tables.Article(
+            id=security.new_cuid(), blog_id=blog_id, slug=fields.pop("slug", title.lower().replace(" ", "-")),
             title=title, description=fields.pop("description", f"About {title}"),
             content=fields.pop("content", f"# {title}\n\nBody of {title}."), status=status,
             published_at=None if status == "draft" else now - timedelta(minutes=minutes_ago),
@@ -92,29 +93,29 @@ def add_article(db: store.Database, blog_id: str, title: str, *, status: str = "
 
 
 @pytest.fixture
-def owner(db: store.Database) -> Owner:
+def owner(db: Database) -> Owner:
     """A user with one blog, in the test's database."""
     return add_owner(db)
 
 
 @pytest.fixture
-def api(http: httpx.Client, db: store.Database, owner: Owner) -> httpx.Client:
+def api(http: httpx.Client, db: Database, owner: Owner) -> httpx.Client:
     """The in-process client, carrying a token for `owner`'s blog."""
     http.headers["Authorization"] = f"Bearer {issue_access_token(db, owner)}"
     return http
 
 
-def issue_access_token(db: store.Database, owner: Owner, scope: str = "articles:read blog:read", client_id: str = "test-client") -> str:
+def issue_access_token(db: Database, owner: Owner, scope: str = "articles:read blog:read", client_id: str = "test-client") -> str:
     """A valid access token for `owner`'s blog, minted directly (for data-endpoint tests)."""
     now = db.now()
-    raw = store.new_token(store.ACCESS_TOKEN_PREFIX)
+    raw = security.new_token(security.ACCESS_TOKEN_PREFIX)
     with db.session(write=True) as session:
-        grant = store.Grant(client_id=client_id, user_id=owner.user_id, blog_id=owner.blog_id, scope=scope, connected_at=now)
+        grant = tables.Grant(client_id=client_id, user_id=owner.user_id, blog_id=owner.blog_id, scope=scope, connected_at=now)
         session.add(grant)
         session.flush()
-        session.add(store.Token(
-            grant_id=grant.id, kind="access", token_hash=store.token_hash(raw), scope=scope,
-            issued_at=now, expires_at=now + timedelta(seconds=store.ACCESS_TOKEN_LIFETIME),
+        session.add(tables.Token(
+            grant_id=grant.id, kind="access", token_hash=security.token_hash(raw), scope=scope,
+            issued_at=now, expires_at=now + timedelta(seconds=security.ACCESS_TOKEN_LIFETIME),
         ))
     return raw
 

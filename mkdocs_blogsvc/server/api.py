@@ -17,9 +17,11 @@ from sqlalchemy.orm import Session
 from werkzeug.exceptions import HTTPException
 
 from mkdocs_blogsvc.models import format_timestamp
-from mkdocs_blogsvc.server import openapi, store
+from mkdocs_blogsvc.server import openapi, tables
 from mkdocs_blogsvc.server.bearer import Access, require_token
-from mkdocs_blogsvc.server.responses import ApiError, invalid_request, json_response
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.errors import ApiError
+from mkdocs_blogsvc.server.responses import error_response, invalid_request, json_response
 from mkdocs_blogsvc.server.serialize import article_json, base_url
 
 DEFAULT_LIMIT = 20
@@ -33,7 +35,7 @@ _HTML_PATHS = ("/api/oauth/authorize",)
 _POSITIVE_INTEGER = re.compile(r"[0-9]+")
 
 
-def register(app: Flask, db: store.Database) -> None:
+def register(app: Flask, db: Database) -> None:
     """Attach the data endpoints, `/openapi.json` and the JSON error handlers to the app.
 
     Views find `db` at request time in `app.extensions["blogsvc_db"]`, where `create_app` puts it.
@@ -45,7 +47,7 @@ def register(app: Flask, db: store.Database) -> None:
     blueprint.add_url_rule("/status", view_func=status, methods=["GET"])
     app.register_blueprint(blueprint)
     app.add_url_rule("/openapi.json", "openapi", _openapi)
-    app.register_error_handler(ApiError, lambda error: error.response())
+    app.register_error_handler(ApiError, error_response)
     app.register_error_handler(HTTPException, _http_error)
     app.after_request(_no_store)
 
@@ -74,9 +76,9 @@ def list_articles(access: Access) -> Response:
 @require_token(ARTICLES_SCOPE)
 def get_article(access: Access, id_or_slug: str) -> Response:
     with _db().session() as session:
-        article = session.scalars(_published(access.blog_id).where(store.Article.id == id_or_slug)).first()
+        article = session.scalars(_published(access.blog_id).where(tables.Article.id == id_or_slug)).first()
         if article is None:
-            article = session.scalars(_published(access.blog_id).where(store.Article.slug == id_or_slug)).first()
+            article = session.scalars(_published(access.blog_id).where(tables.Article.slug == id_or_slug)).first()
     if article is None:
         raise ApiError(404, "not_found", "Article not found")
     return json_response({"article": article_json(article, base_url())})
@@ -89,7 +91,7 @@ def sync(access: Access) -> Response:
     now = _db().now()
     with _db().session(write=True) as session:  # sets lastSyncAt
         published = session.scalars(_newest_first(_published(access.blog_id))).all()
-        session.execute(update(store.Grant).where(store.Grant.id == access.grant_id).values(last_sync_at=now))
+        session.execute(update(tables.Grant).where(tables.Grant.id == access.grant_id).values(last_sync_at=now))
     current = {article.id: article_json(article, base) for article in published}
     return json_response({
         "new": [item for item_id, item in current.items() if item_id not in known],
@@ -102,8 +104,8 @@ def sync(access: Access) -> Response:
 @require_token(None)
 def status(access: Access) -> Response:
     with _db().session() as session:
-        grant = session.get_one(store.Grant, access.grant_id)
-        blog = session.get_one(store.Blog, access.blog_id)
+        grant = session.get_one(tables.Grant, access.grant_id)
+        blog = session.get_one(tables.Blog, access.blog_id)
         count = _count_published(session, access.blog_id)
     return json_response({
         "status": "active",
@@ -135,22 +137,22 @@ def _openapi() -> Response:
 # --- queries and request parsing -----------------------------------------------------------
 
 
-def _db() -> store.Database:
-    db: store.Database = current_app.extensions["blogsvc_db"]
+def _db() -> Database:
+    db: Database = current_app.extensions["blogsvc_db"]
     return db
 
 
-def _published(blog_id: str) -> Select[store.Article]:
-    return select(store.Article).where(store.Article.blog_id == blog_id, store.Article.status == "published")
+def _published(blog_id: str) -> Select[tables.Article]:
+    return select(tables.Article).where(tables.Article.blog_id == blog_id, tables.Article.status == "published")
 
 
 def _count_published(session: Session, blog_id: str) -> int:
     return session.scalar(select(func.count()).select_from(_published(blog_id).subquery())) or 0
 
 
-def _newest_first(query: Select[store.Article]) -> Select[store.Article]:
+def _newest_first(query: Select[tables.Article]) -> Select[tables.Article]:
     """Newest publication first; equal times in descending id order, so pages never overlap."""
-    return query.order_by(store.Article.published_at.desc(), store.Article.id.desc())
+    return query.order_by(tables.Article.published_at.desc(), tables.Article.id.desc())
 
 
 def _positive_int(name: str, default: int) -> int:

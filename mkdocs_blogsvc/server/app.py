@@ -9,8 +9,8 @@ from typing import Any
 from flask import Flask
 
 from mkdocs_blogsvc.server import api, blogs, media, oauth
+from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.serialize import PUBLIC_URL_CONFIG, normalize_public_url
-from mkdocs_blogsvc.server.store import Database
 
 #: Request bodies above this are refused with 413 before any parsing (spec: "not shown").
 MAX_REQUEST_BYTES = 1024 * 1024

@@ -21,8 +21,9 @@ from typing import Concatenate, ParamSpec, TypeVar
 from flask import current_app, request
 from sqlalchemy import select
 
-from mkdocs_blogsvc.server import store
-from mkdocs_blogsvc.server.responses import ApiError
+from mkdocs_blogsvc.server import security, tables
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.errors import ApiError
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -68,20 +69,20 @@ def bearer_credentials(header: str | None) -> str:
     return value
 
 
-def authenticate(db: store.Database, header: str | None) -> Access:
+def authenticate(db: Database, header: str | None) -> Access:
     """The `Access` of a valid access token in `header`; raises 401 `invalid_token` otherwise."""
     raw = bearer_credentials(header)
     now = db.now()
     with db.session() as session:
         row = session.execute(
-            select(store.Token.scope, store.Grant.id, store.Grant.blog_id)
-            .join(store.Grant, store.Grant.id == store.Token.grant_id)
+            select(tables.Token.scope, tables.Grant.id, tables.Grant.blog_id)
+            .join(tables.Grant, tables.Grant.id == tables.Token.grant_id)
             .where(
-                store.Token.token_hash == store.token_hash(raw),
-                store.Token.kind == "access",
-                store.Token.revoked_at.is_(None),
-                store.Token.expires_at > now,
-                store.Grant.revoked_at.is_(None),
+                tables.Token.token_hash == security.token_hash(raw),
+                tables.Token.kind == "access",
+                tables.Token.revoked_at.is_(None),
+                tables.Token.expires_at > now,
+                tables.Grant.revoked_at.is_(None),
             )
         ).first()
     if row is None:

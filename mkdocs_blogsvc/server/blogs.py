@@ -24,8 +24,9 @@ from flask import Flask, Response, render_template
 from sqlalchemy import Select, select, update
 
 from mkdocs_blogsvc.models import parse_timestamp
+from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.serialize import article_json, base_url
-from mkdocs_blogsvc.server.store import Article, Blog, Database
+from mkdocs_blogsvc.server.tables import Article, Blog
 
 #: Images may come from anywhere the body names (the API serves the same links); nothing else loads.
 PAGE_HEADERS = {

@@ -1,6 +1,6 @@
 """`mkdocs-blogsvc server run` and `mkdocs-blogsvc server admin ...`.
 
-Adapters only: options are parsed here, the work is done by `admin`, `seed` and `create_app`.
+Adapters only: options are parsed here, the work is done by `content`, `seed` and `create_app`.
 Every admin command prints one JSON object on stdout; every refusal is one line on stderr
 (`Error: ...`) with exit status 1, never a traceback.
 """
@@ -26,10 +26,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from mkdocs_blogsvc.fileio import atomic_write
-from mkdocs_blogsvc.server import admin, store
+from mkdocs_blogsvc.server import content, tables
 from mkdocs_blogsvc.server import seed as seeding
 from mkdocs_blogsvc.server.app import create_app
 from mkdocs_blogsvc.server.clients import is_loopback_host
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.errors import ContentError
 from mkdocs_blogsvc.server.serialize import normalize_public_url
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -86,7 +88,7 @@ def run(db_path: Path, host: str, port: int, allow_remote: bool, public_url: str
     public = f", public URL {public_url}" if public_url else ""
     click.echo(f"Blog Content Service on http://{shown_host}:{httpd.socket.getsockname()[1]} (database {db_path}{public})")
     with database.session() as session:
-        if not session.scalar(select(func.count()).select_from(store.User)):
+        if not session.scalar(select(func.count()).select_from(tables.User)):
             click.echo(f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {db_path} seed`.", err=True)
 
     def stop(_signum: int, _frame: FrameType | None) -> None:
@@ -126,11 +128,11 @@ def _session_secret(db_path: Path) -> str:
     return secret
 
 
-def _open_database(db_path: Path) -> store.Database:
+def _open_database(db_path: Path) -> Database:
     if not db_path.parent.is_dir():
         raise click.ClickException(f"cannot open database {db_path}: folder {db_path.parent} does not exist")
     try:
-        return store.Database.from_path(db_path)
+        return Database.from_path(db_path)
     except SQLAlchemyError as exc:
         raise click.ClickException(f"cannot open database {db_path}: {_first_line(exc)}") from None
 
@@ -161,7 +163,7 @@ def _command(name: str) -> Callable[[F], F]:
             database = _open_database(click.get_current_context().obj)
             try:
                 result = function(database, *args, **kwargs)
-            except admin.AdminError as exc:
+            except ContentError as exc:
                 raise click.ClickException(str(exc)) from None
             except SQLAlchemyError as exc:
                 raise click.ClickException(f"database error: {_first_line(exc)}") from None
@@ -177,9 +179,9 @@ def _command(name: str) -> Callable[[F], F]:
 @_command("create-user")
 @click.option("--username", required=True)
 @click.option("--password", required=True)
-def create_user(db: store.Database, username: str, password: str) -> dict[str, Any]:
+def create_user(db: Database, username: str, password: str) -> dict[str, Any]:
     """Create a user who can sign in on the authorization pages."""
-    return admin.create_user(db, username, password)
+    return content.create_user(db, username, password)
 
 
 @_command("create-blog")
@@ -188,18 +190,18 @@ def create_user(db: store.Database, username: str, password: str) -> dict[str, A
 @click.option("--slug", required=True)
 @click.option("--language", required=True, help="ISO 639-1 code: en, pt, es, fr, de...")
 @click.option("--description", default="")
-def create_blog(db: store.Database, owner: str, name: str, slug: str, language: str, description: str) -> dict[str, Any]:
+def create_blog(db: Database, owner: str, name: str, slug: str, language: str, description: str) -> dict[str, Any]:
     """Create a blog owned by a user."""
-    return admin.create_blog(db, owner=owner, name=name, slug=slug, language=language, description=description)
+    return content.create_blog(db, owner=owner, name=name, slug=slug, language=language, description=description)
 
 
 @_command("create-client")
 @click.option("--name", required=True, help="Shown to users on the consent page.")
 @click.option("--redirect-uri", "redirect_uris", multiple=True, required=True)
 @click.option("--public", is_flag=True, help="No secret: the client must use PKCE.")
-def create_client(db: store.Database, name: str, redirect_uris: tuple[str, ...], public: bool) -> dict[str, Any]:
+def create_client(db: Database, name: str, redirect_uris: tuple[str, ...], public: bool) -> dict[str, Any]:
     """Register an application; a confidential client's secret is printed once."""
-    return admin.create_client(db, name=name, redirect_uris=list(redirect_uris), public=public)
+    return content.create_client(db, name=name, redirect_uris=list(redirect_uris), public=public)
 
 
 def _article_options(function: F) -> F:
@@ -214,18 +216,18 @@ def _article_options(function: F) -> F:
         click.option("--cover-image", help="PNG, JPEG, GIF or WebP file; '' removes the cover."),
         click.option("--inline-image", "inline_images", multiple=True, help="Image file, referred to as ![alt](inline:N)."),
         click.option("--schema-org-json", help="File holding a JSON object; '' makes it null."),
-        click.option("--base-url", default=admin.DEFAULT_BASE_URL, show_default=True, help="Service address used in the printed URLs."),
+        click.option("--base-url", default=content.DEFAULT_BASE_URL, show_default=True, help="Service address used in the printed URLs."),
     ]
     for option in reversed(options):
         function = option(function)
     return function
 
 
-def _article_input(options: dict[str, Any]) -> admin.ArticleInput:
+def _article_input(options: dict[str, Any]) -> content.ArticleInput:
     """Turn the article options into an `ArticleInput` (files read, empty values meaning null)."""
-    data = admin.ArticleInput(inline_images=[admin.read_file(p, "inline image") for p in options["inline_images"]])
+    data = content.ArticleInput(inline_images=[read_file(p, "inline image") for p in options["inline_images"]])
     if options["content"] is not None and options["content_file"] is not None:
-        raise admin.AdminError("give --content or --content-file, not both")
+        raise ContentError("give --content or --content-file, not both")
     if options["title"] is not None:
         data.title = options["title"]
     if options["content"] is not None:
@@ -234,9 +236,9 @@ def _article_input(options: dict[str, Any]) -> admin.ArticleInput:
         data.content = sys.stdin.read()
     elif options["content_file"] is not None:
         try:
-            data.content = admin.read_file(options["content_file"], "content file").decode("utf-8")
+            data.content = read_file(options["content_file"], "content file").decode("utf-8")
         except UnicodeDecodeError:
-            raise admin.AdminError(f"content file {options['content_file']!r} is not UTF-8 text") from None
+            raise ContentError(f"content file {options['content_file']!r} is not UTF-8 text") from None
     if options["description"] is not None:
         data.description = options["description"] or None
     if options["tags"]:
@@ -246,10 +248,18 @@ def _article_input(options: dict[str, Any]) -> admin.ArticleInput:
     if options["seo_score"] is not None:
         data.seo_score = _seo_score(options["seo_score"])
     if options["cover_image"] is not None:
-        data.cover_image = admin.read_file(options["cover_image"], "cover image") if options["cover_image"] else None
+        data.cover_image = read_file(options["cover_image"], "cover image") if options["cover_image"] else None
     if options["schema_org_json"] is not None:
         data.schema_org_json = _schema_org_json(options["schema_org_json"]) if options["schema_org_json"] else None
     return data
+
+
+def read_file(path: str | Path, what: str) -> bytes:
+    """The bytes of a file named on the command line, or a ContentError that names it."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise ContentError(f"cannot read {what} {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def _seo_score(text: str) -> float | None:
@@ -258,17 +268,17 @@ def _seo_score(text: str) -> float | None:
     try:
         return float(text)
     except ValueError:
-        raise admin.AdminError(f"seo score must be a number from 0 to 10 (or '' for null), not {text!r}") from None
+        raise ContentError(f"seo score must be a number from 0 to 10 (or '' for null), not {text!r}") from None
 
 
 def _schema_org_json(path: str) -> Any:
-    text = admin.read_file(path, "schema.org JSON file")
+    text = read_file(path, "schema.org JSON file")
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise admin.AdminError(f"schema.org JSON file {path!r} is not valid JSON: {exc}") from None
+        raise ContentError(f"schema.org JSON file {path!r} is not valid JSON: {exc}") from None
     if not isinstance(value, dict):
-        raise admin.AdminError(f"schema.org JSON file {path!r} must hold a JSON object")
+        raise ContentError(f"schema.org JSON file {path!r} must hold a JSON object")
     return value
 
 
@@ -276,61 +286,61 @@ def _schema_org_json(path: str) -> Any:
 @click.option("--blog", "blog_slug", required=True, help="Slug of the blog.")
 @_article_options
 @click.option("--draft", is_flag=True, help="Create a draft instead of publishing now.")
-def add_article(db: store.Database, blog_slug: str, draft: bool, base_url: str, **options: Any) -> dict[str, Any]:
+def add_article(db: Database, blog_slug: str, draft: bool, base_url: str, **options: Any) -> dict[str, Any]:
     """Add an article (published now unless --draft); prints it as the API shows it, plus status."""
     data = _article_input(options)
-    if isinstance(data.title, admin.Unset):
-        raise admin.AdminError("give --title")
-    if isinstance(data.content, admin.Unset):
-        raise admin.AdminError("give --content or --content-file")
-    return admin.add_article(db, blog_slug, data, draft=draft, base_url=base_url)
+    if isinstance(data.title, content.Unset):
+        raise ContentError("give --title")
+    if isinstance(data.content, content.Unset):
+        raise ContentError("give --content or --content-file")
+    return content.add_article(db, blog_slug, data, draft=draft, base_url=base_url)
 
 
 @_command("update-article")
 @click.argument("article_id")
 @_article_options
-def update_article(db: store.Database, article_id: str, base_url: str, **options: Any) -> dict[str, Any]:
+def update_article(db: Database, article_id: str, base_url: str, **options: Any) -> dict[str, Any]:
     """Change the given fields of an article (updatedAt moves; the slug stays)."""
-    return admin.update_article(db, article_id, _article_input(options), base_url=base_url)
+    return content.update_article(db, article_id, _article_input(options), base_url=base_url)
 
 
 _BASE_URL_OPTION = click.option(
-    "--base-url", default=admin.DEFAULT_BASE_URL, show_default=True, help="Service address used in the printed URLs."
+    "--base-url", default=content.DEFAULT_BASE_URL, show_default=True, help="Service address used in the printed URLs."
 )
 
 
 @_command("publish")
 @click.argument("article_id")
 @_BASE_URL_OPTION
-def publish(db: store.Database, article_id: str, base_url: str) -> dict[str, Any]:
+def publish(db: Database, article_id: str, base_url: str) -> dict[str, Any]:
     """Publish a draft or unpublished article (publishedAt is set the first time only)."""
-    return admin.publish(db, article_id, base_url=base_url)
+    return content.publish(db, article_id, base_url=base_url)
 
 
 @_command("unpublish")
 @click.argument("article_id")
 @_BASE_URL_OPTION
-def unpublish(db: store.Database, article_id: str, base_url: str) -> dict[str, Any]:
+def unpublish(db: Database, article_id: str, base_url: str) -> dict[str, Any]:
     """Hide an article from the API; sync then reports its id as deleted."""
-    return admin.unpublish(db, article_id, base_url=base_url)
+    return content.unpublish(db, article_id, base_url=base_url)
 
 
 @_command("delete-article")
 @click.argument("article_id")
-def delete_article(db: store.Database, article_id: str) -> dict[str, Any]:
+def delete_article(db: Database, article_id: str) -> dict[str, Any]:
     """Delete an article for good."""
-    return admin.delete_article(db, article_id)
+    return content.delete_article(db, article_id)
 
 
 @_command("advance-clock")
 @click.argument("seconds", type=float)
-def advance_clock(db: store.Database, seconds: float) -> dict[str, Any]:
+def advance_clock(db: Database, seconds: float) -> dict[str, Any]:
     """Move the service's clock forward by SECONDS; a running server sees it at once."""
-    return admin.advance_clock(db, seconds)
+    return content.advance_clock(db, seconds)
 
 
 @_command("seed")
 @click.option("--base-url", default=None, help="Address the service will be reached at (adds schema.org image URLs).")
-def seed(db: store.Database, base_url: str | None) -> dict[str, Any]:
+def seed(db: Database, base_url: str | None) -> dict[str, Any]:
     """Create the sample blog: user demo / demo-password, 12 published articles, a public client."""
     return seeding.seed(db, base_url_hint=base_url)

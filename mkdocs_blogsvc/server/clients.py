@@ -1,7 +1,7 @@
 """Registered applications as Authlib sees them, and the redirect-URI matching rule.
 
 Authlib asks questions of a client object (`ClientMixin`); `OAuthClient` answers them from a
-`store.Client` row. Two answers differ from Authlib's examples on purpose:
+`tables.Client` row. Two answers differ from Authlib's examples on purpose:
 
 - scope: a request is refused (`invalid_scope`) when it names a scope the client may not use,
   rather than silently narrowed, and when it names no scope at all (the spec makes `scope`
@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc6749 import ClientMixin
 
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import security, tables
 
 #: Hosts whose redirect URIs match on any port. `localhost` is deliberately absent: a name can be
 #: resolved elsewhere or be firewalled differently, so RFC 8252 8.3 advises IP literals.
@@ -63,15 +63,15 @@ def redirect_uri_matches(registered: str, requested: str) -> bool:
 
 
 def normalize_scope(scope: str | None) -> list[str]:
-    """The distinct scopes of a space-separated string, in `store.SCOPES` order (unknown ones last)."""
+    """The distinct scopes of a space-separated string, in `security.SCOPES` order (unknown ones last)."""
     names = set((scope or "").split())
-    known = [name for name in store.SCOPES if name in names]
+    known = [name for name in security.SCOPES if name in names]
     return known + sorted(names - set(known))
 
 
 @dataclass(frozen=True)
 class OAuthClient(ClientMixin):  # type: ignore[misc]
-    """A detached, read-only view of one `store.Client` row."""
+    """A detached, read-only view of one `tables.Client` row."""
 
     client_id: str
     name: str
@@ -81,7 +81,7 @@ class OAuthClient(ClientMixin):  # type: ignore[misc]
     allowed_scope: tuple[str, ...]
 
     @classmethod
-    def from_row(cls, row: store.Client) -> OAuthClient:
+    def from_row(cls, row: tables.Client) -> OAuthClient:
         return cls(
             client_id=row.client_id,
             name=row.name,
@@ -109,7 +109,7 @@ class OAuthClient(ClientMixin):  # type: ignore[misc]
         return any(redirect_uri_matches(registered, redirect_uri) for registered in self.redirect_uris)
 
     def check_client_secret(self, client_secret: str) -> bool:
-        return not self.is_public and store.verify_password(client_secret, self.secret_hash)
+        return not self.is_public and security.verify_password(client_secret, self.secret_hash)
 
     def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
         """Public clients authenticate with `none` (and prove themselves with PKCE); confidential

@@ -15,9 +15,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-
-class ConsentDriverError(Exception):
-    """The pages did not go as expected (no form, failed sign-in, unknown blog, error page)."""
+from mkdocs_blogsvc.server.errors import ConsentDriverError
 
 
 @dataclass

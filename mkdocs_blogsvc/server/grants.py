@@ -31,7 +31,7 @@ from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc7636.challenge import compare_s256_code_challenge
 from sqlalchemy import select, update
 
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import security, tables
 from mkdocs_blogsvc.server.clients import OAuthClient, normalize_scope
 from mkdocs_blogsvc.server.oauth_db import (
     current,
@@ -137,19 +137,19 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
         tx = current()
         approval: Approval = request.user
         challenge = request.payload.data.get("code_challenge") or None
-        tx.session.add(store.AuthorizationCode(
-            code_hash=store.token_hash(code), client_id=request.client.client_id,
+        tx.session.add(tables.AuthorizationCode(
+            code_hash=security.token_hash(code), client_id=request.client.client_id,
             user_id=approval.user_id, blog_id=approval.blog_id,
             redirect_uri=request.payload.redirect_uri, scope=request.scope,
             code_challenge=challenge, code_challenge_method="S256" if challenge else None,
-            created_at=tx.now, expires_at=tx.now + timedelta(seconds=store.AUTHORIZATION_CODE_LIFETIME),
+            created_at=tx.now, expires_at=tx.now + timedelta(seconds=security.AUTHORIZATION_CODE_LIFETIME),
         ))
 
     def query_authorization_code(self, code: str, client: OAuthClient) -> IssuedCode | None:
         tx = current()
-        row = tx.session.scalar(select(store.AuthorizationCode).where(
-            store.AuthorizationCode.code_hash == store.token_hash(code),
-            store.AuthorizationCode.client_id == client.client_id,
+        row = tx.session.scalar(select(tables.AuthorizationCode).where(
+            tables.AuthorizationCode.code_hash == security.token_hash(code),
+            tables.AuthorizationCode.client_id == client.client_id,
         ))
         if row is None:
             return None
@@ -173,19 +173,19 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
             # Lost a race with another exchange of this code (possible on databases that do not
             # serialise writers the way SQLite does): it counts as reuse.
             grant_id = tx.session.scalar(
-                select(store.AuthorizationCode.grant_id).where(store.AuthorizationCode.id == code.id)
+                select(tables.AuthorizationCode.grant_id).where(tables.AuthorizationCode.id == code.id)
             )
             if grant_id is not None:
                 revoke_grant(tx.session, grant_id, tx.now)
             raise InvalidGrantError(CODE_REUSED)
-        grant = store.Grant(
+        grant = tables.Grant(
             client_id=self.request.client.client_id, user_id=code.user_id, blog_id=code.blog_id,
             scope=code.scope, connected_at=tx.now,
         )
         tx.session.add(grant)
         tx.session.flush()
         tx.session.execute(
-            update(store.AuthorizationCode).where(store.AuthorizationCode.id == code.id).values(grant_id=grant.id)
+            update(tables.AuthorizationCode).where(tables.AuthorizationCode.id == code.id).values(grant_id=grant.id)
         )
         token: dict[str, Any] = self.generate_token(scope=code.scope, include_refresh_token=True)
         store_token_pair(tx.session, grant.id, token, tx.now)
@@ -199,9 +199,9 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
     def authenticate_refresh_token(self, refresh_token: str) -> LiveRefreshToken | None:
         tx = current()
         row = tx.session.execute(
-            select(store.Token, store.Grant)
-            .join(store.Grant, store.Token.grant_id == store.Grant.id)
-            .where(store.Token.token_hash == store.token_hash(refresh_token), store.Token.kind == "refresh")
+            select(tables.Token, tables.Grant)
+            .join(tables.Grant, tables.Token.grant_id == tables.Grant.id)
+            .where(tables.Token.token_hash == security.token_hash(refresh_token), tables.Token.kind == "refresh")
         ).first()
         if row is None:
             return None

@@ -12,8 +12,10 @@ from flask import Flask, Response, render_template
 from sqlalchemy import func, select
 
 from mkdocs_blogsvc import __version__
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.security import SCOPES
 from mkdocs_blogsvc.server.serialize import base_url
-from mkdocs_blogsvc.server.store import SCOPES, Article, Blog, Database
+from mkdocs_blogsvc.server.tables import Article, Blog
 
 
 def register(app: Flask, db: Database) -> None:

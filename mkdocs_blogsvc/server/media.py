@@ -21,7 +21,9 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from mkdocs_blogsvc import imagetypes
 from mkdocs_blogsvc.server import home
-from mkdocs_blogsvc.server.store import Database, Media
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.errors import ImageError
+from mkdocs_blogsvc.server.tables import Media
 
 #: Larger uploads are refused; covers of a blog are a few hundred kilobytes at most.
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
@@ -32,10 +34,6 @@ CONTENT_TYPES = imagetypes.CONTENT_TYPES
 KEY_PATTERN = re.compile(r"[0-9a-f]{32}\.(?:" + "|".join(CONTENT_TYPES) + ")")
 
 _CACHE_FOREVER = "public, max-age=31536000, immutable"
-
-
-class ImageError(ValueError):
-    """The bytes are not an image the service hosts; the message says why, in one line."""
 
 
 def sniff_image(data: bytes) -> str:

@@ -33,8 +33,9 @@ from flask import Flask, Request, Response
 from flask import request as flask_request
 from sqlalchemy import select
 
-from mkdocs_blogsvc.server import pages, store
+from mkdocs_blogsvc.server import pages, security, tables
 from mkdocs_blogsvc.server.clients import OAuthClient, normalize_scope
+from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.grants import (
     AuthorizationCodeGrant,
     RefreshTokenGrant,
@@ -58,7 +59,7 @@ DEFAULT_DESCRIPTIONS = {
 BASIC_CHALLENGE = 'Basic realm="blogsvc", charset="UTF-8"'
 
 
-def register(app: Flask, db: store.Database) -> None:
+def register(app: Flask, db: Database) -> None:
     """Attach the token endpoint and the authorization pages to the app."""
     server = ServiceAuthorizationServer(app)
     app.extensions["blogsvc_oauth"] = server
@@ -82,12 +83,12 @@ def generate_bearer_token(
 ) -> dict[str, Any]:
     """The token response body, fields in the spec's order (Authlib's token generator signature)."""
     token: dict[str, Any] = {
-        "access_token": store.new_token(store.ACCESS_TOKEN_PREFIX),
+        "access_token": security.new_token(security.ACCESS_TOKEN_PREFIX),
         "token_type": "Bearer",
-        "expires_in": store.ACCESS_TOKEN_LIFETIME,
+        "expires_in": security.ACCESS_TOKEN_LIFETIME,
     }
     if include_refresh_token:
-        token["refresh_token"] = store.new_token(store.REFRESH_TOKEN_PREFIX)
+        token["refresh_token"] = security.new_token(security.REFRESH_TOKEN_PREFIX)
     token["scope"] = scope
     return token
 
@@ -130,11 +131,11 @@ class ServiceAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
 
     def load_config(self, config: Any) -> None:
         super().load_config(config)
-        self.scopes_supported = list(store.SCOPES)
+        self.scopes_supported = list(security.SCOPES)
         self.register_token_generator("default", generate_bearer_token)
 
     def query_client(self, client_id: str) -> OAuthClient | None:
-        row = current().session.scalar(select(store.Client).where(store.Client.client_id == client_id))
+        row = current().session.scalar(select(tables.Client).where(tables.Client.client_id == client_id))
         return None if row is None else OAuthClient.from_row(row)
 
     def create_oauth2_request(self, request: Any) -> ServiceOAuth2Request:
@@ -142,8 +143,8 @@ class ServiceAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
 
     def validate_requested_scope(self, scope: str | None) -> None:
         """Unknown scope names are `invalid_scope`; the client's own limits are checked after."""
-        if set(normalize_scope(scope)) - set(store.SCOPES):
-            raise InvalidScopeError(f"Unknown scope. Known scopes: {', '.join(store.SCOPES)}.")
+        if set(normalize_scope(scope)) - set(security.SCOPES):
+            raise InvalidScopeError(f"Unknown scope. Known scopes: {', '.join(security.SCOPES)}.")
 
     def authenticate_client(self, request: OAuth2Request, methods: list[str], endpoint: str = "token") -> OAuthClient:
         try:

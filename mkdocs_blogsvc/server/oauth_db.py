@@ -20,7 +20,8 @@ from flask import g
 from sqlalchemy import CursorResult, update
 from sqlalchemy.orm import Session
 
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import security, tables
+from mkdocs_blogsvc.server.database import Database
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class RequestTransaction:
 
 
 @contextmanager
-def transaction(db: store.Database, *, write: bool = True) -> Iterator[RequestTransaction]:
+def transaction(db: Database, *, write: bool = True) -> Iterator[RequestTransaction]:
     """Open the request's transaction; Authlib's callbacks reach it through `current()`.
 
     `write=False` only for a request known not to write (it then neither waits for nor holds
@@ -55,10 +56,10 @@ def current() -> RequestTransaction:
 
 def store_token_pair(session: Session, grant_id: int, token: dict[str, Any], now: datetime) -> None:
     """Store the access and refresh token of a token response (hashed) under `grant_id`."""
-    lifetimes = {"access": store.ACCESS_TOKEN_LIFETIME, "refresh": store.REFRESH_TOKEN_LIFETIME}
+    lifetimes = {"access": security.ACCESS_TOKEN_LIFETIME, "refresh": security.REFRESH_TOKEN_LIFETIME}
     for kind, lifetime in lifetimes.items():
-        session.add(store.Token(
-            grant_id=grant_id, kind=kind, token_hash=store.token_hash(token[f"{kind}_token"]),
+        session.add(tables.Token(
+            grant_id=grant_id, kind=kind, token_hash=security.token_hash(token[f"{kind}_token"]),
             scope=token["scope"], issued_at=now, expires_at=now + timedelta(seconds=lifetime),
         ))
     session.flush()
@@ -71,8 +72,8 @@ def spend_refresh_token(session: Session, token_id: int, now: datetime) -> bool:
     whatever the isolation level of the database.
     """
     result = session.execute(
-        update(store.Token)
-        .where(store.Token.id == token_id, store.Token.revoked_at.is_(None))
+        update(tables.Token)
+        .where(tables.Token.id == token_id, tables.Token.revoked_at.is_(None))
         .values(rotated_at=now, revoked_at=now)
     )
     return _rowcount(result) == 1
@@ -81,8 +82,8 @@ def spend_refresh_token(session: Session, token_id: int, now: datetime) -> bool:
 def spend_authorization_code(session: Session, code_id: int, now: datetime) -> bool:
     """Mark an authorization code used, atomically: True for the one exchange that wins."""
     result = session.execute(
-        update(store.AuthorizationCode)
-        .where(store.AuthorizationCode.id == code_id, store.AuthorizationCode.used_at.is_(None))
+        update(tables.AuthorizationCode)
+        .where(tables.AuthorizationCode.id == code_id, tables.AuthorizationCode.used_at.is_(None))
         .values(used_at=now)
     )
     return _rowcount(result) == 1
@@ -91,11 +92,11 @@ def spend_authorization_code(session: Session, code_id: int, now: datetime) -> b
 def revoke_grant(session: Session, grant_id: int, now: datetime) -> None:
     """Revoke a connection and every token it holds (refresh-token or code reuse, RFC 9700 4.14.2)."""
     session.execute(
-        update(store.Grant).where(store.Grant.id == grant_id, store.Grant.revoked_at.is_(None)).values(revoked_at=now)
+        update(tables.Grant).where(tables.Grant.id == grant_id, tables.Grant.revoked_at.is_(None)).values(revoked_at=now)
     )
     session.execute(
-        update(store.Token)
-        .where(store.Token.grant_id == grant_id, store.Token.revoked_at.is_(None))
+        update(tables.Token)
+        .where(tables.Token.grant_id == grant_id, tables.Token.revoked_at.is_(None))
         .values(revoked_at=now)
     )
 

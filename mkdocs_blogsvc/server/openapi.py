@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mkdocs_blogsvc import __version__
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import security
 
 JSON = "application/json"
 TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
@@ -159,10 +159,10 @@ def _schemas(max_limit: int, max_known_articles: int) -> dict[str, Any]:
         ),
         "TokenResponse": _object(
             {
-                "access_token": {"type": "string", "pattern": f"^{store.ACCESS_TOKEN_PREFIX}"},
+                "access_token": {"type": "string", "pattern": f"^{security.ACCESS_TOKEN_PREFIX}"},
                 "token_type": {"const": "Bearer"},
-                "expires_in": {"const": store.ACCESS_TOKEN_LIFETIME},
-                "refresh_token": {"type": "string", "pattern": f"^{store.REFRESH_TOKEN_PREFIX}"},
+                "expires_in": {"const": security.ACCESS_TOKEN_LIFETIME},
+                "refresh_token": {"type": "string", "pattern": f"^{security.REFRESH_TOKEN_PREFIX}"},
                 "scope": {"type": "string", "description": "Space-separated granted scopes."},
             },
             closed=False,
@@ -260,12 +260,12 @@ def document(base_url: str, *, default_limit: int, max_limit: int, max_known_art
         "components": {
             "schemas": _schemas(max_limit, max_known_articles),
             "securitySchemes": {
-                "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": f"{store.ACCESS_TOKEN_PREFIX}..."},
+                "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": f"{security.ACCESS_TOKEN_PREFIX}..."},
                 "oauth2": {"type": "oauth2", "flows": {"authorizationCode": {
                     "authorizationUrl": f"{base_url}/api/oauth/authorize",
                     "tokenUrl": f"{base_url}/api/oauth/token",
                     "refreshUrl": f"{base_url}/api/oauth/token",
-                    "scopes": dict(store.SCOPES),
+                    "scopes": dict(security.SCOPES),
                 }}},
                 "clientBasic": {"type": "http", "scheme": "basic", "description": "client_id and client_secret (RFC 6749 2.3.1)."},
             },

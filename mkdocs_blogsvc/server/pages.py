@@ -28,7 +28,8 @@ from flask import session as browser_session
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import security, tables
+from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.grants import Approval, AuthorizationCodeGrant
 from mkdocs_blogsvc.server.oauth_db import transaction
 
@@ -48,7 +49,7 @@ PAGE_HEADERS = {
 }
 
 
-def register(app: Flask, db: store.Database, server: ServiceAuthorizationServer) -> None:
+def register(app: Flask, db: Database, server: ServiceAuthorizationServer) -> None:
     """Attach `GET`/`POST /api/oauth/authorize` to the app."""
 
     @app.route(AUTHORIZE_PATH, methods=["GET", "POST"])
@@ -97,7 +98,7 @@ def _authorize(server: ServiceAuthorizationServer, session: Session) -> Response
     if decision != "approve":
         return _error_page("The form was not understood", "Choose Approve or Deny.", restart=True)
     blog = session.scalar(
-        select(store.Blog).where(store.Blog.id == form.get("blog_id", ""), store.Blog.owner_id == user.id)
+        select(tables.Blog).where(tables.Blog.id == form.get("blog_id", ""), tables.Blog.owner_id == user.id)
     )
     if blog is None:
         return _consent_page(session, grant, user, error="Choose one of your blogs.", status=400)
@@ -112,9 +113,9 @@ def _is_approval() -> bool:
 def _sign_in(session: Session) -> Response:
     """Check the credentials; on success start a fresh session (new CSRF token) and reload."""
     username = request.form.get("username", "")
-    user = session.scalar(select(store.User).where(store.User.username == username))
+    user = session.scalar(select(tables.User).where(tables.User.username == username))
     # Hash even for an unknown user, so the answer time does not reveal which usernames exist.
-    password_ok = store.verify_password(request.form.get("password", ""), user.password_hash if user else _dummy_hash())
+    password_ok = security.verify_password(request.form.get("password", ""), user.password_hash if user else _dummy_hash())
     if user is None or not password_ok:
         return _sign_in_page(error="Wrong username or password.", username=username)
     browser_session.clear()
@@ -122,9 +123,9 @@ def _sign_in(session: Session) -> Response:
     return _reload()
 
 
-def _signed_in_user(session: Session) -> store.User | None:
+def _signed_in_user(session: Session) -> tables.User | None:
     user_id = browser_session.get("user_id")
-    return session.get(store.User, user_id) if isinstance(user_id, int) else None
+    return session.get(tables.User, user_id) if isinstance(user_id, int) else None
 
 
 def _sign_in_page(*, error: str | None = None, username: str = "") -> Response:
@@ -133,16 +134,16 @@ def _sign_in_page(*, error: str | None = None, username: str = "") -> Response:
 
 
 def _consent_page(
-    session: Session, grant: AuthorizationCodeGrant, user: store.User, *, error: str | None = None, status: int = 200
+    session: Session, grant: AuthorizationCodeGrant, user: tables.User, *, error: str | None = None, status: int = 200
 ) -> Response:
     oauth_request = grant.request
-    blogs = session.scalars(select(store.Blog).where(store.Blog.owner_id == user.id).order_by(store.Blog.name)).all()
+    blogs = session.scalars(select(tables.Blog).where(tables.Blog.owner_id == user.id).order_by(tables.Blog.name)).all()
     html = render_template(
         "oauth_consent.html",
         form_action=_self_url(),
         csrf_token=_csrf_token(),
         client_name=oauth_request.client.name,
-        scopes=[(name, store.SCOPES[name]) for name in oauth_request.scope.split()],
+        scopes=[(name, security.SCOPES[name]) for name in oauth_request.scope.split()],
         blogs=blogs,
         username=user.username,
         return_host=urlsplit(oauth_request.payload.redirect_uri).netloc,
@@ -184,4 +185,4 @@ def _csrf_valid() -> bool:
 
 @functools.cache
 def _dummy_hash() -> str:
-    return store.hash_password(secrets.token_urlsafe(16))
+    return security.hash_password(secrets.token_urlsafe(16))

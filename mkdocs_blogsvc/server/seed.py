@@ -7,7 +7,7 @@ articles of `sample_articles/` (Markdown with YAML front matter) with the images
 published articles start with view counts that grow with their age, so the hosted blog looks
 read (the draft and the unpublished article have none).
 
-Seeding a database that already holds the sample user or blog is refused (`AdminError`):
+Seeding a database that already holds the sample user or blog is refused (`ContentError`):
 the seed never touches data someone may have changed; seed a new database file instead.
 """
 
@@ -23,7 +23,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from mkdocs_blogsvc.models import format_timestamp
-from mkdocs_blogsvc.server import admin, store
+from mkdocs_blogsvc.server import content, tables
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.errors import ContentError
 
 USERNAME = "demo"
 PASSWORD = "demo-password"
@@ -40,7 +42,7 @@ CLIENT_REDIRECT_URIS = ["http://127.0.0.1/callback", "http://[::1]/callback"]
 _PACKAGE = resources.files("mkdocs_blogsvc.server")
 
 
-def seed(db: store.Database, *, base_url_hint: str | None = None) -> dict[str, Any]:
+def seed(db: Database, *, base_url_hint: str | None = None) -> dict[str, Any]:
     """Create the sample blog and return what a person needs to use it.
 
     `base_url_hint` (the address the service will be reached at) adds absolute cover URLs to
@@ -49,15 +51,15 @@ def seed(db: store.Database, *, base_url_hint: str | None = None) -> dict[str, A
     """
     now = db.now()
     with db.session(write=True) as session:
-        if session.scalar(select(store.User.id).where(store.User.username == USERNAME)) is not None or \
-                session.scalar(select(store.Blog.id).where(store.Blog.slug == BLOG["slug"])) is not None:
-            raise admin.AdminError(
+        if session.scalar(select(tables.User.id).where(tables.User.username == USERNAME)) is not None or \
+                session.scalar(select(tables.Blog.id).where(tables.Blog.slug == BLOG["slug"])) is not None:
+            raise ContentError(
                 f"this database already holds the sample blog (user {USERNAME!r} or blog {BLOG['slug']!r}): "
                 "seed a new database file instead"
             )
-        admin.insert_user(session, USERNAME, PASSWORD, now)
-        blog = admin.insert_blog(session, owner=USERNAME, now=now, **BLOG)
-        client, _ = admin.insert_client(session, name=CLIENT_NAME, redirect_uris=CLIENT_REDIRECT_URIS, public=True, now=now)
+        content.insert_user(session, USERNAME, PASSWORD, now)
+        blog = content.insert_blog(session, owner=USERNAME, now=now, **BLOG)
+        client, _ = content.insert_client(session, name=CLIENT_NAME, redirect_uris=CLIENT_REDIRECT_URIS, public=True, now=now)
         published = 0
         for index, path in enumerate(sorted(_files("sample_articles", ".md"), key=lambda p: p.name)):
             article = _insert_sample(session, blog, path, index, now, base_url_hint)
@@ -80,13 +82,13 @@ def _media(name: str) -> bytes:
 
 
 def _insert_sample(
-    session: Session, blog: store.Blog, path: Traversable, index: int, now: datetime, base_url: str | None
-) -> store.Article:
+    session: Session, blog: tables.Blog, path: Traversable, index: int, now: datetime, base_url: str | None
+) -> tables.Article:
     _, front, body = path.read_text(encoding="utf-8").split("---\n", 2)
     meta = yaml.safe_load(front)
     status = meta.get("status", "published")
     published_at = now - timedelta(days=meta["days_ago"], hours=index % 5, minutes=7 * index)
-    data = admin.ArticleInput(
+    data = content.ArticleInput(
         title=meta["title"],
         content=body.strip() + "\n",
         description=meta["description"],
@@ -96,7 +98,7 @@ def _insert_sample(
         cover_image=_media(meta["cover"]),
         inline_images=[_media(name) for name in meta.get("inline", [])],
     )
-    article = admin.insert_article(
+    article = content.insert_article(
         session, blog, data, now=published_at - timedelta(days=1),
         published_at=None if status == "draft" else published_at, status=status,
     )
@@ -116,7 +118,7 @@ def _sample_views(days_ago: int, index: int) -> int:
     return 24 * days_ago + (37 * index) % 29
 
 
-def _blog_posting(article: store.Article, blog: store.Blog, base_url: str | None) -> dict[str, Any]:
+def _blog_posting(article: tables.Article, blog: tables.Blog, base_url: str | None) -> dict[str, Any]:
     """A schema.org BlogPosting for the article, as a content platform would generate it."""
     posting: dict[str, Any] = {
         "@context": "https://schema.org",

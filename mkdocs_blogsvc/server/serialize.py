@@ -1,6 +1,6 @@
 """An article as the data API shows it (the spec's Article resource).
 
-Stored content refers to hosted images as `store.MEDIA_PLACEHOLDER + key`; the served content
+Stored content refers to hosted images as `tables.MEDIA_PLACEHOLDER + key`; the served content
 carries absolute URLs on the service (`<base_url>/media/<key>`), so a client can download every
 image without knowing the service's layout. `contentHash` is computed over that served content:
 it is the hash of exactly what the client receives and can recompute.
@@ -12,13 +12,15 @@ it is the hash of exactly what the client receives and can recompute.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 from urllib.parse import urlsplit
 
 from flask import current_app, request
 
 from mkdocs_blogsvc.models import format_timestamp
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import tables
 
 #: The app config key holding the normalised public URL (or None).
 PUBLIC_URL_CONFIG = "BLOGSVC_PUBLIC_URL"
@@ -66,10 +68,10 @@ def media_url(base_url: str, key: str) -> str:
 
 def served_content(content: str, base_url: str) -> str:
     """The Markdown body with every media placeholder made an absolute URL."""
-    return content.replace(store.MEDIA_PLACEHOLDER, f"{base_url}/media/")
+    return content.replace(tables.MEDIA_PLACEHOLDER, f"{base_url}/media/")
 
 
-def article_json(article: store.Article, base_url: str) -> dict[str, Any]:
+def article_json(article: tables.Article, base_url: str) -> dict[str, Any]:
     """The spec's Article object for `article`, served from `base_url` (no trailing slash).
 
     `publishedAt` falls back to the creation time only for a row that claims to be published
@@ -93,5 +95,17 @@ def article_json(article: store.Article, base_url: str) -> dict[str, Any]:
         "publishedAt": format_timestamp(published_at),
         "updatedAt": format_timestamp(article.updated_at),
         "viewCount": int(article.view_count or 0),
-        "contentHash": store.content_hash(article.title, article.description, content, tags),
+        "contentHash": content_hash(article.title, article.description, content, tags),
     }
+
+
+def content_hash(title: str, description: str | None, content: str, tags: list[str]) -> str:
+    """The article's `contentHash`.
+
+    Rule (the spec leaves it open): SHA-256, lowercase hex, of the UTF-8 bytes of the compact
+    JSON array `[title, description, content, tags]` (`json.dumps(..., ensure_ascii=False,
+    separators=(",", ":"))`), with `description` as JSON null when absent. A JSON array is a
+    concatenation that no field's text can forge, and null differs from "".
+    """
+    payload = json.dumps([title, description, content, list(tags)], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()

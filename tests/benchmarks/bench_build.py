@@ -28,7 +28,7 @@ from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
 from mkdocs_blogsvc.render import Renderer
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.sync import export_site, read_cache, render_all
 from tests.conftest import add_article, add_owner, issue_access_token
 from tests.e2e.sites import Service, write_credentials, write_site
@@ -51,7 +51,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="blogsvc-bench-") as tmp:
         root = Path(tmp)
-        db = store.Database.from_path(root / "service.db")
+        db = Database.from_path(root / "service.db")
         owner = add_owner(db)
         body = "\n\n".join(f"Paragraph {i} with some *Markdown* text." for i in range(30))
         for number in range(args.articles):

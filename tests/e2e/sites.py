@@ -15,7 +15,8 @@ from werkzeug.serving import make_server
 
 from mkdocs_blogsvc.config import Settings
 from mkdocs_blogsvc.credentials import CredentialStore, StoredCredentials
-from mkdocs_blogsvc.server import create_app, store
+from mkdocs_blogsvc.server import create_app
+from mkdocs_blogsvc.server.database import Database
 
 CLIENT_ID = "test-client"
 
@@ -71,7 +72,7 @@ def snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:
 class Service:
     """The reference service on 127.0.0.1 in a thread, counting the requests per path."""
 
-    def __init__(self, db: store.Database) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
         self.requests: list[str] = []
         app = create_app(db, secret_key="test")
@@ -91,7 +92,7 @@ class Service:
 
 
 @pytest.fixture
-def service(db: store.Database) -> Iterator[Service]:
+def service(db: Database) -> Iterator[Service]:
     running = Service(db)
     yield running
     running.stop()

@@ -24,7 +24,8 @@ from sqlalchemy import update
 
 from mkdocs_blogsvc import credentials
 from mkdocs_blogsvc import sync as sync_module
-from mkdocs_blogsvc.server import media, store
+from mkdocs_blogsvc.server import media, tables
+from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.sync import CacheLock
 from tests.conftest import LiveServer, Owner, add_article, issue_access_token
 from tests.e2e.sites import Service, snapshot, write_credentials, write_site
@@ -35,13 +36,13 @@ EVIL = "</script><script>alert(1)</script>"
 SCHEMA = {"@context": "https://schema.org", "@type": "BlogPosting", "headline": "Cover story", "about": "a < b & c"}
 
 
-def cover_article(db: store.Database, owner: Owner, title: str, **fields: Any) -> str:
+def cover_article(db: Database, owner: Owner, title: str, **fields: Any) -> str:
     with db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, PNG)
     return add_article(db, owner.blog_id, title, cover_media_key=key, **fields)
 
 
-def site(tmp_path: Path, service: Service, db: store.Database, owner: Owner, **kwargs: Any) -> Path:
+def site(tmp_path: Path, service: Service, db: Database, owner: Owner, **kwargs: Any) -> Path:
     config = write_site(tmp_path, service.url, **kwargs)
     write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
     return config
@@ -97,7 +98,7 @@ def post_page(site_dir: Path, slug: str) -> Path:
     return found[0]
 
 
-def test_material_blog_site(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+def test_material_blog_site(tmp_path: Path, service: Service, db: Database, owner: Owner,
                             caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     cover_article(db, owner, "Cover story", schema_org_json=SCHEMA, tags=["news"], seo_keywords=["kw one"], minutes_ago=10)
@@ -127,7 +128,7 @@ def test_material_blog_site(tmp_path: Path, service: Service, db: store.Database
     assert snapshot(tmp_path / "docs") == docs_before, "the plugin never writes into docs_dir"
 
 
-def test_changes_then_no_change_then_service_down(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+def test_changes_then_no_change_then_service_down(tmp_path: Path, service: Service, db: Database, owner: Owner,
                                                   caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     edit = cover_article(db, owner, "Will change", minutes_ago=9)
@@ -140,9 +141,9 @@ def test_changes_then_no_change_then_service_down(tmp_path: Path, service: Servi
     assert post_page(site_dir, "will-hide") and post_page(site_dir, "will-go")
 
     with db.session(write=True) as session:
-        session.execute(update(store.Article).where(store.Article.id == edit).values(title="Changed title", updated_at=db.now() + timedelta(minutes=1)))
-        session.execute(update(store.Article).where(store.Article.id == hide).values(status="unpublished"))
-        session.execute(store.Article.__table__.delete().where(store.Article.id == gone))
+        session.execute(update(tables.Article).where(tables.Article.id == edit).values(title="Changed title", updated_at=db.now() + timedelta(minutes=1)))
+        session.execute(update(tables.Article).where(tables.Article.id == hide).values(status="unpublished"))
+        session.execute(tables.Article.__table__.delete().where(tables.Article.id == gone))
     add_article(db, owner.blog_id, "Brand new", minutes_ago=1)
     caplog.clear()
     run_build(config)
@@ -169,7 +170,7 @@ def test_changes_then_no_change_then_service_down(tmp_path: Path, service: Servi
 
 
 def test_on_error_fail_stops_the_build_and_keeps_the_previous_site(
-        tmp_path: Path, service: Service, db: store.Database, owner: Owner, caplog: pytest.LogCaptureFixture) -> None:
+        tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture) -> None:
     cover_article(db, owner, "Kept")
     config = site(tmp_path, service, db, owner, plugin={"on_error": "fail"})
     run_build(config)
@@ -182,7 +183,7 @@ def test_on_error_fail_stops_the_build_and_keeps_the_previous_site(
     assert snapshot(tmp_path / "site") == before  # stopped before MkDocs emptied site_dir
 
 
-def test_hostile_article(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+def test_hostile_article(tmp_path: Path, service: Service, db: Database, owner: Owner,
                          caplog: pytest.LogCaptureFixture) -> None:
     hostile_schema = {"@type": "BlogPosting", "headline": EVIL, "x": "\u2028"}
     cover_article(db, owner, EVIL, slug="../../mkdocs", schema_org_json=hostile_schema, description=EVIL,
@@ -203,7 +204,7 @@ def test_hostile_article(tmp_path: Path, service: Service, db: store.Database, o
     assert meta_property(parse(article_page), "og:title") == [EVIL]
 
 
-def test_plain_mkdocs_theme_gets_an_index_and_head_tags(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+def test_plain_mkdocs_theme_gets_an_index_and_head_tags(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
     cover_article(db, owner, "Older", minutes_ago=20, description="The old one")
     add_article(db, owner.blog_id, "Newer", minutes_ago=2)
     config = site(tmp_path, service, db, owner, material=False, site_url=None)
@@ -234,7 +235,7 @@ def test_two_instances_must_not_share_a_cache(tmp_path: Path, service: Service, 
 
 
 @pytest.mark.slow
-def test_properdocs_build(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+def test_properdocs_build(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
     properdocs = shutil.which("properdocs", path=str(Path(sys.executable).parent))
     assert properdocs, "properdocs is a test dependency"
     cover_article(db, owner, "Cover story", schema_org_json=SCHEMA, minutes_ago=3)
@@ -260,11 +261,11 @@ def test_revoked_grant_stops_the_build_even_with_on_error_warn(tmp_path: Path, l
     settings = live_logged_in.settings
     config = write_site(settings.credentials_file.parent.parent, live_server.url, plugin={  # on_error: warn
         "client_id": settings.client_id, "credentials_file": ".blogsvc/credentials.json"})
-    database = store.Database.from_path(live_server.db_path)
+    database = Database.from_path(live_server.db_path)
     now = database.now()
     with database.session(write=True) as session:
-        session.execute(update(store.Grant).values(revoked_at=now))
-        session.execute(update(store.Token).values(revoked_at=now))
+        session.execute(update(tables.Grant).values(revoked_at=now))
+        session.execute(update(tables.Token).values(revoked_at=now))
     database.dispose()
     result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", str(config)], capture_output=True, text=True,
                             env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=120)
@@ -291,7 +292,7 @@ def no_traceback(caplog: pytest.LogCaptureFixture) -> bool:
 
 @pytest.mark.parametrize("setting", ["page_template", "head_template"])
 def test_a_custom_template_failing_at_render_time_stops_the_build_naming_file_and_line(
-    tmp_path: Path, service: Service, db: store.Database, owner: Owner, caplog: pytest.LogCaptureFixture, setting: str,
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture, setting: str,
 ) -> None:
     add_article(db, owner.blog_id, "One")
     template = tmp_path / "custom.j2"
@@ -306,7 +307,7 @@ def test_a_custom_template_failing_at_render_time_stops_the_build_naming_file_an
 
 
 def test_missing_client_id_stops_the_build_even_with_on_error_warn(
-    tmp_path: Path, service: Service, db: store.Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("BLOGSVC_CLIENT_ID", raising=False)
@@ -335,7 +336,7 @@ def test_files_of_the_plugin_inside_docs_dir_are_refused(tmp_path: Path, service
 
 
 def test_a_build_waits_for_another_process_holding_the_cache_then_gives_up_in_one_message(
-    tmp_path: Path, service: Service, db: store.Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     caplog.set_level(logging.INFO)
@@ -364,7 +365,7 @@ def test_a_build_waits_for_another_process_holding_the_cache_then_gives_up_in_on
      "sync answer: field \'new\' has the wrong type (str)"),
 ])
 def test_a_malformed_sync_answer_warns_and_builds_from_the_intact_cache(
-    tmp_path: Path, service: Service, db: store.Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch, body: bytes, problem: str,
 ) -> None:
     cover_article(db, owner, "Cover story")

@@ -16,19 +16,20 @@ from mkdocs_blogsvc import sync as sync_module
 from mkdocs_blogsvc.cli import main
 from mkdocs_blogsvc.credentials import CredentialStore
 from mkdocs_blogsvc.plugin import BlogServicePlugin
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import tables
+from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.sync import CacheLock
 from tests.conftest import Owner, add_article, issue_access_token
 from tests.e2e.sites import Service, snapshot, write_credentials, write_site
 
 
-def make_site(tmp_path: Path, service: Service, db: store.Database, owner: Owner, **plugin: object) -> Path:
+def make_site(tmp_path: Path, service: Service, db: Database, owner: Owner, **plugin: object) -> Path:
     config = write_site(tmp_path, service.url, material=False, plugin=dict(plugin))
     write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
     return config
 
 
-def test_sync_command_prints_what_changed(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+def test_sync_command_prints_what_changed(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
     article_id = add_article(db, owner.blog_id, "First words")
     config = make_site(tmp_path, service, db, owner)
     result = CliRunner().invoke(main, ["sync", "-f", str(config)])
@@ -39,14 +40,14 @@ def test_sync_command_prints_what_changed(tmp_path: Path, service: Service, db: 
     assert "blogsvc: 0 new, 0 updated, 0 deleted, 1 unchanged" in again.output
 
 
-def test_sync_command_failure_is_one_line_and_exit_1(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+def test_sync_command_failure_is_one_line_and_exit_1(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
     config = make_site(tmp_path, service, db, owner)
     (tmp_path / "credentials.json").unlink()
     result = CliRunner().invoke(main, ["sync", "-f", str(config)])
     assert result.exit_code == 1 and "mkdocs-blogsvc login" in result.output and "Traceback" not in result.output
 
 
-def test_export_writes_plain_files_and_removes_its_own_stale_ones(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+def test_export_writes_plain_files_and_removes_its_own_stale_ones(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
     keep = add_article(db, owner.blog_id, "Kept")
     drop = add_article(db, owner.blog_id, "Dropped")
     config = make_site(tmp_path, service, db, owner)
@@ -59,7 +60,7 @@ def test_export_writes_plain_files_and_removes_its_own_stale_ones(tmp_path: Path
     assert "Kept" in (dest / "blog" / "index.md").read_text()
     before = snapshot(dest)
     with db.session(write=True) as session:
-        session.get(store.Article, drop).status = "unpublished"  # type: ignore[union-attr]
+        session.get(tables.Article, drop).status = "unpublished"  # type: ignore[union-attr]
     result = CliRunner().invoke(main, ["export", str(dest), "-f", str(config)])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in (dest / "blog" / "posts").iterdir()) == ["kept.md", "mine.md"]
@@ -72,7 +73,7 @@ def test_export_writes_plain_files_and_removes_its_own_stale_ones(tmp_path: Path
     ("{{ article.title }}\n{{ artcle.title }}\n", r"cannot be rendered \(article \w+\): line 2: 'artcle' is undefined"),
     ("{{ article.title }}\n{% if %}\n", r"cannot be loaded: line 2: Expected an expression"),
 ])
-def test_export_with_a_broken_template_fails_in_one_line(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+def test_export_with_a_broken_template_fails_in_one_line(tmp_path: Path, service: Service, db: Database, owner: Owner,
                                                          source: str, expected: str) -> None:
     add_article(db, owner.blog_id, "One")
     (tmp_path / "page.j2").write_text(source)
@@ -85,7 +86,7 @@ def test_export_with_a_broken_template_fails_in_one_line(tmp_path: Path, service
 
 
 @pytest.mark.parametrize("command", ["sync", "export"])
-def test_sync_and_export_wait_for_the_cache_lock_then_fail_in_one_line(tmp_path: Path, service: Service, db: store.Database,
+def test_sync_and_export_wait_for_the_cache_lock_then_fail_in_one_line(tmp_path: Path, service: Service, db: Database,
                                                                        owner: Owner, monkeypatch: pytest.MonkeyPatch,
                                                                        command: str) -> None:
     add_article(db, owner.blog_id, "One")
@@ -113,7 +114,7 @@ def build_with(config: Path, *, serve: bool | None = False) -> BlogServicePlugin
     return instance
 
 
-def test_serve_syncs_first_then_only_after_sync_interval(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+def test_serve_syncs_first_then_only_after_sync_interval(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
     add_article(db, owner.blog_id, "One")
     config = make_site(tmp_path, service, db, owner, sync_interval=60)
     plugin = build_with(config, serve=True)
@@ -126,7 +127,7 @@ def test_serve_syncs_first_then_only_after_sync_interval(tmp_path: Path, service
     assert service.requests.count("/api/v1/sync") == 2
 
 
-def test_offline_makes_no_request(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+def test_offline_makes_no_request(tmp_path: Path, service: Service, db: Database, owner: Owner,
                                   caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     add_article(db, owner.blog_id, "One")
@@ -141,7 +142,7 @@ def test_offline_makes_no_request(tmp_path: Path, service: Service, db: store.Da
     assert (tmp_path / "site" / "blog" / "posts" / "one" / "index.html").exists()
 
 
-def test_refresh_token_expiring_soon_warns(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+def test_refresh_token_expiring_soon_warns(tmp_path: Path, service: Service, db: Database, owner: Owner,
                                            caplog: pytest.LogCaptureFixture) -> None:
     config = make_site(tmp_path, service, db, owner)
     store_file = CredentialStore(tmp_path / "credentials.json")

@@ -22,7 +22,8 @@ from sqlalchemy import func, select
 from mkdocs_blogsvc import errors
 from mkdocs_blogsvc.api import BlogServiceClient
 from mkdocs_blogsvc.credentials import CredentialStore, StoredCredentials
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import security, tables
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import LiveServer
 from tests.e2e.sites import write_site
 from tests.plugin.auth_helpers import LoggedIn
@@ -59,17 +60,17 @@ class TokenCounter:
 
     def __init__(self, server: LiveServer) -> None:
         self.log = server.db_path.with_suffix(".log")
-        self.db = store.Database.from_path(server.db_path)
+        self.db = Database.from_path(server.db_path)
 
     def counts(self) -> tuple[int, int]:
         """(token endpoint hits in the access log, refresh tokens ever issued)."""
         with self.db.session() as session:
-            issued = session.scalar(select(func.count()).select_from(store.Token).where(store.Token.kind == "refresh"))
+            issued = session.scalar(select(func.count()).select_from(tables.Token).where(tables.Token.kind == "refresh"))
         return self.log.read_text(errors="replace").count(TOKEN_LINE), int(issued or 0)
 
-    def refresh_token(self, raw: str) -> store.Token:
+    def refresh_token(self, raw: str) -> tables.Token:
         with self.db.session() as session:
-            token = session.scalar(select(store.Token).where(store.Token.token_hash == store.token_hash(raw)))
+            token = session.scalar(select(tables.Token).where(tables.Token.token_hash == security.token_hash(raw)))
             assert token is not None
             return token
 

@@ -14,8 +14,9 @@ import pytest
 from mkdocs_blogsvc import config
 from mkdocs_blogsvc.credentials import CredentialStore, StoredCredentials
 from mkdocs_blogsvc.login import login
-from mkdocs_blogsvc.server import admin, store
+from mkdocs_blogsvc.server import content
 from mkdocs_blogsvc.server.consent_driver import drive_consent
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import IN_PROCESS_URL, LiveServer, Owner, add_article, add_owner
 
 LOOPBACK_REDIRECT = "http://127.0.0.1/callback"
@@ -39,8 +40,8 @@ def site_settings(tmp_path: Path, base_url: str, client_id: str | None, client_s
     )
 
 
-def register_client(db: store.Database, *, public: bool = True) -> tuple[str, str | None]:
-    client = admin.create_client(db, name="My MkDocs site", redirect_uris=[LOOPBACK_REDIRECT], public=public)
+def register_client(db: Database, *, public: bool = True) -> tuple[str, str | None]:
+    client = content.create_client(db, name="My MkDocs site", redirect_uris=[LOOPBACK_REDIRECT], public=public)
     return client["client_id"], client["client_secret"]
 
 
@@ -59,7 +60,7 @@ def browser(owner: Owner, *, transport: httpx.BaseTransport | None = None, appro
     return open_browser
 
 
-def log_in(db: store.Database, tmp_path: Path, base_url: str, transport: httpx.BaseTransport | None) -> LoggedIn:
+def log_in(db: Database, tmp_path: Path, base_url: str, transport: httpx.BaseTransport | None) -> LoggedIn:
     owner = add_owner(db)
     add_article(db, owner.blog_id, "First post")
     client_id, _ = register_client(db)
@@ -79,7 +80,7 @@ def logged_in(app, db, tmp_path: Path) -> LoggedIn:  # type: ignore[no-untyped-d
 @pytest.fixture
 def live_logged_in(live_server: LiveServer, tmp_path: Path) -> Iterator[LoggedIn]:
     """A site logged in to the service running as a process on a loopback port."""
-    database = store.Database.from_path(live_server.db_path)
+    database = Database.from_path(live_server.db_path)
     try:
         yield log_in(database, tmp_path, live_server.url, None)
     finally:

@@ -19,8 +19,8 @@ from click.testing import CliRunner
 from mkdocs_blogsvc import config, errors
 from mkdocs_blogsvc.cli import main
 from mkdocs_blogsvc.credentials import CredentialStore, TokenManager, open_client
-from mkdocs_blogsvc.server import store
 from mkdocs_blogsvc.server.consent_driver import drive_consent
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import LiveServer, Owner, add_article, add_owner
 from tests.plugin.auth_helpers import browser, register_client
 
@@ -48,7 +48,7 @@ class Site:
 
     def __init__(self, live_server: LiveServer, tmp_path: Path) -> None:
         self.server = live_server
-        self.db = store.Database.from_path(live_server.db_path)
+        self.db = Database.from_path(live_server.db_path)
         self.owner: Owner = add_owner(self.db)
         add_article(self.db, self.owner.blog_id, "Hello world")
         self.client_id, _ = register_client(self.db)

@@ -12,7 +12,8 @@ import pytest
 from mkdocs_blogsvc.api import BlogServiceClient, display_url
 from mkdocs_blogsvc.images import download_all, file_name, is_fetchable
 from mkdocs_blogsvc.imagetypes import sniff
-from mkdocs_blogsvc.server import media, store
+from mkdocs_blogsvc.server import media
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import IN_PROCESS_URL, add_owner
 
 SAMPLES = Path(media.__file__).parent / "sample_media"
@@ -66,7 +67,7 @@ def test_file_name_is_a_hash_of_the_url() -> None:
 
 
 @pytest.fixture
-def hosted(db: store.Database, app) -> Iterator[tuple[BlogServiceClient, dict[str, str]]]:  # type: ignore[no-untyped-def]
+def hosted(db: Database, app) -> Iterator[tuple[BlogServiceClient, dict[str, str]]]:  # type: ignore[no-untyped-def]
     owner = add_owner(db)
     with db.session(write=True) as session:
         png = media.store_image(session, owner.blog_id, PNG)

@@ -23,7 +23,7 @@ from mkdocs.livereload import LiveReloadServer
 
 from mkdocs_blogsvc import watch
 from mkdocs_blogsvc.plugin import BlogServicePlugin
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.sync import CacheLock
 from tests.conftest import LiveServer, Owner, add_article, add_owner, free_port, issue_access_token
 from tests.e2e.sites import Service, snapshot, write_credentials, write_site
@@ -48,7 +48,7 @@ def serve_build(config: Path, *, first: bool = False) -> BlogServicePlugin:
     return plugin
 
 
-def test_background_sync_signals_changes_only(tmp_path: Path, service: Service, db: store.Database, owner: Owner,
+def test_background_sync_signals_changes_only(tmp_path: Path, service: Service, db: Database, owner: Owner,
                                               caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     add_article(db, owner.blog_id, "First words", minutes_ago=5)
@@ -98,7 +98,7 @@ def test_background_sync_signals_changes_only(tmp_path: Path, service: Service, 
     assert snapshot(cache)[SIGNAL] == signalled[SIGNAL]
 
 
-def test_background_sync_waits_while_another_process_holds_the_cache(tmp_path: Path, service: Service, db: store.Database,
+def test_background_sync_waits_while_another_process_holds_the_cache(tmp_path: Path, service: Service, db: Database,
                                                                      owner: Owner) -> None:
     add_article(db, owner.blog_id, "First words")
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
@@ -113,7 +113,7 @@ def test_background_sync_waits_while_another_process_holds_the_cache(tmp_path: P
     assert not site_cache.lock.locked()
 
 
-def test_on_serve_starts_and_on_shutdown_stops_the_poller(tmp_path: Path, service: Service, db: store.Database,
+def test_on_serve_starts_and_on_shutdown_stops_the_poller(tmp_path: Path, service: Service, db: Database,
                                                           owner: Owner) -> None:
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
     plugin = serve_build(config, first=True)
@@ -183,7 +183,7 @@ def epoch(page: str) -> str:
 
 @pytest.mark.slow
 def test_mkdocs_serve_shows_an_article_published_on_the_service(tmp_path: Path, live_server: LiveServer) -> None:
-    database = store.Database.from_path(live_server.db_path)
+    database = Database.from_path(live_server.db_path)
     try:
         owner_ = add_owner(database)
         add_article(database, owner_.blog_id, "First words", minutes_ago=5)

@@ -25,7 +25,8 @@ from mkdocs_blogsvc.credentials import open_client
 from mkdocs_blogsvc.errors import InvalidResponse, TransportError
 from mkdocs_blogsvc.models import format_timestamp
 from mkdocs_blogsvc.render import Renderer
-from mkdocs_blogsvc.server import media, store
+from mkdocs_blogsvc.server import media, tables
+from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.sync import CacheBusy, CacheLock, read_cache, render_all, sync_cache
 from tests.conftest import IN_PROCESS_URL, Owner, add_article, add_owner, issue_access_token
 from tests.e2e.sites import settings, snapshot, write_credentials
@@ -42,7 +43,7 @@ def seen() -> list[str]:
 
 
 @pytest.fixture
-def blog(db: store.Database, app, tmp_path: Path, seen: list[str]) -> Iterator[tuple[Owner, BlogServiceClient, Path]]:  # type: ignore[no-untyped-def]
+def blog(db: Database, app, tmp_path: Path, seen: list[str]) -> Iterator[tuple[Owner, BlogServiceClient, Path]]:  # type: ignore[no-untyped-def]
     owner = add_owner(db)
     config = settings(tmp_path, IN_PROCESS_URL)
     write_credentials(config.credentials_file, IN_PROCESS_URL, issue_access_token(db, owner))
@@ -63,11 +64,11 @@ def mock_client(tmp_path: Path, handler: Callable[[httpx.Request], httpx.Respons
     return client
 
 
-def with_cover(db: store.Database, owner: Owner, title: str, **fields) -> str:  # type: ignore[no-untyped-def]
+def with_cover(db: Database, owner: Owner, title: str, **fields) -> str:  # type: ignore[no-untyped-def]
     with db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, PNG)
     return add_article(db, owner.blog_id, title, cover_media_key=key, inline_media_keys=[key],
-                       content=f"# {title}\n\n![inline]({store.MEDIA_PLACEHOLDER}{key})\n", **fields)
+                       content=f"# {title}\n\n![inline]({tables.MEDIA_PLACEHOLDER}{key})\n", **fields)
 
 
 def render(cache_dir: Path, index: bool = False):  # type: ignore[no-untyped-def]
@@ -75,7 +76,7 @@ def render(cache_dir: Path, index: bool = False):  # type: ignore[no-untyped-def
                       index_title="Blog" if index else None)
 
 
-def test_first_sync_caches_articles_images_and_renders_pages(db: store.Database, blog) -> None:  # type: ignore[no-untyped-def]
+def test_first_sync_caches_articles_images_and_renders_pages(db: Database, blog) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     first = with_cover(db, owner, "First Post", minutes_ago=5)
     add_article(db, owner.blog_id, "A Draft", status="draft")
@@ -91,7 +92,7 @@ def test_first_sync_caches_articles_images_and_renders_pages(db: store.Database,
     assert [i.src_uri for i in site.images] == [f"blog/{next(iter(entry.images.values()))}"]
 
 
-def test_changes_on_the_service_are_applied_and_old_files_removed(db: store.Database, blog) -> None:  # type: ignore[no-untyped-def]
+def test_changes_on_the_service_are_applied_and_old_files_removed(db: Database, blog) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     keep = add_article(db, owner.blog_id, "Keep")
     edit = add_article(db, owner.blog_id, "Edit")
@@ -101,9 +102,9 @@ def test_changes_on_the_service_are_applied_and_old_files_removed(db: store.Data
     render(cache_dir)
     before = snapshot(cache_dir)
     with db.session(write=True) as session:
-        session.execute(update(store.Article).where(store.Article.id == edit).values(title="Edited", updated_at=db.now() + timedelta(minutes=1)))
-        session.execute(update(store.Article).where(store.Article.id == hide).values(status="unpublished"))
-        session.execute(store.Article.__table__.delete().where(store.Article.id == gone))
+        session.execute(update(tables.Article).where(tables.Article.id == edit).values(title="Edited", updated_at=db.now() + timedelta(minutes=1)))
+        session.execute(update(tables.Article).where(tables.Article.id == hide).values(status="unpublished"))
+        session.execute(tables.Article.__table__.delete().where(tables.Article.id == gone))
     added = add_article(db, owner.blog_id, "Added")
     state, report = sync_cache(cache_dir, client)
     assert (report.new, report.updated, sorted(report.deleted), report.unchanged) == ([added], [edit], sorted([hide, gone]), 1)
@@ -118,7 +119,7 @@ def test_changes_on_the_service_are_applied_and_old_files_removed(db: store.Data
     assert after["docs/blog/posts/keep.md"] == before["docs/blog/posts/keep.md"], "unchanged page not rewritten"
 
 
-def test_a_second_sync_without_changes_rewrites_nothing(db: store.Database, blog) -> None:  # type: ignore[no-untyped-def]
+def test_a_second_sync_without_changes_rewrites_nothing(db: Database, blog) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     with_cover(db, owner, "One")
     add_article(db, owner.blog_id, "Two")
@@ -131,7 +132,7 @@ def test_a_second_sync_without_changes_rewrites_nothing(db: store.Database, blog
     assert site.written == 0 and snapshot(cache_dir) == before
 
 
-def test_damaged_cache_is_repaired_by_the_next_sync(db: store.Database, blog) -> None:  # type: ignore[no-untyped-def]
+def test_damaged_cache_is_repaired_by_the_next_sync(db: Database, blog) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     article_id = with_cover(db, owner, "One")
     state, _ = sync_cache(cache_dir, client)
@@ -145,7 +146,7 @@ def test_damaged_cache_is_repaired_by_the_next_sync(db: store.Database, blog) ->
     assert len(list((cache_dir / "articles").iterdir())) == 1
 
 
-def test_a_failed_sync_leaves_the_cache_untouched(db: store.Database, blog, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_sync_leaves_the_cache_untouched(db: Database, blog, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     add_article(db, owner.blog_id, "One")
     sync_cache(cache_dir, client)
@@ -159,7 +160,7 @@ def test_a_failed_sync_leaves_the_cache_untouched(db: store.Database, blog, tmp_
     assert snapshot(cache_dir) == before
 
 
-def test_deletes_only_files_the_manifest_owns_inside_the_cache(db: store.Database, blog, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_deletes_only_files_the_manifest_owns_inside_the_cache(db: Database, blog, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     article_id = add_article(db, owner.blog_id, "One")
     sync_cache(cache_dir, client)
@@ -174,7 +175,7 @@ def test_deletes_only_files_the_manifest_owns_inside_the_cache(db: store.Databas
     data["rendered"].append("../victim.txt")
     (cache_dir / "manifest.json").write_text(json.dumps(data))
     with db.session(write=True) as session:
-        session.execute(update(store.Article).where(store.Article.id == article_id).values(status="draft"))
+        session.execute(update(tables.Article).where(tables.Article.id == article_id).values(status="draft"))
     _state, report = sync_cache(cache_dir, client)
     render(cache_dir)
     assert report.deleted == [article_id]
@@ -184,14 +185,14 @@ def test_deletes_only_files_the_manifest_owns_inside_the_cache(db: store.Databas
     assert not page.exists()
 
 
-def test_an_update_that_keeps_its_image_urls_downloads_nothing(db: store.Database, blog, seen: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_an_update_that_keeps_its_image_urls_downloads_nothing(db: Database, blog, seen: list[str]) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     article_id = with_cover(db, owner, "One")
     state, _ = sync_cache(cache_dir, client)
     images = state.manifest.entries[article_id].images
     assert len(images) == 1 and any(path.startswith("/media/") for path in seen)
     with db.session() as session:
-        session.execute(update(store.Article).where(store.Article.id == article_id).values(
+        session.execute(update(tables.Article).where(tables.Article.id == article_id).values(
             title="One, edited", updated_at=db.now() + timedelta(minutes=1)))
     seen.clear()
     state, report = sync_cache(cache_dir, client)
@@ -231,7 +232,7 @@ def test_image_urls_are_logged_without_their_query_string(tmp_path: Path, blog, 
     (b'{"new": {}, "updated": [], "deleted": [], "syncedAt": "2025-01-01T00:00:00.000Z"}', "field \'new\' has the wrong type"),
     (b'{"new": [], "updated": [], "syncedAt": "2025-01-01T00:00:00.000Z"}', "field \'deleted\' is missing"),
 ])
-def test_a_malformed_sync_answer_leaves_the_cache_untouched(db: store.Database, blog, tmp_path: Path,  # type: ignore[no-untyped-def]
+def test_a_malformed_sync_answer_leaves_the_cache_untouched(db: Database, blog, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                            body: bytes, problem: str) -> None:
     owner, client, cache_dir = blog
     with_cover(db, owner, "One")
@@ -257,7 +258,8 @@ from pathlib import Path
 import httpx
 from mkdocs_blogsvc import manifest
 from mkdocs_blogsvc.credentials import open_client
-from mkdocs_blogsvc.server import create_app, store
+from mkdocs_blogsvc.server import create_app, tables
+from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.sync import CacheLock, sync_cache
 from tests.e2e.sites import settings
 
@@ -268,7 +270,7 @@ def killed_mid_write(path, data, **options):
     os.kill(os.getpid(), signal.SIGKILL)
 
 manifest.atomic_write = killed_mid_write
-app = create_app(store.Database.from_path(root / "service.db"), secret_key="test")
+app = create_app(Database.from_path(root / "service.db"), secret_key="test")
 config = settings(root, "http://testserver")
 with CacheLock(config.cache_dir), open_client(config, transport=httpx.WSGITransport(app=app)) as client:
     sync_cache(config.cache_dir, client)
@@ -297,7 +299,7 @@ def kill_a_sync_process(monkeypatch: pytest.MonkeyPatch, cache_dir: Path, client
     pytest.param(kill_a_sync_process, id="sigkill", marks=pytest.mark.slow),
 ])
 def test_an_interrupted_sync_leaves_the_previous_cache_usable_and_the_next_sync_repairs_it(  # type: ignore[no-untyped-def]
-    db: store.Database, blog, monkeypatch: pytest.MonkeyPatch, interrupt: Callable[..., None],
+    db: Database, blog, monkeypatch: pytest.MonkeyPatch, interrupt: Callable[..., None],
 ) -> None:
     owner, client, cache_dir = blog
     edit = with_cover(db, owner, "Edit")
@@ -305,9 +307,9 @@ def test_an_interrupted_sync_leaves_the_previous_cache_usable_and_the_next_sync_
     sync_cache(cache_dir, client)
     render(cache_dir)
     with db.session() as session:
-        session.execute(update(store.Article).where(store.Article.id == edit).values(
+        session.execute(update(tables.Article).where(tables.Article.id == edit).values(
             title="Edited", updated_at=db.now() + timedelta(minutes=1)))
-        session.execute(store.Article.__table__.delete().where(store.Article.id == gone))
+        session.execute(tables.Article.__table__.delete().where(tables.Article.id == gone))
     added = with_cover(db, owner, "Added")
 
     interrupt(monkeypatch, cache_dir, client)

@@ -10,8 +10,9 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import security, tables
 from mkdocs_blogsvc.server.consent_driver import drive_consent
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import IN_PROCESS_URL, Owner
 
 LOOPBACK_CALLBACK = "http://127.0.0.1/callback"
@@ -27,7 +28,7 @@ class RegisteredClient:
 
 
 def add_client(
-    db: store.Database,
+    db: Database,
     *,
     public: bool,
     redirect_uris: tuple[str, ...] = (LOOPBACK_CALLBACK, WEB_CALLBACK),
@@ -38,8 +39,8 @@ def add_client(
     client_id = f"client-{secrets.token_hex(4)}"
     secret = None if public else secrets.token_urlsafe(24)
     with db.session(write=True) as session:
-        session.add(store.Client(
-            client_id=client_id, client_secret_hash=store.hash_password(secret) if secret else None, name=name,
+        session.add(tables.Client(
+            client_id=client_id, client_secret_hash=security.hash_password(secret) if secret else None, name=name,
             redirect_uris=list(redirect_uris), is_public=public, allowed_scope=allowed_scope, created_at=db.now(),
         ))
     return RegisteredClient(client_id, secret, redirect_uris[0])

@@ -18,7 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 from mkdocs_blogsvc.cli import main
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import tables
+from mkdocs_blogsvc.server.database import Database
 
 SAMPLES = resources.files("mkdocs_blogsvc.server").joinpath("sample_media")
 
@@ -163,8 +164,8 @@ def test_refusals_are_one_line_with_exit_status_1(blog_db: Path, files: dict[str
     assert result.stdout == ""
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("Error: ")
     assert message in result.stderr
-    with store.Database.from_path(blog_db).session() as session:
-        assert session.query(store.Article).count() == 0
+    with Database.from_path(blog_db).session() as session:
+        assert session.query(tables.Article).count() == 0
 
 
 def test_a_database_in_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:

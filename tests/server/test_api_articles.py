@@ -10,8 +10,9 @@ import httpx
 import pytest
 from sqlalchemy import update
 
-from mkdocs_blogsvc.server import store
-from mkdocs_blogsvc.server.serialize import article_json
+from mkdocs_blogsvc.server import tables
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.serialize import article_json, content_hash
 from tests.conftest import IN_PROCESS_URL, Owner, add_article, add_owner, issue_access_token
 
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
@@ -19,9 +20,9 @@ TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 
 
 
-def set_article(db: store.Database, article_id: str, **values: Any) -> None:
+def set_article(db: Database, article_id: str, **values: Any) -> None:
     with db.session(write=True) as session:
-        session.execute(update(store.Article).where(store.Article.id == article_id).values(**values))
+        session.execute(update(tables.Article).where(tables.Article.id == article_id).values(**values))
 
 
 def ids(response: httpx.Response) -> list[str]:
@@ -29,7 +30,7 @@ def ids(response: httpx.Response) -> list[str]:
     return [article["id"] for article in response.json()["articles"]]
 
 
-def test_lists_only_published_articles_newest_first(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_lists_only_published_articles_newest_first(api: httpx.Client, db: Database, owner: Owner) -> None:
     old = add_article(db, owner.blog_id, "Old", minutes_ago=30)
     new = add_article(db, owner.blog_id, "New", minutes_ago=1)
     middle = add_article(db, owner.blog_id, "Middle", minutes_ago=10)
@@ -42,7 +43,7 @@ def test_lists_only_published_articles_newest_first(api: httpx.Client, db: store
     assert response.headers["Cache-Control"] == "no-store"
 
 
-def test_equal_publication_times_are_ordered_by_descending_id(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_equal_publication_times_are_ordered_by_descending_id(api: httpx.Client, db: Database, owner: Owner) -> None:
     moment = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc)
     created = [add_article(db, owner.blog_id, f"Tie {n}") for n in range(7)]
     for article_id in created:
@@ -53,7 +54,7 @@ def test_equal_publication_times_are_ordered_by_descending_id(api: httpx.Client,
     assert pages[0] == ids(api.get("/api/v1/articles", params={"page": 1, "limit": 3}))  # stable on repeat
 
 
-def test_pagination_defaults_and_pages(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_pagination_defaults_and_pages(api: httpx.Client, db: Database, owner: Owner) -> None:
     created = [add_article(db, owner.blog_id, f"Post {n}", minutes_ago=n) for n in range(25)]
     first = api.get("/api/v1/articles")
     assert ids(first) == created[:20]
@@ -68,7 +69,7 @@ def test_pagination_defaults_and_pages(api: httpx.Client, db: store.Database, ow
 
 
 @pytest.mark.parametrize("page", ["3", "1000", str(10**30)])
-def test_page_past_the_end_is_empty_with_true_totals(api: httpx.Client, db: store.Database, owner: Owner, page: str) -> None:
+def test_page_past_the_end_is_empty_with_true_totals(api: httpx.Client, db: Database, owner: Owner, page: str) -> None:
     for n in range(5):
         add_article(db, owner.blog_id, f"Post {n}")
     response = api.get("/api/v1/articles", params={"page": page, "limit": 3})
@@ -105,8 +106,8 @@ def test_bad_paging_parameters_are_invalid_requests(api: httpx.Client, params: d
     assert response.headers["Cache-Control"] == "no-store"
 
 
-def test_article_has_every_field_of_the_spec(api: httpx.Client, db: store.Database, owner: Owner) -> None:
-    content = f"# Cover\n\n![a]({store.MEDIA_PLACEHOLDER}abc.png) and ![b]({store.MEDIA_PLACEHOLDER}def.jpg)\n"
+def test_article_has_every_field_of_the_spec(api: httpx.Client, db: Database, owner: Owner) -> None:
+    content = f"# Cover\n\n![a]({tables.MEDIA_PLACEHOLDER}abc.png) and ![b]({tables.MEDIA_PLACEHOLDER}def.jpg)\n"
     article_id = add_article(
         db, owner.blog_id, "Full Article", content=content, description="Summary", tags=["python", "mkdocs"],
         seo_keywords=["blog", "sync"], seo_score=7.5, schema_org_json={"@type": "BlogPosting", "headline": "Full"},
@@ -131,13 +132,13 @@ def test_article_has_every_field_of_the_spec(api: httpx.Client, db: store.Databa
         "publishedAt": "2026-01-02T03:04:05.678Z",
         "updatedAt": "2026-01-03T03:04:05.678Z",
         "viewCount": 42,
-        "contentHash": store.content_hash("Full Article", "Summary", served, ["python", "mkdocs"]),
+        "contentHash": content_hash("Full Article", "Summary", served, ["python", "mkdocs"]),
     }
-    assert article["contentHash"] != store.content_hash("Full Article", "Summary", content, ["python", "mkdocs"])
+    assert article["contentHash"] != content_hash("Full Article", "Summary", content, ["python", "mkdocs"])
     assert api.get("/api/v1/articles").json()["articles"] == [article]
 
 
-def test_nullable_fields_are_null(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_nullable_fields_are_null(api: httpx.Client, db: Database, owner: Owner) -> None:
     article_id = add_article(db, owner.blog_id, "Bare", description=None)
     article = api.get(f"/api/v1/articles/{article_id}").json()["article"]
     assert article["description"] is None
@@ -147,11 +148,11 @@ def test_nullable_fields_are_null(api: httpx.Client, db: store.Database, owner: 
     assert article["inlineImageUrls"] == [] and article["tags"] == [] and article["seoKeywords"] == []
     assert article["viewCount"] == 0
     assert TIMESTAMP.fullmatch(article["publishedAt"]) and TIMESTAMP.fullmatch(article["updatedAt"])
-    assert article["contentHash"] == store.content_hash("Bare", None, article["content"], [])
+    assert article["contentHash"] == content_hash("Bare", None, article["content"], [])
 
 
-def test_media_urls_follow_the_host_that_answers(db: store.Database, owner: Owner, app: Any) -> None:
-    article_id = add_article(db, owner.blog_id, "Hosted", content=f"![x]({store.MEDIA_PLACEHOLDER}k.png)", cover_media_key="c.png")
+def test_media_urls_follow_the_host_that_answers(db: Database, owner: Owner, app: Any) -> None:
+    article_id = add_article(db, owner.blog_id, "Hosted", content=f"![x]({tables.MEDIA_PLACEHOLDER}k.png)", cover_media_key="c.png")
     token = issue_access_token(db, owner)
     transport = httpx.WSGITransport(app=app)
     with httpx.Client(transport=transport, base_url="https://blog.example:8443") as client:
@@ -160,14 +161,14 @@ def test_media_urls_follow_the_host_that_answers(db: store.Database, owner: Owne
     assert article["coverImageUrl"] == "https://blog.example:8443/media/c.png"
 
 
-def test_article_json_is_what_the_api_serves(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_article_json_is_what_the_api_serves(api: httpx.Client, db: Database, owner: Owner) -> None:
     article_id = add_article(db, owner.blog_id, "Same", cover_media_key="c.png", tags=["t"])
     with db.session() as session:
-        row = session.get_one(store.Article, article_id)
+        row = session.get_one(tables.Article, article_id)
     assert api.get(f"/api/v1/articles/{article_id}").json()["article"] == article_json(row, IN_PROCESS_URL)
 
 
-def test_get_by_id_or_slug(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_get_by_id_or_slug(api: httpx.Client, db: Database, owner: Owner) -> None:
     article_id = add_article(db, owner.blog_id, "Hello World")
     by_id = api.get(f"/api/v1/articles/{article_id}")
     by_slug = api.get("/api/v1/articles/hello-world")
@@ -177,14 +178,14 @@ def test_get_by_id_or_slug(api: httpx.Client, db: store.Database, owner: Owner) 
     assert by_id.headers["Cache-Control"] == "no-store"
 
 
-def test_id_wins_over_a_slug_that_equals_another_id(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_id_wins_over_a_slug_that_equals_another_id(api: httpx.Client, db: Database, owner: Owner) -> None:
     target = add_article(db, owner.blog_id, "Target")
     add_article(db, owner.blog_id, "Impostor", slug=target)
     assert api.get(f"/api/v1/articles/{target}").json()["article"]["title"] == "Target"
 
 
 @pytest.mark.parametrize("status", ["draft", "unpublished"])
-def test_unpublished_articles_are_not_found(api: httpx.Client, db: store.Database, owner: Owner, status: str) -> None:
+def test_unpublished_articles_are_not_found(api: httpx.Client, db: Database, owner: Owner, status: str) -> None:
     article_id = add_article(db, owner.blog_id, "Hidden Thing", status=status)
     for key in (article_id, "hidden-thing"):
         response = api.get(f"/api/v1/articles/{key}")
@@ -193,7 +194,7 @@ def test_unpublished_articles_are_not_found(api: httpx.Client, db: store.Databas
         assert response.headers["Cache-Control"] == "no-store"
 
 
-def test_other_blogs_articles_are_not_found(api: httpx.Client, db: store.Database) -> None:
+def test_other_blogs_articles_are_not_found(api: httpx.Client, db: Database) -> None:
     other = add_owner(db, "bob", "bob-blog")
     article_id = add_article(db, other.blog_id, "Bobs Post")
     assert api.get(f"/api/v1/articles/{article_id}").status_code == 404
@@ -201,7 +202,7 @@ def test_other_blogs_articles_are_not_found(api: httpx.Client, db: store.Databas
     assert api.get("/api/v1/articles/no-such-article").json()["error"] == "not_found"
 
 
-def test_repeated_and_unknown_parameters(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_repeated_and_unknown_parameters(api: httpx.Client, db: Database, owner: Owner) -> None:
     for n in range(3):
         add_article(db, owner.blog_id, f"Post {n}")
     response = api.get("/api/v1/articles?limit=1&limit=500&sort=oldest")

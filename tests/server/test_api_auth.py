@@ -9,7 +9,8 @@ import httpx
 import pytest
 from sqlalchemy import select, update
 
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import security, tables
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import Owner, add_article, add_owner, issue_access_token
 
 INVALID = {"error": "invalid_token", "error_description": "Access token is missing, expired, or invalid."}
@@ -50,13 +51,13 @@ def test_invalid_credentials_are_refused(http: httpx.Client, method: str, path: 
     assert_invalid_token(response)
 
 
-def test_scheme_name_is_case_insensitive(http: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_scheme_name_is_case_insensitive(http: httpx.Client, db: Database, owner: Owner) -> None:
     token = issue_access_token(db, owner)
     assert http.get("/api/v1/status", headers={"Authorization": f"bearer {token}"}).status_code == 200
     assert http.get("/api/v1/status", headers={"Authorization": f"BEARER {token}"}).status_code == 200
 
 
-def test_token_outside_the_header_is_not_accepted(http: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_token_outside_the_header_is_not_accepted(http: httpx.Client, db: Database, owner: Owner) -> None:
     """Query-string and form tokens leak into logs (RFC 6750 5.3): only the header counts."""
     token = issue_access_token(db, owner)
     assert_invalid_token(http.get("/api/v1/status", params={"access_token": token}), challenge='Bearer realm="blogsvc"')
@@ -64,37 +65,37 @@ def test_token_outside_the_header_is_not_accepted(http: httpx.Client, db: store.
     assert_invalid_token(form, challenge='Bearer realm="blogsvc"')
 
 
-def test_token_expires_after_an_hour_of_the_service_clock(http: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_token_expires_after_an_hour_of_the_service_clock(http: httpx.Client, db: Database, owner: Owner) -> None:
     token = issue_access_token(db, owner)
-    db.advance_clock(store.ACCESS_TOKEN_LIFETIME - 5)
+    db.advance_clock(security.ACCESS_TOKEN_LIFETIME - 5)
     assert call(http, "GET", "/api/v1/articles", token).status_code == 200
     db.advance_clock(5)
     for method, path in ALL_ENDPOINTS:
         assert_invalid_token(call(http, method, path, token))
 
 
-def test_revoked_token_is_refused(http: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_revoked_token_is_refused(http: httpx.Client, db: Database, owner: Owner) -> None:
     token = issue_access_token(db, owner)
     with db.session(write=True) as session:
-        session.execute(update(store.Token).values(revoked_at=db.now()))
+        session.execute(update(tables.Token).values(revoked_at=db.now()))
     assert_invalid_token(call(http, "GET", "/api/v1/status", token))
 
 
-def test_revoked_grant_kills_its_access_tokens(http: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_revoked_grant_kills_its_access_tokens(http: httpx.Client, db: Database, owner: Owner) -> None:
     token = issue_access_token(db, owner)
     with db.session(write=True) as session:
-        session.execute(update(store.Grant).values(revoked_at=db.now()))
+        session.execute(update(tables.Grant).values(revoked_at=db.now()))
     assert_invalid_token(call(http, "GET", "/api/v1/status", token))
 
 
-def test_refresh_token_is_not_an_access_token(http: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_refresh_token_is_not_an_access_token(http: httpx.Client, db: Database, owner: Owner) -> None:
     access = issue_access_token(db, owner)
-    refresh = store.new_token(store.REFRESH_TOKEN_PREFIX)
+    refresh = security.new_token(security.REFRESH_TOKEN_PREFIX)
     now = db.now()
     with db.session(write=True) as session:
-        grant_id = session.scalars(select(store.Token.grant_id)).one()
-        session.add(store.Token(
-            grant_id=grant_id, kind="refresh", token_hash=store.token_hash(refresh), scope="articles:read blog:read",
+        grant_id = session.scalars(select(tables.Token.grant_id)).one()
+        session.add(tables.Token(
+            grant_id=grant_id, kind="refresh", token_hash=security.token_hash(refresh), scope="articles:read blog:read",
             issued_at=now, expires_at=now + timedelta(days=30),
         ))
     assert call(http, "GET", "/api/v1/status", access).status_code == 200
@@ -109,7 +110,7 @@ def test_error_answers_never_echo_the_token(http: httpx.Client) -> None:
 
 
 @pytest.mark.parametrize(("method", "path"), ARTICLE_ENDPOINTS)
-def test_article_endpoints_need_articles_read(http: httpx.Client, db: store.Database, owner: Owner, method: str, path: str) -> None:
+def test_article_endpoints_need_articles_read(http: httpx.Client, db: Database, owner: Owner, method: str, path: str) -> None:
     add_article(db, owner.blog_id, "Some Slug")
     token = issue_access_token(db, owner, scope="blog:read")
     response = call(http, method, path, token)
@@ -122,21 +123,21 @@ def test_article_endpoints_need_articles_read(http: httpx.Client, db: store.Data
     assert response.headers["Cache-Control"] == "no-store"
 
 
-def test_forbidden_sync_records_no_sync(http: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_forbidden_sync_records_no_sync(http: httpx.Client, db: Database, owner: Owner) -> None:
     token = issue_access_token(db, owner, scope="blog:read")
     assert call(http, "POST", "/api/v1/sync", token).status_code == 403
     assert call(http, "GET", "/api/v1/status", token).json()["lastSyncAt"] is None
 
 
 @pytest.mark.parametrize("scope", ["blog:read", "articles:read", "articles:read blog:read"])
-def test_status_takes_any_valid_token(http: httpx.Client, db: store.Database, owner: Owner, scope: str) -> None:
+def test_status_takes_any_valid_token(http: httpx.Client, db: Database, owner: Owner, scope: str) -> None:
     token = issue_access_token(db, owner, scope=scope)
     response = call(http, "GET", "/api/v1/status", token)
     assert response.status_code == 200
     assert response.json()["scopes"] == scope.split()
 
 
-def test_token_sees_only_its_own_blog(http: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_token_sees_only_its_own_blog(http: httpx.Client, db: Database, owner: Owner) -> None:
     other = add_owner(db, "bob", "bob-blog")
     mine = add_article(db, owner.blog_id, "Mine")
     add_article(db, other.blog_id, "Theirs")

@@ -8,7 +8,8 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from mkdocs_blogsvc.server import create_app, store
+from mkdocs_blogsvc.server import create_app
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import add_owner, issue_access_token
 
 
@@ -45,7 +46,7 @@ def test_wrong_method_is_json_405_with_allow(http: httpx.Client, method: str, pa
     assert set(response.headers["Allow"].replace(" ", "").split(",")) == allowed
 
 
-def test_oversized_body_is_json_413_even_before_authentication_matters(http: httpx.Client, db: store.Database) -> None:
+def test_oversized_body_is_json_413_even_before_authentication_matters(http: httpx.Client, db: Database) -> None:
     token = issue_access_token(db, add_owner(db))
     response = http.post(
         "/api/v1/sync", content=b"{" + b" " * (1024 * 1024), headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
@@ -55,7 +56,7 @@ def test_oversized_body_is_json_413_even_before_authentication_matters(http: htt
 
 def test_unexpected_failure_is_json_500_without_details(tmp_path: Path) -> None:
     """A real fault (the articles table is gone), with exceptions not propagated as in production."""
-    db = store.Database.from_path(tmp_path / "broken.db")
+    db = Database.from_path(tmp_path / "broken.db")
     token = issue_access_token(db, add_owner(db))
     with db.session(write=True) as session:
         session.execute(text("DROP TABLE articles"))

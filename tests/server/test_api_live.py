@@ -12,38 +12,39 @@ from importlib import resources
 import httpx
 import pytest
 
-from mkdocs_blogsvc.server import media, store
+from mkdocs_blogsvc.server import media, security, tables
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import LiveServer, Owner, add_article, add_owner, issue_access_token
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def live_db(live_server: LiveServer) -> Iterator[store.Database]:
-    database = store.Database.from_path(live_server.db_path)
+def live_db(live_server: LiveServer) -> Iterator[Database]:
+    database = Database.from_path(live_server.db_path)
     yield database
     database.dispose()
 
 
 @pytest.fixture
-def owner(live_db: store.Database) -> Owner:
+def owner(live_db: Database) -> Owner:
     return add_owner(live_db)
 
 
 @pytest.fixture
-def api(live_server: LiveServer, live_db: store.Database, owner: Owner) -> Iterator[httpx.Client]:
+def api(live_server: LiveServer, live_db: Database, owner: Owner) -> Iterator[httpx.Client]:
     token = issue_access_token(live_db, owner)
     with httpx.Client(base_url=live_server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as client:
         yield client
 
 
-def test_articles_sync_and_status_over_a_socket(live_server: LiveServer, live_db: store.Database, owner: Owner, api: httpx.Client) -> None:
+def test_articles_sync_and_status_over_a_socket(live_server: LiveServer, live_db: Database, owner: Owner, api: httpx.Client) -> None:
     image = resources.files("mkdocs_blogsvc.server").joinpath("sample_media/cover-01.png").read_bytes()
     with live_db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, image)
     article_id = add_article(
         live_db, owner.blog_id, "Live Post", cover_media_key=key, inline_media_keys=[key],
-        content=f"![cover]({store.MEDIA_PLACEHOLDER}{key})",
+        content=f"![cover]({tables.MEDIA_PLACEHOLDER}{key})",
     )
     add_article(live_db, owner.blog_id, "Draft", status="draft")
 
@@ -65,11 +66,11 @@ def test_articles_sync_and_status_over_a_socket(live_server: LiveServer, live_db
     assert status["blog"]["articleCount"] == 1
 
 
-def test_admin_changes_and_the_test_clock_reach_the_running_server(live_server: LiveServer, live_db: store.Database, owner: Owner, api: httpx.Client) -> None:
+def test_admin_changes_and_the_test_clock_reach_the_running_server(live_server: LiveServer, live_db: Database, owner: Owner, api: httpx.Client) -> None:
     assert api.get("/api/v1/articles").json()["pagination"]["total"] == 0
     add_article(live_db, owner.blog_id, "Arrives Later")
     assert api.get("/api/v1/articles").json()["pagination"]["total"] == 1
-    advanced = live_server.admin("advance-clock", str(store.ACCESS_TOKEN_LIFETIME + 1))
+    advanced = live_server.admin("advance-clock", str(security.ACCESS_TOKEN_LIFETIME + 1))
     assert advanced.returncode == 0, advanced.stderr
     expired = api.get("/api/v1/status")
     assert expired.status_code == 401

@@ -10,7 +10,8 @@ import pytest
 from sqlalchemy import delete, select, update
 
 from mkdocs_blogsvc.models import format_timestamp, parse_timestamp
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import tables
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import Owner, add_article, add_owner
 
 
@@ -26,7 +27,7 @@ def known_from(articles: list[dict[str, Any]]) -> list[dict[str, str]]:
     return [{"id": article["id"], "contentHash": article["contentHash"]} for article in articles]
 
 
-def test_empty_known_list_returns_everything_published_as_new(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_empty_known_list_returns_everything_published_as_new(api: httpx.Client, db: Database, owner: Owner) -> None:
     """Rule 2."""
     older = add_article(db, owner.blog_id, "Older", minutes_ago=5)
     newer = add_article(db, owner.blog_id, "Newer", minutes_ago=1)
@@ -39,7 +40,7 @@ def test_empty_known_list_returns_everything_published_as_new(api: httpx.Client,
     assert result["new"] == api.get("/api/v1/articles").json()["articles"]
 
 
-def test_unchanged_articles_appear_nowhere(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_unchanged_articles_appear_nowhere(api: httpx.Client, db: Database, owner: Owner) -> None:
     """Rule 1: feeding a sync's answer back gives nothing to do."""
     for n in range(3):
         add_article(db, owner.blog_id, f"Post {n}", tags=["x"])
@@ -47,7 +48,7 @@ def test_unchanged_articles_appear_nowhere(api: httpx.Client, db: store.Database
     assert sync(api, known_from(first["new"])) | {"syncedAt": None} == {"new": [], "updated": [], "deleted": [], "syncedAt": None}
 
 
-def test_new_updated_and_deleted(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_new_updated_and_deleted(api: httpx.Client, db: Database, owner: Owner) -> None:
     same = add_article(db, owner.blog_id, "Same")
     edited = add_article(db, owner.blog_id, "Edited")
     retitled = add_article(db, owner.blog_id, "Retitled")
@@ -61,7 +62,7 @@ def test_new_updated_and_deleted(api: httpx.Client, db: store.Database, owner: O
         {"id": "never-existed", "contentHash": "0" * 64},
     ]
     with db.session(write=True) as session:
-        article = store.Article
+        article = tables.Article
         session.execute(update(article).where(article.id == edited).values(content="A new body."))
         session.execute(update(article).where(article.id == retitled).values(title="A New Title"))
         session.execute(update(article).where(article.id == retagged).values(tags=["fresh"]))
@@ -80,14 +81,14 @@ def test_new_updated_and_deleted(api: httpx.Client, db: store.Database, owner: O
     assert same not in json.dumps(result)
 
 
-def test_a_wrong_hash_counts_as_updated(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_a_wrong_hash_counts_as_updated(api: httpx.Client, db: Database, owner: Owner) -> None:
     article_id = add_article(db, owner.blog_id, "Post")
     result = sync(api, [{"id": article_id, "contentHash": "not a hash at all"}])
     assert [item["id"] for item in result["updated"]] == [article_id]
     assert result["new"] == [] and result["deleted"] == []
 
 
-def test_sync_records_last_sync_at(api: httpx.Client, db: store.Database) -> None:
+def test_sync_records_last_sync_at(api: httpx.Client, db: Database) -> None:
     """Rule 3, by the service's clock (the test clock included)."""
     assert api.get("/api/v1/status").json()["lastSyncAt"] is None
     first = sync(api, [])["syncedAt"]
@@ -99,7 +100,7 @@ def test_sync_records_last_sync_at(api: httpx.Client, db: store.Database) -> Non
     assert abs((db.now() - parse_timestamp(second)).total_seconds()) < 60
 
 
-def test_repeated_ids_are_reported_once(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_repeated_ids_are_reported_once(api: httpx.Client, db: Database, owner: Owner) -> None:
     same = add_article(db, owner.blog_id, "Same")
     mixed = add_article(db, owner.blog_id, "Mixed")
     current = {item["id"]: item["contentHash"] for item in sync(api, [])["new"]}
@@ -117,7 +118,7 @@ def test_repeated_ids_are_reported_once(api: httpx.Client, db: store.Database, o
     assert result["deleted"] == ["gone"]
 
 
-def test_extra_keys_are_ignored(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_extra_keys_are_ignored(api: httpx.Client, db: Database, owner: Owner) -> None:
     article_id = add_article(db, owner.blog_id, "Post")
     body = {"knownArticles": [{"id": "gone", "contentHash": "x", "title": "extra"}], "cursor": 5}
     response = api.post("/api/v1/sync", json=body)
@@ -194,14 +195,14 @@ def test_body_over_one_mebibyte_is_413(api: httpx.Client) -> None:
     assert response.headers["Cache-Control"] == "no-store"
 
 
-def test_status_reports_the_connection(api: httpx.Client, db: store.Database, owner: Owner) -> None:
+def test_status_reports_the_connection(api: httpx.Client, db: Database, owner: Owner) -> None:
     add_article(db, owner.blog_id, "One")
     add_article(db, owner.blog_id, "Two")
     add_article(db, owner.blog_id, "Draft", status="draft")
     add_article(db, owner.blog_id, "Pulled", status="unpublished")
     add_article(db, add_owner(db, "bob", "bob-blog").blog_id, "Bob's")
     with db.session() as session:
-        grant = session.scalars(select(store.Grant).where(store.Grant.blog_id == owner.blog_id)).one()
+        grant = session.scalars(select(tables.Grant).where(tables.Grant.blog_id == owner.blog_id)).one()
     response = api.get("/api/v1/status")
     assert response.status_code == 200
     assert response.headers["Content-Type"] == "application/json"

@@ -12,7 +12,8 @@ import httpx
 import pytest
 from flask import Flask
 
-from mkdocs_blogsvc.server import media, seed, store
+from mkdocs_blogsvc.server import media, seed, tables
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import IN_PROCESS_URL, Owner, add_article, add_owner, issue_access_token
 
 HOSTILE = "</title><script>alert(1)</script>"
@@ -20,7 +21,7 @@ HOSTILE = "</title><script>alert(1)</script>"
 
 
 @pytest.fixture
-def api(app: Flask, db: store.Database, owner: Owner) -> Iterator[httpx.Client]:
+def api(app: Flask, db: Database, owner: Owner) -> Iterator[httpx.Client]:
     """A client of the data API on the same app, with a token for `owner`'s blog."""
     token = issue_access_token(db, owner)
     with httpx.Client(
@@ -36,12 +37,12 @@ def api_article(api: httpx.Client, article_id: str) -> dict[str, Any]:
     return article
 
 
-def stored_views(db: store.Database, article_id: str) -> int:
+def stored_views(db: Database, article_id: str) -> int:
     with db.session() as session:
-        return session.get_one(store.Article, article_id).view_count
+        return session.get_one(tables.Article, article_id).view_count
 
 
-def store_png(db: store.Database, blog_id: str, name: str) -> str:
+def store_png(db: Database, blog_id: str, name: str) -> str:
     data = (resources.files("mkdocs_blogsvc.server") / "sample_media" / name).read_bytes()
     with db.session(write=True) as session:
         return media.store_image(session, blog_id, data)
@@ -56,7 +57,7 @@ def assert_html_page(response: httpx.Response, status: int = 200) -> None:
     assert response.headers["X-Content-Type-Options"] == "nosniff"
 
 
-def test_listing_shows_only_published_articles_newest_first(db: store.Database, http: httpx.Client, owner: Owner) -> None:
+def test_listing_shows_only_published_articles_newest_first(db: Database, http: httpx.Client, owner: Owner) -> None:
     add_article(db, owner.blog_id, "Older post", minutes_ago=60, description="The older one")
     add_article(db, owner.blog_id, "Newer post", minutes_ago=5, tags=["news"])
     add_article(db, owner.blog_id, "Secret draft", status="draft")
@@ -81,13 +82,13 @@ def test_listing_of_an_unknown_blog_is_a_404_page(http: httpx.Client, owner: Own
 
 
 def test_article_page_shows_what_the_api_serves_and_escapes_the_metadata(
-    db: store.Database, http: httpx.Client, api: httpx.Client, owner: Owner
+    db: Database, http: httpx.Client, api: httpx.Client, owner: Owner
 ) -> None:
     cover = store_png(db, owner.blog_id, "cover-02.png")
     inline = store_png(db, owner.blog_id, "inline-pipeline.png")
     body = (
         "Intro with **bold** text.\n\n## A heading\n\n"
-        f"![The pipeline]({store.MEDIA_PLACEHOLDER}{inline})\n\n"
+        f"![The pipeline]({tables.MEDIA_PLACEHOLDER}{inline})\n\n"
         "| a | b |\n| --- | --- |\n| 1 | 2 |\n\n"
         "```python\nprint('<hi>')\n```\n\n"
         "<script>alert(2)</script>\n"
@@ -119,7 +120,7 @@ def test_article_page_shows_what_the_api_serves_and_escapes_the_metadata(
 
 
 def test_every_get_of_an_article_page_counts_one_view(
-    db: store.Database, http: httpx.Client, api: httpx.Client, owner: Owner
+    db: Database, http: httpx.Client, api: httpx.Client, owner: Owner
 ) -> None:
     article_id = add_article(db, owner.blog_id, "Counted")
     assert api_article(api, article_id)["viewCount"] == 0
@@ -136,7 +137,7 @@ def test_every_get_of_an_article_page_counts_one_view(
 
 
 def test_views_do_not_change_the_content_hash_so_sync_answers_nothing(
-    db: store.Database, http: httpx.Client, api: httpx.Client, owner: Owner
+    db: Database, http: httpx.Client, api: httpx.Client, owner: Owner
 ) -> None:
     first = add_article(db, owner.blog_id, "First")
     second = add_article(db, owner.blog_id, "Second")
@@ -163,7 +164,7 @@ def test_views_do_not_change_the_content_hash_so_sync_answers_nothing(
     "/blogs/no-such-blog/bobs-post",
 ])
 def test_hidden_and_unknown_articles_are_a_404_page_and_count_nothing(
-    db: store.Database, http: httpx.Client, owner: Owner, path: str
+    db: Database, http: httpx.Client, owner: Owner, path: str
 ) -> None:
     ids = [
         add_article(db, owner.blog_id, "Secret draft", status="draft"),
@@ -176,7 +177,7 @@ def test_hidden_and_unknown_articles_are_a_404_page_and_count_nothing(
     assert [stored_views(db, article_id) for article_id in ids] == [0, 0, 0]
 
 
-def test_concurrent_views_are_all_counted(app: Flask, db: store.Database, owner: Owner) -> None:
+def test_concurrent_views_are_all_counted(app: Flask, db: Database, owner: Owner) -> None:
     """Threads read the page at once on the file database: the atomic UPDATE loses no view."""
     article_id = add_article(db, owner.blog_id, "Popular")
     threads, per_thread = 8, 5
@@ -200,10 +201,10 @@ def test_concurrent_views_are_all_counted(app: Flask, db: store.Database, owner:
     assert stored_views(db, article_id) == threads * per_thread
 
 
-def test_the_sample_blog_looks_read_and_hides_its_drafts(db: store.Database, http: httpx.Client) -> None:
+def test_the_sample_blog_looks_read_and_hides_its_drafts(db: Database, http: httpx.Client) -> None:
     seed.seed(db)
     with db.session() as session:
-        rows = session.query(store.Article).all()
+        rows = session.query(tables.Article).all()
     published = sorted((a for a in rows if a.status == "published"), key=lambda a: a.published_at or a.created_at)
     views = [a.view_count for a in published]
     assert views == sorted(views, reverse=True) and len(set(views)) == len(views) and views[-1] > 0  # older: more
@@ -218,15 +219,15 @@ def test_the_sample_blog_looks_read_and_hides_its_drafts(db: store.Database, htt
 def test_seeded_view_counts_are_the_same_in_every_seed(tmp_path: Path) -> None:
     counts = []
     for name in ("one.db", "two.db"):
-        database = store.Database.from_path(tmp_path / name)
+        database = Database.from_path(tmp_path / name)
         seed.seed(database)
         with database.session() as session:
-            counts.append(sorted((a.slug, a.view_count) for a in session.query(store.Article)))
+            counts.append(sorted((a.slug, a.view_count) for a in session.query(tables.Article)))
         database.dispose()
     assert counts[0] == counts[1]
 
 
-def test_home_page_links_each_blog(db: store.Database, http: httpx.Client, owner: Owner) -> None:
+def test_home_page_links_each_blog(db: Database, http: httpx.Client, owner: Owner) -> None:
     page = http.get("/")
     assert '<a href="/blogs/alice-blog/">Alice&#39;s Blog</a>' in page.text
     assert http.get("/blogs/alice-blog/").status_code == 200

@@ -18,8 +18,9 @@ from urllib.parse import urlencode, urljoin
 import httpx
 import pytest
 
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import tables
 from mkdocs_blogsvc.server.cli import _session_secret
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import LiveServer, Owner, issue_access_token, start_live_server
 
 pytestmark = pytest.mark.slow
@@ -33,10 +34,10 @@ def seeded_owner(server: LiveServer) -> tuple[dict[str, object], Owner]:
     result = server.admin("seed")
     assert result.returncode == 0, result.stderr
     seeded = json.loads(result.stdout)
-    database = store.Database.from_path(server.db_path)
+    database = Database.from_path(server.db_path)
     try:
         with database.session() as session:
-            user_id = session.query(store.User.id).filter_by(username="demo").scalar()
+            user_id = session.query(tables.User.id).filter_by(username="demo").scalar()
     finally:
         database.dispose()
     blog = seeded["blog"]
@@ -46,7 +47,7 @@ def seeded_owner(server: LiveServer) -> tuple[dict[str, object], Owner]:
 
 def test_a_running_server_sees_admin_changes_at_once(live_server: LiveServer) -> None:
     seeded, owner = seeded_owner(live_server)
-    database = store.Database.from_path(live_server.db_path)
+    database = Database.from_path(live_server.db_path)
     try:
         token = issue_access_token(database, owner)
     finally:
@@ -74,10 +75,10 @@ def test_home_page_and_hosted_images_over_a_socket(live_server: LiveServer) -> N
     seeded_owner(live_server)
     home = httpx.get(f"{live_server.url}/", timeout=30)
     assert home.status_code == 200 and "Field Notes" in home.text and "/openapi.json" in home.text
-    database = store.Database.from_path(live_server.db_path)
+    database = Database.from_path(live_server.db_path)
     try:
         with database.session() as session:
-            key = session.query(store.Article.cover_media_key).filter(store.Article.cover_media_key.is_not(None)).limit(1).scalar()
+            key = session.query(tables.Article.cover_media_key).filter(tables.Article.cover_media_key.is_not(None)).limit(1).scalar()
     finally:
         database.dispose()
     image = httpx.get(f"{live_server.url}/media/{key}", timeout=30)

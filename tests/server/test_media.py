@@ -8,7 +8,9 @@ from importlib import resources
 import httpx
 import pytest
 
-from mkdocs_blogsvc.server import media, store
+from mkdocs_blogsvc.server import media, security, tables
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.errors import ImageError
 from tests.conftest import add_owner
 
 PNG = resources.files("mkdocs_blogsvc.server").joinpath("sample_media/inline-sync-diff.png").read_bytes()
@@ -36,11 +38,11 @@ def test_real_type_is_sniffed_from_the_bytes(data: bytes, extension: str) -> Non
     ],
 )
 def test_anything_else_is_refused_with_a_reason(data: bytes, message: str) -> None:
-    with pytest.raises(media.ImageError, match=message):
+    with pytest.raises(ImageError, match=message):
         media.sniff_image(data)
 
 
-def test_store_image_names_the_key_after_the_content_and_stores_it_once(db: store.Database) -> None:
+def test_store_image_names_the_key_after_the_content_and_stores_it_once(db: Database) -> None:
     owner = add_owner(db)
     with db.session(write=True) as session:
         first = media.store_image(session, owner.blog_id, PNG)
@@ -49,19 +51,19 @@ def test_store_image_names_the_key_after_the_content_and_stores_it_once(db: stor
     assert first == again == hashlib.sha256(PNG).hexdigest()[:32] + ".png"
     assert other.endswith(".jpg") and other != first
     with db.session() as session:
-        row = session.get(store.Media, first)
+        row = session.get(tables.Media, first)
         assert row is not None and row.data == PNG and row.content_type == "image/png"
-        assert session.query(store.Media).count() == 2
+        assert session.query(tables.Media).count() == 2
 
 
-def test_store_image_refuses_oversized_data(db: store.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_store_image_refuses_oversized_data(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     owner = add_owner(db)
     monkeypatch.setattr(media, "MAX_IMAGE_BYTES", len(PNG) - 1)
-    with db.session(write=True) as session, pytest.raises(media.ImageError, match="too large"):
+    with db.session(write=True) as session, pytest.raises(ImageError, match="too large"):
         media.store_image(session, owner.blog_id, PNG)
 
 
-def test_media_is_served_with_its_type_and_cached_forever(db: store.Database, http: httpx.Client) -> None:
+def test_media_is_served_with_its_type_and_cached_forever(db: Database, http: httpx.Client) -> None:
     owner = add_owner(db)
     with db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, GIF)
@@ -75,7 +77,7 @@ def test_media_is_served_with_its_type_and_cached_forever(db: store.Database, ht
     assert "Date" not in response.headers  # the HTTP server adds the one Date header
 
 
-def test_a_matching_etag_gets_304(db: store.Database, http: httpx.Client) -> None:
+def test_a_matching_etag_gets_304(db: Database, http: httpx.Client) -> None:
     owner = add_owner(db)
     with db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, PNG)
@@ -94,15 +96,15 @@ def test_unknown_media_is_a_json_404(http: httpx.Client, key: str) -> None:
     assert response.headers["X-Content-Type-Options"] == "nosniff"
 
 
-def test_home_page_says_what_the_service_is_and_lists_blogs(db: store.Database, http: httpx.Client) -> None:
+def test_home_page_says_what_the_service_is_and_lists_blogs(db: Database, http: httpx.Client) -> None:
     empty = http.get("/")
     assert empty.status_code == 200
     assert "No blog yet" in empty.text and "seed" in empty.text
 
     owner = add_owner(db, username="zoe", blog_slug="zoe-<notes>")
     with db.session(write=True) as session:
-        session.add(store.Article(
-            id=store.new_cuid(), blog_id=owner.blog_id, slug="a", title="A", content="x", status="published",
+        session.add(tables.Article(
+            id=security.new_cuid(), blog_id=owner.blog_id, slug="a", title="A", content="x", status="published",
             published_at=db.now(), updated_at=db.now(), created_at=db.now(),
         ))
     page = http.get("/")

@@ -7,9 +7,10 @@ import re
 import httpx
 import pytest
 
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import security, tables
 from mkdocs_blogsvc.server.clients import redirect_uri_matches
 from mkdocs_blogsvc.server.consent_driver import drive_consent
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import add_owner
 from tests.server.oauth_support import (
     LOOPBACK_CALLBACK,
@@ -272,9 +273,9 @@ def test_a_user_without_blogs_is_told_so(db, http) -> None:
     assert 'value="approve"' not in page.text and 'value="deny"' in page.text
 
 
-def with_blogless_user(db: store.Database) -> None:
+def with_blogless_user(db: Database) -> None:
     with db.session(write=True) as session:
-        session.add(store.User(username="carol", password_hash=store.hash_password("carol-password"), created_at=db.now()))
+        session.add(tables.User(username="carol", password_hash=security.hash_password("carol-password"), created_at=db.now()))
 
 
 def test_use_another_account(db, app, http) -> None:

@@ -6,8 +6,9 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from mkdocs_blogsvc.server import store
-from mkdocs_blogsvc.server.consent_driver import ConsentDriverError, drive_consent
+from mkdocs_blogsvc.server import security, tables
+from mkdocs_blogsvc.server.consent_driver import drive_consent
+from mkdocs_blogsvc.server.errors import ConsentDriverError
 from tests.conftest import add_owner
 from tests.server.oauth_support import (
     LOOPBACK_CALLBACK,
@@ -32,14 +33,14 @@ def url_for(client, **params: str | None) -> str:  # type: ignore[no-untyped-def
 def test_blog_slug_picks_the_blog(db, transport) -> None:
     owner = add_owner(db)
     with db.session(write=True) as session:
-        second = store.Blog(id=store.new_cuid(), owner_id=owner.user_id, name="Another", slug="another", language="fr", created_at=db.now())
+        second = tables.Blog(id=security.new_cuid(), owner_id=owner.user_id, name="Another", slug="another", language="fr", created_at=db.now())
         session.add(second)
     client = add_client(db, public=True)
     location = drive_consent(url_for(client), username="alice", password="alice-password", blog_slug="alice-blog", transport=transport)
     assert "code" in query_of(location)
     location = drive_consent(url_for(client), username="alice", password="alice-password", blog_slug="another", transport=transport)
     with db.session() as session:
-        chosen = session.scalars(select(store.AuthorizationCode.blog_id).order_by(store.AuthorizationCode.id.desc())).first()
+        chosen = session.scalars(select(tables.AuthorizationCode.blog_id).order_by(tables.AuthorizationCode.id.desc())).first()
     assert chosen == second.id
 
 
@@ -72,7 +73,7 @@ def test_an_immediate_error_redirect_is_returned(db, transport) -> None:
 
 def test_approving_without_a_blog_is_an_error(db, transport) -> None:
     with db.session(write=True) as session:
-        session.add(store.User(username="erin", password_hash=store.hash_password("erin-password"), created_at=db.now()))
+        session.add(tables.User(username="erin", password_hash=security.hash_password("erin-password"), created_at=db.now()))
     client = add_client(db, public=True)
     with pytest.raises(ConsentDriverError, match="offers no 'approve'.*no blog on this service"):
         drive_consent(url_for(client), username="erin", password="erin-password", transport=transport)

@@ -6,7 +6,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import security, tables
 from tests.conftest import add_owner
 from tests.server.oauth_support import (
     ALL_SCOPES,
@@ -75,17 +75,17 @@ def test_the_exchange_creates_one_grant_holding_both_tokens(db, app, http) -> No
     body = exchange(http, client, authorized).json()
 
     with db.session() as session:
-        grant = session.scalars(select(store.Grant)).one()
-        tokens = session.scalars(select(store.Token).order_by(store.Token.kind)).all()
-        code = session.scalars(select(store.AuthorizationCode)).one()
+        grant = session.scalars(select(tables.Grant)).one()
+        tokens = session.scalars(select(tables.Token).order_by(tables.Token.kind)).all()
+        code = session.scalars(select(tables.AuthorizationCode)).one()
     assert (grant.client_id, grant.user_id, grant.blog_id, grant.scope) == (client.client_id, owner.user_id, owner.blog_id, ALL_SCOPES)
     assert grant.connected_at >= before and grant.revoked_at is None
     assert [t.kind for t in tokens] == ["access", "refresh"]
     assert {t.grant_id for t in tokens} == {grant.id}
     assert code.grant_id == grant.id and code.used_at is not None
     # Stored as SHA-256 only: the clear values appear nowhere in the rows.
-    assert {t.token_hash for t in tokens} == {store.token_hash(str(body["access_token"])), store.token_hash(str(body["refresh_token"]))}
-    assert code.code_hash == store.token_hash(authorized.code)
+    assert {t.token_hash for t in tokens} == {security.token_hash(str(body["access_token"])), security.token_hash(str(body["refresh_token"]))}
+    assert code.code_hash == security.token_hash(authorized.code)
 
 
 def test_requested_scope_subset_is_what_the_token_gets(db, app, http) -> None:
@@ -107,8 +107,8 @@ def test_refresh_rotates_and_keeps_the_grant(db, app, http) -> None:
     third = assert_token_response(refresh(http, client, str(second["refresh_token"])))
 
     with db.session() as session:
-        grants = session.scalars(select(store.Grant)).all()
-        refresh_tokens = session.scalars(select(store.Token).where(store.Token.kind == "refresh").order_by(store.Token.id)).all()
+        grants = session.scalars(select(tables.Grant)).all()
+        refresh_tokens = session.scalars(select(tables.Token).where(tables.Token.kind == "refresh").order_by(tables.Token.id)).all()
     assert len(grants) == 1 and grants[0].revoked_at is None
     assert [t.rotated_at is not None for t in refresh_tokens] == [True, True, False]
     assert status_of(http, str(third["access_token"])).status_code == 200

@@ -14,8 +14,8 @@ import httpx
 import pytest
 from authlib.integrations.httpx_client import OAuth2Client
 
-from mkdocs_blogsvc.server import store
 from mkdocs_blogsvc.server.consent_driver import drive_consent
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import LiveServer, add_owner
 from tests.server.oauth_support import ALL_SCOPES, add_client, pkce_pair, query_of
 
@@ -39,7 +39,7 @@ def setup_account(server: LiveServer, *, public: bool) -> dict[str, object]:
 
 def setup_account_directly(server: LiveServer, *, public: bool) -> dict[str, object]:
     """The same through the ORM on the server's database file (faster than three processes)."""
-    db = store.Database.from_path(server.db_path)
+    db = Database.from_path(server.db_path)
     try:
         add_owner(db, "dana", "dana")
         client = add_client(db, public=public, redirect_uris=("http://127.0.0.1/callback",))

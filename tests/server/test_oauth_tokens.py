@@ -8,7 +8,8 @@ from pathlib import Path
 import httpx
 from sqlalchemy import select
 
-from mkdocs_blogsvc.server import create_app, store
+from mkdocs_blogsvc.server import create_app, security, tables
+from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.oauth import revoke_grant
 from mkdocs_blogsvc.server.oauth_db import spend_authorization_code, spend_refresh_token
 from tests.conftest import IN_PROCESS_URL, add_owner
@@ -23,9 +24,9 @@ from tests.server.oauth_support import (
 )
 
 
-def revoked_grants(db: store.Database) -> list[bool]:
+def revoked_grants(db: Database) -> list[bool]:
     with db.session() as session:
-        return [grant.revoked_at is not None for grant in session.scalars(select(store.Grant).order_by(store.Grant.id))]
+        return [grant.revoked_at is not None for grant in session.scalars(select(tables.Grant).order_by(tables.Grant.id))]
 
 
 def test_a_reused_code_is_refused_and_revokes_its_tokens(db, app, http) -> None:
@@ -131,7 +132,7 @@ def test_revoke_grant_kills_every_token_of_the_grant(db, app, http) -> None:
     tokens = exchange(http, client, authorize(app, client, owner)).json()
     now = db.now()
     with db.session(write=True) as session:
-        grant_id = session.scalars(select(store.Grant.id)).one()
+        grant_id = session.scalars(select(tables.Grant.id)).one()
         revoke_grant(session, grant_id, now)
     assert status_of(http, tokens["access_token"]).status_code == 401
     response = refresh(http, client, tokens["refresh_token"])
@@ -140,7 +141,7 @@ def test_revoke_grant_kills_every_token_of_the_grant(db, app, http) -> None:
 
 def test_concurrent_refreshes_with_one_token_give_exactly_one_success(tmp_path: Path) -> None:
     """Two threads, two connections, one SQLite file: the conditional UPDATE lets one through."""
-    db = store.Database.from_path(tmp_path / "race.db")
+    db = Database.from_path(tmp_path / "race.db")
     try:
         app = create_app(db, secret_key="race", TESTING=True)
         owner = add_owner(db)
@@ -153,8 +154,8 @@ def test_concurrent_refreshes_with_one_token_give_exactly_one_success(tmp_path: 
     assert sorted(r.status_code for r in results) == [200, 400, 400, 400]
     assert all(r.json()["error"] == "invalid_grant" for r in results if r.status_code == 400)
     with db.session() as session:
-        spent = session.scalars(select(store.Token).where(store.Token.token_hash == store.token_hash(token))).one()
-        issued = session.scalars(select(store.Token).where(store.Token.kind == "refresh")).all()
+        spent = session.scalars(select(tables.Token).where(tables.Token.token_hash == security.token_hash(token))).one()
+        issued = session.scalars(select(tables.Token).where(tables.Token.kind == "refresh")).all()
     assert spent.rotated_at is not None
     assert len(issued) == 2  # the original and exactly one successor
     # The losers presented a spent token: that is reuse, so the connection is revoked (see README).
@@ -236,8 +237,8 @@ def test_spending_is_a_conditional_update_that_succeeds_once(db, app, http) -> N
     authorize(app, client, owner)  # a second, unspent code
     now = db.now()
     with db.session() as session:
-        token_id = session.scalars(select(store.Token.id).where(store.Token.kind == "refresh")).one()
-        code_id = session.scalars(select(store.AuthorizationCode.id).where(store.AuthorizationCode.used_at.is_(None))).one()
+        token_id = session.scalars(select(tables.Token.id).where(tables.Token.kind == "refresh")).one()
+        code_id = session.scalars(select(tables.AuthorizationCode.id).where(tables.AuthorizationCode.used_at.is_(None))).one()
     outcomes = []
     for _ in range(2):
         with db.session(write=True) as session:

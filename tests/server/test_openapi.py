@@ -18,7 +18,8 @@ from openapi_spec_validator import validate
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from mkdocs_blogsvc.server import api, store
+from mkdocs_blogsvc.server import api, tables
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import IN_PROCESS_URL, Owner, add_article, add_owner, issue_access_token
 from tests.server.oauth_support import add_client, authorize, exchange, refresh
 
@@ -37,12 +38,12 @@ def document(http: httpx.Client) -> dict[str, Any]:
 
 
 @pytest.fixture
-def owner(db: store.Database) -> Owner:
+def owner(db: Database) -> Owner:
     owner = add_owner(db)
     add_article(
         db, owner.blog_id, "Full", cover_media_key="c.png", inline_media_keys=["i.png"], tags=["t"], seo_keywords=["k"],
         seo_score=9.5, schema_org_json={"@type": "BlogPosting"}, view_count=3,
-        content=f"![i]({store.MEDIA_PLACEHOLDER}i.png)",
+        content=f"![i]({tables.MEDIA_PLACEHOLDER}i.png)",
     )
     add_article(db, owner.blog_id, "Bare", description=None, minutes_ago=3)
     add_article(db, owner.blog_id, "Draft", status="draft")
@@ -100,7 +101,7 @@ def test_document_needs_no_token_and_names_the_host_that_serves_it(app: Any) -> 
     assert document["servers"] == [{"url": "https://blogs.example"}]
 
 
-def test_data_answers_match_the_document(http: httpx.Client, db: store.Database, owner: Owner, document: dict[str, Any]) -> None:
+def test_data_answers_match_the_document(http: httpx.Client, db: Database, owner: Owner, document: dict[str, Any]) -> None:
     token = issue_access_token(db, owner)
     http.headers["Authorization"] = f"Bearer {token}"
     status_before = http.get("/api/v1/status")
@@ -138,7 +139,7 @@ def test_data_answers_match_the_document(http: httpx.Client, db: store.Database,
     ],
 )
 def test_auth_errors_match_the_document(
-    http: httpx.Client, db: store.Database, owner: Owner, document: dict[str, Any], method: str, path: str, template: str
+    http: httpx.Client, db: Database, owner: Owner, document: dict[str, Any], method: str, path: str, template: str
 ) -> None:
     body: dict[str, Any] = {"json": {"knownArticles": []}} if method == "POST" else {}
     assert_documented(document, template, http.request(method, path, **body))
@@ -150,7 +151,7 @@ def test_auth_errors_match_the_document(
     assert_documented(document, template, answer)
 
 
-def test_token_answers_match_the_document(http: httpx.Client, app: Any, db: store.Database, owner: Owner, document: dict[str, Any]) -> None:
+def test_token_answers_match_the_document(http: httpx.Client, app: Any, db: Database, owner: Owner, document: dict[str, Any]) -> None:
     client = add_client(db, public=True)
     issued = exchange(http, client, authorize(app, client, owner))
     assert issued.status_code == 200, issued.text
@@ -165,7 +166,7 @@ def test_token_answers_match_the_document(http: httpx.Client, app: Any, db: stor
     assert_documented(document, "/api/v1/status", status)
 
 
-def test_documented_timestamps_and_hashes_are_what_the_api_sends(http: httpx.Client, db: store.Database, owner: Owner, document: dict[str, Any]) -> None:
+def test_documented_timestamps_and_hashes_are_what_the_api_sends(http: httpx.Client, db: Database, owner: Owner, document: dict[str, Any]) -> None:
     http.headers["Authorization"] = f"Bearer {issue_access_token(db, owner)}"
     article = http.get("/api/v1/articles").json()["articles"][0]
     schema = document["components"]["schemas"]

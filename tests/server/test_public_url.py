@@ -12,8 +12,9 @@ from click.testing import CliRunner
 from flask import Flask
 
 from mkdocs_blogsvc.cli import main
-from mkdocs_blogsvc.server import create_app, store
-from mkdocs_blogsvc.server.serialize import normalize_public_url
+from mkdocs_blogsvc.server import create_app, tables
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.serialize import content_hash, normalize_public_url
 from tests.conftest import Owner, add_article, issue_access_token
 
 HOSTS = ("http://localhost:8000", "http://127.0.0.1:8000")
@@ -22,9 +23,9 @@ PUBLIC = "https://blog.example/svc"
 
 
 @pytest.fixture
-def article_id(db: store.Database, owner: Owner) -> str:
+def article_id(db: Database, owner: Owner) -> str:
     return add_article(
-        db, owner.blog_id, "Hosted", content=f"![chart]({store.MEDIA_PLACEHOLDER}k.png)",
+        db, owner.blog_id, "Hosted", content=f"![chart]({tables.MEDIA_PLACEHOLDER}k.png)",
         cover_media_key="c.png", inline_media_keys=["k.png"],
     )
 
@@ -36,7 +37,7 @@ def served_through(app: Flask, base_url: str, token: str, path: str) -> Any:
     return response.json() if response.headers["Content-Type"].startswith("application/json") else response.text
 
 
-def test_without_public_url_each_host_name_gets_its_own_urls_and_hash(db: store.Database, owner: Owner, article_id: str) -> None:
+def test_without_public_url_each_host_name_gets_its_own_urls_and_hash(db: Database, owner: Owner, article_id: str) -> None:
     app, token = create_app(db, secret_key="k"), issue_access_token(db, owner)
     first, second = (served_through(app, host, token, f"/api/v1/articles/{article_id}")["article"] for host in HOSTS)
     assert first["coverImageUrl"] == "http://localhost:8000/media/c.png"
@@ -44,19 +45,19 @@ def test_without_public_url_each_host_name_gets_its_own_urls_and_hash(db: store.
     assert first["contentHash"] != second["contentHash"]
 
 
-def test_with_public_url_every_host_name_gets_the_same_article(db: store.Database, owner: Owner, article_id: str) -> None:
+def test_with_public_url_every_host_name_gets_the_same_article(db: Database, owner: Owner, article_id: str) -> None:
     app, token = create_app(db, secret_key="k", public_url=PUBLIC + "/"), issue_access_token(db, owner)
     first, second = (served_through(app, host, token, f"/api/v1/articles/{article_id}")["article"] for host in HOSTS)
     assert first == second
     assert first["content"] == f"![chart]({PUBLIC}/media/k.png)"
     assert first["coverImageUrl"] == f"{PUBLIC}/media/c.png"
     assert first["inlineImageUrls"] == [f"{PUBLIC}/media/k.png"]
-    assert first["contentHash"] == store.content_hash(first["title"], first["description"], first["content"], first["tags"])
+    assert first["contentHash"] == content_hash(first["title"], first["description"], first["content"], first["tags"])
     listed = served_through(app, HOSTS[0], token, "/api/v1/articles")["articles"]
     assert listed == [first]
 
 
-def test_with_public_url_the_openapi_document_and_home_page_name_it(db: store.Database) -> None:
+def test_with_public_url_the_openapi_document_and_home_page_name_it(db: Database) -> None:
     app = create_app(db, secret_key="k", public_url=PUBLIC)
     document = served_through(app, HOSTS[1], "", "/openapi.json")
     assert document["servers"] == [{"url": PUBLIC}]
@@ -85,7 +86,7 @@ def test_public_url_is_normalised(value: str, expected: str) -> None:
     ["blog.example", "ftp://blog.example", "https://", "https://u:p@blog.example", "https://blog.example/?a=1",
      "https://blog.example/#top", "https://blog.example:99999", "https://blog example", "https://blog.example/a\tb"],
 )
-def test_public_url_must_be_an_http_address(db: store.Database, value: str) -> None:
+def test_public_url_must_be_an_http_address(db: Database, value: str) -> None:
     with pytest.raises(ValueError, match="invalid public URL"):
         create_app(db, public_url=value)
 

@@ -21,7 +21,8 @@ import schemathesis
 from flask import Flask
 from hypothesis import HealthCheck, settings
 
-from mkdocs_blogsvc.server import create_app, store
+from mkdocs_blogsvc.server import create_app
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import LiveServer, add_article, add_owner, issue_access_token
 
 pytestmark = pytest.mark.slow
@@ -36,7 +37,7 @@ class Target:
 @pytest.fixture
 def target(tmp_path: Path) -> Iterator[Target]:
     """A blog with published, draft and unpublished articles, and a token that reads it."""
-    db = store.Database.from_path(tmp_path / "fuzz.db")
+    db = Database.from_path(tmp_path / "fuzz.db")
     owner = add_owner(db)
     for index in range(5):
         add_article(db, owner.blog_id, f"Post {index}", minutes_ago=index, tags=["a", "b"], cover_media_key="k.png")
@@ -50,7 +51,7 @@ def target(tmp_path: Path) -> Iterator[Target]:
 #: The document as served (by an app on an in-memory database: serving it reads no data).
 #: Loaded at import because schemathesis parametrizes at collection; `from_fixture` does not
 #: work with pytest 9. Each test case is then sent to the `target` fixture's app.
-schema = schemathesis.openapi.from_wsgi("/openapi.json", create_app(store.Database("sqlite://"), secret_key="doc"))
+schema = schemathesis.openapi.from_wsgi("/openapi.json", create_app(Database("sqlite://"), secret_key="doc"))
 
 
 @schema.parametrize()
@@ -62,7 +63,7 @@ def test_fuzzed_requests_get_documented_answers(case: schemathesis.Case[Any], ta
 def test_schemathesis_cli_against_the_real_server(live_server: LiveServer) -> None:
     """`schemathesis run`, as a user would run it, against `server run` on a loopback port:
     every phase (coverage included), deterministic generation, a bounded number of examples."""
-    db = store.Database.from_path(live_server.db_path)
+    db = Database.from_path(live_server.db_path)
     owner = add_owner(db)
     for index in range(3):
         add_article(db, owner.blog_id, f"Post {index}", minutes_ago=index)

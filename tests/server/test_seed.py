@@ -8,19 +8,21 @@ from typing import Any
 import httpx
 import pytest
 
-from mkdocs_blogsvc.server import admin, seed, store
+from mkdocs_blogsvc.server import security, seed, tables
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.errors import ContentError
 from tests.conftest import Owner, issue_access_token
 
 
 @pytest.fixture
-def seeded(db: store.Database) -> dict[str, Any]:
+def seeded(db: Database) -> dict[str, Any]:
     return seed.seed(db)
 
 
 @pytest.fixture
-def api(db: store.Database, seeded: dict[str, Any], http: httpx.Client) -> httpx.Client:
+def api(db: Database, seeded: dict[str, Any], http: httpx.Client) -> httpx.Client:
     with db.session() as session:
-        user = session.query(store.User).filter_by(username=seeded["user"]).one()
+        user = session.query(tables.User).filter_by(username=seeded["user"]).one()
     owner = Owner(user.id, seeded["user"], seeded["password"], seeded["blog"]["id"], seeded["blog"]["slug"])
     http.headers["Authorization"] = f"Bearer {issue_access_token(db, owner)}"
     return http
@@ -30,16 +32,16 @@ def published(api: httpx.Client) -> list[dict[str, Any]]:
     return list(api.get("/api/v1/articles", params={"limit": 100}).json()["articles"])
 
 
-def test_seed_reports_how_to_use_it(db: store.Database, seeded: dict[str, Any]) -> None:
+def test_seed_reports_how_to_use_it(db: Database, seeded: dict[str, Any]) -> None:
     assert seeded["user"] == "demo" and seeded["password"] == "demo-password"
     assert seeded["blog"]["slug"] == "demo-blog" and seeded["blog"]["name"] == "Field Notes"
     assert seeded["articles"] >= 12
     with db.session() as session:
-        user = session.query(store.User).filter_by(username="demo").one()
-        assert store.verify_password("demo-password", user.password_hash)
-        blog = session.get(store.Blog, seeded["blog"]["id"])
+        user = session.query(tables.User).filter_by(username="demo").one()
+        assert security.verify_password("demo-password", user.password_hash)
+        blog = session.get(tables.Blog, seeded["blog"]["id"])
         assert blog is not None and blog.language == "en" and blog.owner_id == user.id and blog.description
-        client = session.query(store.Client).filter_by(client_id=seeded["client_id"]).one()
+        client = session.query(tables.Client).filter_by(client_id=seeded["client_id"]).one()
         assert client.is_public and client.client_secret_hash is None and client.name == "MkDocs Blog Plugin"
         assert "http://127.0.0.1/callback" in client.redirect_uris
 
@@ -61,7 +63,7 @@ def test_published_articles_are_complete_and_realistic(seeded: dict[str, Any], a
         assert a["seoScore"] is None or 0 <= a["seoScore"] <= 10
         for url in a["inlineImageUrls"]:
             assert f"]({url})" in a["content"]  # shown in the body, at the absolute URL
-        assert "inline:" not in a["content"] and store.MEDIA_PLACEHOLDER not in a["content"]
+        assert "inline:" not in a["content"] and tables.MEDIA_PLACEHOLDER not in a["content"]
     bodies = "\n".join(a["content"] for a in articles)
     assert "```" in bodies and "| --- |" in bodies
 
@@ -73,7 +75,7 @@ def test_every_image_of_the_seed_is_served(api: httpx.Client) -> None:
         assert response.status_code == 200 and response.headers["Content-Type"] == "image/png"
 
 
-def test_dates_are_spread_over_past_months(db: store.Database, api: httpx.Client) -> None:
+def test_dates_are_spread_over_past_months(db: Database, api: httpx.Client) -> None:
     articles = published(api)
     now = db.now().strftime("%Y-%m-%dT%H:%M:%S.000Z")
     assert all(a["publishedAt"] < now for a in articles)
@@ -81,9 +83,9 @@ def test_dates_are_spread_over_past_months(db: store.Database, api: httpx.Client
     assert articles[-1]["publishedAt"] < oldest
 
 
-def test_the_draft_and_the_unpublished_article_never_appear(db: store.Database, api: httpx.Client) -> None:
+def test_the_draft_and_the_unpublished_article_never_appear(db: Database, api: httpx.Client) -> None:
     with db.session() as session:
-        hidden = {a.id: a.slug for a in session.query(store.Article).filter(store.Article.status != "published")}
+        hidden = {a.id: a.slug for a in session.query(tables.Article).filter(tables.Article.status != "published")}
     assert len(hidden) == 2
     assert not set(hidden) & {a["id"] for a in published(api)}
     for article_id, slug in hidden.items():
@@ -93,24 +95,24 @@ def test_the_draft_and_the_unpublished_article_never_appear(db: store.Database, 
     assert not set(hidden) & {a["id"] for a in sync["new"]}
 
 
-def test_seeding_twice_is_refused_and_changes_nothing(db: store.Database, seeded: dict[str, Any]) -> None:
+def test_seeding_twice_is_refused_and_changes_nothing(db: Database, seeded: dict[str, Any]) -> None:
     with db.session() as session:
-        before = session.query(store.Article).count()
-    with pytest.raises(admin.AdminError, match="already holds the sample blog"):
+        before = session.query(tables.Article).count()
+    with pytest.raises(ContentError, match="already holds the sample blog"):
         seed.seed(db)
     with db.session() as session:
-        assert session.query(store.Article).count() == before
-        assert session.query(store.Client).count() == 1
+        assert session.query(tables.Article).count() == before
+        assert session.query(tables.Client).count() == 1
 
 
-def test_base_url_hint_puts_the_cover_in_schema_org(db: store.Database) -> None:
+def test_base_url_hint_puts_the_cover_in_schema_org(db: Database) -> None:
     seed.seed(db, base_url_hint="http://127.0.0.1:9000/")
     with db.session() as session:
-        rows = session.query(store.Article).filter_by(status="published").all()
+        rows = session.query(tables.Article).filter_by(status="published").all()
     assert all(row.schema_org_json and row.schema_org_json["image"] == f"http://127.0.0.1:9000/media/{row.cover_media_key}" for row in rows)
 
 
-def test_without_the_hint_schema_org_names_no_image(db: store.Database, seeded: dict[str, Any]) -> None:
+def test_without_the_hint_schema_org_names_no_image(db: Database, seeded: dict[str, Any]) -> None:
     with db.session() as session:
-        rows = session.query(store.Article).all()
+        rows = session.query(tables.Article).all()
     assert all(row.schema_org_json and "image" not in row.schema_org_json for row in rows)

@@ -1,9 +1,11 @@
-"""The functions behind `mkdocs-blogsvc server admin ...`: users, blogs, clients, articles, clock.
+"""The service's content layer: where users, blogs, clients and articles are created and changed.
 
-Each public function takes the `Database`, validates its input, runs in one transaction and
-returns the JSON-ready dict the command prints. Every refusal is an `AdminError` whose message
-is one line a person can act on. The `insert_*` functions work inside a caller's session (the
-seed builds a whole blog in one transaction with them).
+Everything that writes content goes through here: the `server admin` commands (`cli`), the
+sample blog (`seed`) and `mkdocs-blogsvc demo`. Each public function takes the `Database`,
+validates its input, runs in one transaction and returns the JSON-ready dict the command
+prints. Every refusal is a `ContentError` whose message is one line a person can act on. The
+`insert_*` functions work inside a caller's session (the seed builds a whole blog in one
+transaction with them).
 
 Articles, as the commands write them:
 - the slug is derived from the title when the article is created (lowercase ASCII, `a-z0-9`
@@ -27,7 +29,6 @@ import secrets
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,8 +36,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from mkdocs_blogsvc.models import format_timestamp
-from mkdocs_blogsvc.server import media, store
+from mkdocs_blogsvc.server import media, security, tables
 from mkdocs_blogsvc.server.clients import is_loopback_host
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.errors import ContentError, ImageError
 from mkdocs_blogsvc.server.serialize import article_json
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
@@ -56,11 +59,7 @@ BLOG_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_SLUG_LENGTH = 80
 SEO_SCORE_RANGE = (0.0, 10.0)
 _INLINE_REFERENCE = re.compile(r"(?<=\()inline:(\d+)(?=[\s)])")
-_MEDIA_REFERENCE = re.compile(re.escape(store.MEDIA_PLACEHOLDER) + r"([^\s)\"'<>\]]*)")
-
-
-class AdminError(Exception):
-    """A refused admin command; the message is one line meant for the person who typed it."""
+_MEDIA_REFERENCE = re.compile(re.escape(tables.MEDIA_PLACEHOLDER) + r"([^\s)\"'<>\]]*)")
 
 
 class Unset(enum.Enum):
@@ -89,39 +88,31 @@ class ArticleInput:
     inline_images: list[bytes] = field(default_factory=list)
 
 
-def read_file(path: str | Path, what: str) -> bytes:
-    """The bytes of a file named on the command line, or an AdminError that names it."""
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise AdminError(f"cannot read {what} {str(path)!r}: {exc.strerror or exc}") from None
-
-
 # --- users, blogs, clients ------------------------------------------------------------------
 
 
-def create_user(db: store.Database, username: str, password: str) -> dict[str, Any]:
+def create_user(db: Database, username: str, password: str) -> dict[str, Any]:
     now = db.now()  # before the transaction: db.now() reads on a connection of its own
     with db.session(write=True) as session:
         user = insert_user(session, username, password, now)
         return {"id": user.id, "username": user.username}
 
 
-def insert_user(session: Session, username: str, password: str, now: datetime) -> store.User:
+def insert_user(session: Session, username: str, password: str, now: datetime) -> tables.User:
     if not USERNAME.fullmatch(username):
-        raise AdminError("username must be 1 to 150 characters: letters, digits and _ . @ + -")
+        raise ContentError("username must be 1 to 150 characters: letters, digits and _ . @ + -")
     if not password:
-        raise AdminError("password must not be empty")
-    if session.scalar(select(store.User.id).where(store.User.username == username)) is not None:
-        raise AdminError(f"user {username!r} already exists")
-    user = store.User(username=username, password_hash=store.hash_password(password), created_at=now)
+        raise ContentError("password must not be empty")
+    if session.scalar(select(tables.User.id).where(tables.User.username == username)) is not None:
+        raise ContentError(f"user {username!r} already exists")
+    user = tables.User(username=username, password_hash=security.hash_password(password), created_at=now)
     session.add(user)
     session.flush()
     return user
 
 
 def create_blog(
-    db: store.Database, *, owner: str, name: str, slug: str, language: str, description: str = ""
+    db: Database, *, owner: str, name: str, slug: str, language: str, description: str = ""
 ) -> dict[str, Any]:
     now = db.now()
     with db.session(write=True) as session:
@@ -131,20 +122,20 @@ def create_blog(
 
 def insert_blog(
     session: Session, *, owner: str, name: str, slug: str, language: str, description: str, now: datetime
-) -> store.Blog:
-    user = session.scalar(select(store.User).where(store.User.username == owner))
+) -> tables.Blog:
+    user = session.scalar(select(tables.User).where(tables.User.username == owner))
     if user is None:
-        raise AdminError(f"unknown user {owner!r}: create it first with create-user")
+        raise ContentError(f"unknown user {owner!r}: create it first with create-user")
     if not name.strip():
-        raise AdminError("blog name must not be empty")
+        raise ContentError("blog name must not be empty")
     if len(slug) > 200 or not BLOG_SLUG.fullmatch(slug):
-        raise AdminError(f"invalid blog slug {slug!r}: use lowercase letters, digits and single hyphens")
+        raise ContentError(f"invalid blog slug {slug!r}: use lowercase letters, digits and single hyphens")
     if language not in LANGUAGES:
-        raise AdminError(f"invalid language {language!r}: use an ISO 639-1 code of 2 lowercase letters (en, pt, es, fr, de...)")
-    if session.scalar(select(store.Blog.id).where(store.Blog.slug == slug)) is not None:
-        raise AdminError(f"a blog with slug {slug!r} already exists")
-    blog = store.Blog(
-        id=store.new_cuid(), owner_id=user.id, name=name.strip(), slug=slug,
+        raise ContentError(f"invalid language {language!r}: use an ISO 639-1 code of 2 lowercase letters (en, pt, es, fr, de...)")
+    if session.scalar(select(tables.Blog.id).where(tables.Blog.slug == slug)) is not None:
+        raise ContentError(f"a blog with slug {slug!r} already exists")
+    blog = tables.Blog(
+        id=security.new_cuid(), owner_id=user.id, name=name.strip(), slug=slug,
         description=description, language=language, created_at=now,
     )
     session.add(blog)
@@ -152,14 +143,14 @@ def insert_blog(
     return blog
 
 
-def blog_json(blog: store.Blog, owner: str) -> dict[str, Any]:
+def blog_json(blog: tables.Blog, owner: str) -> dict[str, Any]:
     return {
         "id": blog.id, "slug": blog.slug, "name": blog.name, "description": blog.description,
         "language": blog.language, "owner": owner,
     }
 
 
-def create_client(db: store.Database, *, name: str, redirect_uris: list[str], public: bool) -> dict[str, Any]:
+def create_client(db: Database, *, name: str, redirect_uris: list[str], public: bool) -> dict[str, Any]:
     """Register an application. The secret of a confidential client is shown here, once."""
     now = db.now()
     with db.session(write=True) as session:
@@ -172,17 +163,17 @@ def create_client(db: store.Database, *, name: str, redirect_uris: list[str], pu
 
 def insert_client(
     session: Session, *, name: str, redirect_uris: list[str], public: bool, now: datetime
-) -> tuple[store.Client, str | None]:
+) -> tuple[tables.Client, str | None]:
     if not name.strip():
-        raise AdminError("client name must not be empty")
+        raise ContentError("client name must not be empty")
     if not redirect_uris:
-        raise AdminError("give at least one --redirect-uri")
+        raise ContentError("give at least one --redirect-uri")
     for uri in redirect_uris:
         check_redirect_uri(uri)
     secret = None if public else secrets.token_hex(32)
-    client = store.Client(
+    client = tables.Client(
         client_id=secrets.token_hex(16), name=name.strip(), redirect_uris=list(dict.fromkeys(redirect_uris)),
-        client_secret_hash=None if secret is None else store.hash_password(secret),
+        client_secret_hash=None if secret is None else security.hash_password(secret),
         is_public=public, created_at=now,
     )
     session.add(client)
@@ -194,36 +185,36 @@ def check_redirect_uri(uri: str) -> None:
     """RFC 6749 3.1.2: absolute, no fragment; plain http only for loopback (RFC 8252 7.3)."""
     parts = urlsplit(uri)
     if not parts.scheme or parts.fragment or (parts.scheme in ("http", "https") and not parts.hostname):
-        raise AdminError(f"invalid redirect URI {uri!r}: it must be an absolute URI without a fragment")
+        raise ContentError(f"invalid redirect URI {uri!r}: it must be an absolute URI without a fragment")
     if parts.scheme == "http" and not is_loopback_host(parts.hostname or ""):
-        raise AdminError(f"invalid redirect URI {uri!r}: plain http is allowed only for loopback hosts (127.0.0.1, [::1], localhost)")
+        raise ContentError(f"invalid redirect URI {uri!r}: plain http is allowed only for loopback hosts (127.0.0.1, [::1], localhost)")
 
 
 # --- articles -------------------------------------------------------------------------------
 
 
 def add_article(
-    db: store.Database, blog_slug: str, data: ArticleInput, *, draft: bool = False, base_url: str = DEFAULT_BASE_URL
+    db: Database, blog_slug: str, data: ArticleInput, *, draft: bool = False, base_url: str = DEFAULT_BASE_URL
 ) -> dict[str, Any]:
     """Create an article (published now, or a draft) and return it as the API shows it."""
     now = db.now()
     with db.session(write=True) as session:
-        blog = session.scalar(select(store.Blog).where(store.Blog.slug == blog_slug))
+        blog = session.scalar(select(tables.Blog).where(tables.Blog.slug == blog_slug))
         if blog is None:
-            raise AdminError(f"unknown blog {blog_slug!r}")
+            raise ContentError(f"unknown blog {blog_slug!r}")
         article = insert_article(session, blog, data, now=now, published_at=None if draft else now)
         return admin_article_json(article, base_url)
 
 
 def insert_article(
-    session: Session, blog: store.Blog, data: ArticleInput, *, now: datetime, published_at: datetime | None,
+    session: Session, blog: tables.Blog, data: ArticleInput, *, now: datetime, published_at: datetime | None,
     status: str | None = None,
-) -> store.Article:
+) -> tables.Article:
     """A new article; published when `published_at` is given, else a draft (unless `status` says)."""
     if isinstance(data.title, Unset) or isinstance(data.content, Unset):
-        raise AdminError("an article needs a title and a content")
-    article = store.Article(
-        id=store.new_cuid(), blog_id=blog.id, slug=unique_slug(session, blog.id, slugify(data.title)),
+        raise ContentError("an article needs a title and a content")
+    article = tables.Article(
+        id=security.new_cuid(), blog_id=blog.id, slug=unique_slug(session, blog.id, slugify(data.title)),
         title="", description=None, content="", tags=[], seo_keywords=[], inline_media_keys=[],
         status=status or ("draft" if published_at is None else "published"),
         published_at=published_at, updated_at=now, created_at=now,
@@ -235,7 +226,7 @@ def insert_article(
 
 
 def update_article(
-    db: store.Database, article_id: str, data: ArticleInput, *, base_url: str = DEFAULT_BASE_URL
+    db: Database, article_id: str, data: ArticleInput, *, base_url: str = DEFAULT_BASE_URL
 ) -> dict[str, Any]:
     """Change the given fields of an article; `updatedAt` moves to now, the slug stays."""
     now = db.now()
@@ -246,7 +237,7 @@ def update_article(
         return admin_article_json(article, base_url)
 
 
-def publish(db: store.Database, article_id: str, *, base_url: str = DEFAULT_BASE_URL) -> dict[str, Any]:
+def publish(db: Database, article_id: str, *, base_url: str = DEFAULT_BASE_URL) -> dict[str, Any]:
     now = db.now()
     with db.session(write=True) as session:
         article = _get_article(session, article_id)
@@ -257,7 +248,7 @@ def publish(db: store.Database, article_id: str, *, base_url: str = DEFAULT_BASE
         return admin_article_json(article, base_url)
 
 
-def unpublish(db: store.Database, article_id: str, *, base_url: str = DEFAULT_BASE_URL) -> dict[str, Any]:
+def unpublish(db: Database, article_id: str, *, base_url: str = DEFAULT_BASE_URL) -> dict[str, Any]:
     """Hide an article from the API (sync reports its id as deleted); `publish` brings it back."""
     with db.session(write=True) as session:
         article = _get_article(session, article_id)
@@ -265,14 +256,14 @@ def unpublish(db: store.Database, article_id: str, *, base_url: str = DEFAULT_BA
         return admin_article_json(article, base_url)
 
 
-def delete_article(db: store.Database, article_id: str) -> dict[str, Any]:
+def delete_article(db: Database, article_id: str) -> dict[str, Any]:
     """Remove the row. Its images stay: media are shared by content and cost nothing to keep."""
     with db.session(write=True) as session:
         session.delete(_get_article(session, article_id))
         return {"id": article_id, "deleted": True}
 
 
-def admin_article_json(article: store.Article, base_url: str) -> dict[str, Any]:
+def admin_article_json(article: tables.Article, base_url: str) -> dict[str, Any]:
     """The article as the data API would show it, plus its `status` (`publishedAt` null for a draft)."""
     shown = article_json(article, base_url)
     if article.published_at is None:
@@ -281,18 +272,18 @@ def admin_article_json(article: store.Article, base_url: str) -> dict[str, Any]:
     return shown
 
 
-def _get_article(session: Session, article_id: str) -> store.Article:
-    article = session.get(store.Article, article_id)
+def _get_article(session: Session, article_id: str) -> tables.Article:
+    article = session.get(tables.Article, article_id)
     if article is None:
-        raise AdminError(f"unknown article id {article_id!r}")
+        raise ContentError(f"unknown article id {article_id!r}")
     return article
 
 
-def _apply(session: Session, article: store.Article, data: ArticleInput) -> None:
+def _apply(session: Session, article: tables.Article, data: ArticleInput) -> None:
     """Validate `data` and write the given fields (and images) onto `article`."""
     if not isinstance(data.title, Unset):
         if not data.title.strip():
-            raise AdminError("title must not be empty")
+            raise ContentError("title must not be empty")
         article.title = data.title.strip()
     if not isinstance(data.description, Unset):
         article.description = data.description or None
@@ -304,7 +295,7 @@ def _apply(session: Session, article: store.Article, data: ArticleInput) -> None
         article.seo_score = check_seo_score(data.seo_score)
     if not isinstance(data.schema_org_json, Unset):
         if data.schema_org_json is not None and not isinstance(data.schema_org_json, dict):
-            raise AdminError("schemaOrgJson must be a JSON object")
+            raise ContentError("schemaOrgJson must be a JSON object")
         article.schema_org_json = data.schema_org_json
     if not isinstance(data.cover_image, Unset):
         article.cover_media_key = None if data.cover_image is None else _store(session, article.blog_id, data.cover_image, "cover image")
@@ -312,7 +303,7 @@ def _apply(session: Session, article: store.Article, data: ArticleInput) -> None
     keys = [_store(session, article.blog_id, image, f"inline image {n}") for n, image in enumerate(data.inline_images, 1)]
     content = place_inline_images(content, keys)
     if not content.strip():
-        raise AdminError("content must not be empty")
+        raise ContentError("content must not be empty")
     article.content = content
     article.inline_media_keys = _referenced_media(session, content)
 
@@ -324,12 +315,12 @@ def place_inline_images(content: str, keys: list[str]) -> str:
     def replace(match: re.Match[str]) -> str:
         number = int(match.group(1))
         if not 1 <= number <= len(keys):
-            raise AdminError(f"the content refers to inline:{number} but {len(keys)} inline image(s) were given")
+            raise ContentError(f"the content refers to inline:{number} but {len(keys)} inline image(s) were given")
         used.add(number)
-        return store.MEDIA_PLACEHOLDER + keys[number - 1]
+        return tables.MEDIA_PLACEHOLDER + keys[number - 1]
 
     content = _INLINE_REFERENCE.sub(replace, content)
-    extra = [f"![]({store.MEDIA_PLACEHOLDER}{key})" for n, key in enumerate(keys, 1) if n not in used]
+    extra = [f"![]({tables.MEDIA_PLACEHOLDER}{key})" for n, key in enumerate(keys, 1) if n not in used]
     if extra:
         content = content.rstrip("\n") + "\n\n" + "\n\n".join(extra) + "\n"
     return content
@@ -338,16 +329,16 @@ def place_inline_images(content: str, keys: list[str]) -> str:
 def _referenced_media(session: Session, content: str) -> list[str]:
     keys = list(dict.fromkeys(_MEDIA_REFERENCE.findall(content)))
     for key in keys:
-        if not media.KEY_PATTERN.fullmatch(key) or session.get(store.Media, key) is None:
-            raise AdminError(f"the content refers to an unknown media key {key!r}")
+        if not media.KEY_PATTERN.fullmatch(key) or session.get(tables.Media, key) is None:
+            raise ContentError(f"the content refers to an unknown media key {key!r}")
     return keys
 
 
 def _store(session: Session, blog_id: str, data: bytes, what: str) -> str:
     try:
         return media.store_image(session, blog_id, data)
-    except media.ImageError as exc:
-        raise AdminError(f"{what}: {exc}") from None
+    except ImageError as exc:
+        raise ContentError(f"{what}: {exc}") from None
 
 
 def _clean_list(values: list[str]) -> list[str]:
@@ -360,7 +351,7 @@ def check_seo_score(score: float | None) -> float | None:
         return None
     low, high = SEO_SCORE_RANGE
     if not math.isfinite(score) or not low <= score <= high:
-        raise AdminError(f"seo score {score:g} is outside 0..10")
+        raise ContentError(f"seo score {score:g} is outside 0..10")
     return float(score)
 
 
@@ -375,7 +366,7 @@ def slugify(title: str) -> str:
 
 def unique_slug(session: Session, blog_id: str, slug: str) -> str:
     """`slug`, or `slug-2`, `slug-3`... whichever is free in the blog (any status counts)."""
-    taken = set(session.scalars(select(store.Article.slug).where(store.Article.blog_id == blog_id)))
+    taken = set(session.scalars(select(tables.Article.slug).where(tables.Article.blog_id == blog_id)))
     candidate, number = slug, 1
     while candidate in taken:
         number += 1
@@ -386,9 +377,9 @@ def unique_slug(session: Session, blog_id: str, slug: str) -> str:
 # --- the test clock -------------------------------------------------------------------------
 
 
-def advance_clock(db: store.Database, seconds: float) -> dict[str, Any]:
+def advance_clock(db: Database, seconds: float) -> dict[str, Any]:
     """Move the service's clock forward (never back: expired tokens stay expired)."""
     if not math.isfinite(seconds) or seconds < 0:
-        raise AdminError("the test clock only moves forward: give a number of seconds >= 0")
+        raise ContentError("the test clock only moves forward: give a number of seconds >= 0")
     offset = db.advance_clock(seconds)
     return {"offset_seconds": offset, "now": format_timestamp(db.now())}

@@ -8,8 +8,10 @@ from importlib import resources
 import httpx
 import pytest
 
-from mkdocs_blogsvc.server import admin, store
+from mkdocs_blogsvc.server import content, security, tables
 from mkdocs_blogsvc.server.clients import is_loopback_host
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.errors import ContentError
 from tests.conftest import Owner
 
 SAMPLES = resources.files("mkdocs_blogsvc.server").joinpath("sample_media")
@@ -21,33 +23,33 @@ BASE = "http://testserver"
 
 
 
-def article(**fields: object) -> admin.ArticleInput:
+def article(**fields: object) -> content.ArticleInput:
     fields.setdefault("title", "Hello World")
     fields.setdefault("content", "Body text.")
-    return admin.ArticleInput(**fields)  # type: ignore[arg-type]
+    return content.ArticleInput(**fields)  # type: ignore[arg-type]
 
 
 # --- users, blogs, clients ------------------------------------------------------------------
 
 
-def test_create_user_stores_a_password_hash_and_refuses_duplicates(db: store.Database) -> None:
-    assert admin.create_user(db, "carol", "s3cret")["username"] == "carol"
+def test_create_user_stores_a_password_hash_and_refuses_duplicates(db: Database) -> None:
+    assert content.create_user(db, "carol", "s3cret")["username"] == "carol"
     with db.session() as session:
-        user = session.query(store.User).filter_by(username="carol").one()
-        assert "s3cret" not in user.password_hash and store.verify_password("s3cret", user.password_hash)
-    with pytest.raises(admin.AdminError, match="user 'carol' already exists"):
-        admin.create_user(db, "carol", "other")
+        user = session.query(tables.User).filter_by(username="carol").one()
+        assert "s3cret" not in user.password_hash and security.verify_password("s3cret", user.password_hash)
+    with pytest.raises(ContentError, match="user 'carol' already exists"):
+        content.create_user(db, "carol", "other")
 
 
 @pytest.mark.parametrize(("username", "password", "message"), [("", "pw", "username"), ("a b", "pw", "username"), ("dan", "", "password")])
-def test_create_user_validates(db: store.Database, username: str, password: str, message: str) -> None:
-    with pytest.raises(admin.AdminError, match=message):
-        admin.create_user(db, username, password)
+def test_create_user_validates(db: Database, username: str, password: str, message: str) -> None:
+    with pytest.raises(ContentError, match=message):
+        content.create_user(db, username, password)
 
 
-def test_create_blog(db: store.Database) -> None:
-    admin.create_user(db, "carol", "pw")
-    blog = admin.create_blog(db, owner="carol", name="Carol's", slug="carol", language="pt", description="Notas")
+def test_create_blog(db: Database) -> None:
+    content.create_user(db, "carol", "pw")
+    blog = content.create_blog(db, owner="carol", name="Carol's", slug="carol", language="pt", description="Notas")
     assert blog["slug"] == "carol" and blog["language"] == "pt" and blog["owner"] == "carol"
     assert blog["id"][0].isalpha() and len(blog["id"]) == 25
 
@@ -64,27 +66,27 @@ def test_create_blog(db: store.Database) -> None:
         ({"name": "  "}, "name must not be empty"),
     ],
 )
-def test_create_blog_refusals(db: store.Database, owner: Owner, changes: dict[str, str], message: str) -> None:
+def test_create_blog_refusals(db: Database, owner: Owner, changes: dict[str, str], message: str) -> None:
     arguments = {"owner": owner.username, "name": "N", "slug": "fresh", "language": "en"} | changes
-    with pytest.raises(admin.AdminError, match=message):
-        admin.create_blog(db, **arguments)
+    with pytest.raises(ContentError, match=message):
+        content.create_blog(db, **arguments)
 
 
-def test_confidential_client_gets_a_secret_stored_hashed(db: store.Database) -> None:
-    created = admin.create_client(db, name="Site", redirect_uris=["https://site.example/cb"], public=False)
+def test_confidential_client_gets_a_secret_stored_hashed(db: Database) -> None:
+    created = content.create_client(db, name="Site", redirect_uris=["https://site.example/cb"], public=False)
     secret = created["client_secret"]
     assert isinstance(secret, str) and len(secret) >= 40 and created["public"] is False
     with db.session() as session:
-        row = session.query(store.Client).filter_by(client_id=created["client_id"]).one()
+        row = session.query(tables.Client).filter_by(client_id=created["client_id"]).one()
         assert secret not in (row.client_secret_hash or "")
-        assert store.verify_password(secret, row.client_secret_hash)
+        assert security.verify_password(secret, row.client_secret_hash)
 
 
-def test_public_client_has_no_secret(db: store.Database) -> None:
-    created = admin.create_client(db, name="CLI", redirect_uris=["http://127.0.0.1/callback", "http://[::1]/callback"], public=True)
+def test_public_client_has_no_secret(db: Database) -> None:
+    created = content.create_client(db, name="CLI", redirect_uris=["http://127.0.0.1/callback", "http://[::1]/callback"], public=True)
     assert created["client_secret"] is None and created["public"] is True
     with db.session() as session:
-        row = session.query(store.Client).filter_by(client_id=created["client_id"]).one()
+        row = session.query(tables.Client).filter_by(client_id=created["client_id"]).one()
         assert row.is_public and row.client_secret_hash is None
         assert row.redirect_uris == ["http://127.0.0.1/callback", "http://[::1]/callback"]
 
@@ -98,9 +100,9 @@ def test_public_client_has_no_secret(db: store.Database) -> None:
         (["http://site.example/cb"], "plain http is allowed only for loopback"),
     ],
 )
-def test_client_redirect_uris_are_checked(db: store.Database, uris: list[str], message: str) -> None:
-    with pytest.raises(admin.AdminError, match=message):
-        admin.create_client(db, name="X", redirect_uris=uris, public=True)
+def test_client_redirect_uris_are_checked(db: Database, uris: list[str], message: str) -> None:
+    with pytest.raises(ContentError, match=message):
+        content.create_client(db, name="X", redirect_uris=uris, public=True)
 
 
 @pytest.mark.parametrize(
@@ -108,22 +110,22 @@ def test_client_redirect_uris_are_checked(db: store.Database, uris: list[str], m
     [("localhost", True), ("127.0.0.1", True), ("127.5.6.7", True), ("::1", True),
      ("0.0.0.0", False), ("::", False), ("10.0.0.1", False), ("localhost.example", False), ("", False)],
 )
-def test_plain_http_redirect_uris_need_a_loopback_host(db: store.Database, host: str, loopback: bool) -> None:
+def test_plain_http_redirect_uris_need_a_loopback_host(db: Database, host: str, loopback: bool) -> None:
     """One rule (`clients.is_loopback_host`) for client registration and for `server run --host`."""
     assert is_loopback_host(host) is loopback
     uri = f"http://{f'[{host}]' if ':' in host else host}:5000/callback"
     if loopback:
-        assert admin.create_client(db, name="X", redirect_uris=[uri], public=True)["redirect_uris"] == [uri]
+        assert content.create_client(db, name="X", redirect_uris=[uri], public=True)["redirect_uris"] == [uri]
     else:
-        with pytest.raises(admin.AdminError):
-            admin.create_client(db, name="X", redirect_uris=[uri], public=True)
+        with pytest.raises(ContentError):
+            content.create_client(db, name="X", redirect_uris=[uri], public=True)
 
 
 # --- articles -------------------------------------------------------------------------------
 
 
-def test_add_article_is_published_and_served_by_the_api(db: store.Database, owner: Owner, api: httpx.Client) -> None:
-    shown = admin.add_article(
+def test_add_article_is_published_and_served_by_the_api(db: Database, owner: Owner, api: httpx.Client) -> None:
+    shown = content.add_article(
         db, owner.blog_slug,
         article(title="Olá, Mundo: 2nd try!", description="Sum", tags=["a", " b ", "a", ""], seo_keywords=["k"],
                 seo_score=7.5, schema_org_json={"@type": "BlogPosting"}, cover_image=COVER),
@@ -137,28 +139,28 @@ def test_add_article_is_published_and_served_by_the_api(db: store.Database, owne
     assert api.get(served["coverImageUrl"].removeprefix(BASE)).content == COVER
 
 
-def test_slugs_are_unique_within_a_blog(db: store.Database, owner: Owner) -> None:
-    slugs = [admin.add_article(db, owner.blog_slug, article(title="Same Title"))["slug"] for _ in range(3)]
+def test_slugs_are_unique_within_a_blog(db: Database, owner: Owner) -> None:
+    slugs = [content.add_article(db, owner.blog_slug, article(title="Same Title"))["slug"] for _ in range(3)]
     assert slugs == ["same-title", "same-title-2", "same-title-3"]
-    assert admin.add_article(db, owner.blog_slug, article(title="¿¡!?"))["slug"] == "article"
+    assert content.add_article(db, owner.blog_slug, article(title="¿¡!?"))["slug"] == "article"
     long_title = "word " * 40
-    slug = admin.add_article(db, owner.blog_slug, article(title=long_title))["slug"]
-    assert len(slug) <= admin.MAX_SLUG_LENGTH and not slug.endswith("-") and slug.startswith("word-word")
+    slug = content.add_article(db, owner.blog_slug, article(title=long_title))["slug"]
+    assert len(slug) <= content.MAX_SLUG_LENGTH and not slug.endswith("-") and slug.startswith("word-word")
 
 
-def test_inline_references_are_rewritten_and_unreferenced_images_appended(db: store.Database, owner: Owner) -> None:
-    shown = admin.add_article(
+def test_inline_references_are_rewritten_and_unreferenced_images_appended(db: Database, owner: Owner) -> None:
+    shown = content.add_article(
         db, owner.blog_slug,
         article(content='See ![second](inline:2 "title") then ![again](inline:2).', inline_images=[IMAGE_A, IMAGE_B]),
         base_url=BASE,
     )
     with db.session() as session:
-        row = session.get(store.Article, shown["id"])
+        row = session.get(tables.Article, shown["id"])
         assert row is not None
         key_a, key_b = row.inline_media_keys[1], row.inline_media_keys[0]
         assert row.content == (
-            f'See ![second]({store.MEDIA_PLACEHOLDER}{key_b} "title") then ![again]({store.MEDIA_PLACEHOLDER}{key_b}).'
-            f"\n\n![]({store.MEDIA_PLACEHOLDER}{key_a})\n"
+            f'See ![second]({tables.MEDIA_PLACEHOLDER}{key_b} "title") then ![again]({tables.MEDIA_PLACEHOLDER}{key_b}).'
+            f"\n\n![]({tables.MEDIA_PLACEHOLDER}{key_a})\n"
         )
     assert shown["inlineImageUrls"] == [f"{BASE}/media/{key_b}", f"{BASE}/media/{key_a}"]
     assert f"![again]({BASE}/media/{key_b})" in shown["content"]
@@ -169,8 +171,8 @@ def test_inline_references_are_rewritten_and_unreferenced_images_appended(db: st
     [
         ({"content": "![x](inline:2)", "inline_images": [IMAGE_A]}, "inline:2 but 1 inline image"),
         ({"content": "![x](inline:1)"}, "inline:1 but 0 inline image"),
-        ({"content": f"![x]({store.MEDIA_PLACEHOLDER}{'0' * 32}.png)"}, "unknown media key"),
-        ({"content": f"![x]({store.MEDIA_PLACEHOLDER}../etc)"}, "unknown media key"),
+        ({"content": f"![x]({tables.MEDIA_PLACEHOLDER}{'0' * 32}.png)"}, "unknown media key"),
+        ({"content": f"![x]({tables.MEDIA_PLACEHOLDER}../etc)"}, "unknown media key"),
         ({"cover_image": b"GIF8 not really"}, "cover image: not an image"),
         ({"inline_images": [IMAGE_A, b"<svg/>"]}, "inline image 2: SVG images are refused"),
         ({"seo_score": 10.5}, "outside 0..10"),
@@ -181,48 +183,48 @@ def test_inline_references_are_rewritten_and_unreferenced_images_appended(db: st
         ({"schema_org_json": ["not", "an", "object"]}, "JSON object"),
     ],
 )
-def test_article_refusals_leave_nothing_behind(db: store.Database, owner: Owner, fields: dict[str, object], message: str) -> None:
-    with pytest.raises(admin.AdminError, match=message):
-        admin.add_article(db, owner.blog_slug, article(**fields))
+def test_article_refusals_leave_nothing_behind(db: Database, owner: Owner, fields: dict[str, object], message: str) -> None:
+    with pytest.raises(ContentError, match=message):
+        content.add_article(db, owner.blog_slug, article(**fields))
     with db.session() as session:
-        assert session.query(store.Article).count() == 0
-        assert session.query(store.Media).count() == 0
+        assert session.query(tables.Article).count() == 0
+        assert session.query(tables.Media).count() == 0
 
 
-def test_add_article_to_unknown_blog(db: store.Database) -> None:
-    with pytest.raises(admin.AdminError, match="unknown blog 'nope'"):
-        admin.add_article(db, "nope", article())
+def test_add_article_to_unknown_blog(db: Database) -> None:
+    with pytest.raises(ContentError, match="unknown blog 'nope'"):
+        content.add_article(db, "nope", article())
 
 
-def test_a_draft_never_appears_until_published(db: store.Database, owner: Owner, api: httpx.Client) -> None:
-    draft = admin.add_article(db, owner.blog_slug, article(), draft=True)
+def test_a_draft_never_appears_until_published(db: Database, owner: Owner, api: httpx.Client) -> None:
+    draft = content.add_article(db, owner.blog_slug, article(), draft=True)
     assert draft["status"] == "draft" and draft["publishedAt"] is None
     assert api.get("/api/v1/articles").json()["articles"] == []
     db.advance_clock(60)
-    published = admin.publish(db, draft["id"])
+    published = content.publish(db, draft["id"])
     assert published["status"] == "published"
     assert published["publishedAt"] == published["updatedAt"] != draft["updatedAt"]
     assert [a["id"] for a in api.get("/api/v1/articles").json()["articles"]] == [draft["id"]]
 
 
-def test_unpublish_then_publish_keeps_the_first_publication_date(db: store.Database, owner: Owner, api: httpx.Client) -> None:
-    first = admin.add_article(db, owner.blog_slug, article())
+def test_unpublish_then_publish_keeps_the_first_publication_date(db: Database, owner: Owner, api: httpx.Client) -> None:
+    first = content.add_article(db, owner.blog_slug, article())
     known = [{"id": first["id"], "contentHash": first["contentHash"]}]
-    assert admin.unpublish(db, first["id"])["status"] == "unpublished"
+    assert content.unpublish(db, first["id"])["status"] == "unpublished"
     assert api.get(f"/api/v1/articles/{first['id']}").status_code == 404
     assert api.post("/api/v1/sync", json={"knownArticles": known}).json()["deleted"] == [first["id"]]
     db.advance_clock(600)
-    again = admin.publish(db, first["id"])
+    again = content.publish(db, first["id"])
     assert again["publishedAt"] == first["publishedAt"] and again["updatedAt"] == first["updatedAt"]
     assert api.post("/api/v1/sync", json={"knownArticles": known}).json() | {"syncedAt": None} == {
         "new": [], "updated": [], "deleted": [], "syncedAt": None,
     }
 
 
-def test_update_changes_fields_hash_and_updated_at_but_not_the_slug(db: store.Database, owner: Owner, api: httpx.Client) -> None:
-    first = admin.add_article(db, owner.blog_slug, article(description="Old", tags=["x"], seo_score=3.0, cover_image=COVER))
+def test_update_changes_fields_hash_and_updated_at_but_not_the_slug(db: Database, owner: Owner, api: httpx.Client) -> None:
+    first = content.add_article(db, owner.blog_slug, article(description="Old", tags=["x"], seo_score=3.0, cover_image=COVER))
     db.advance_clock(120)
-    updated = admin.update_article(db, first["id"], admin.ArticleInput(title="New Title", description="", seo_score=None))
+    updated = content.update_article(db, first["id"], content.ArticleInput(title="New Title", description="", seo_score=None))
     assert updated["slug"] == first["slug"]
     assert (updated["title"], updated["description"], updated["seoScore"]) == ("New Title", None, None)
     assert updated["tags"] == ["x"] and updated["coverImageUrl"] == first["coverImageUrl"]  # untouched
@@ -231,40 +233,40 @@ def test_update_changes_fields_hash_and_updated_at_but_not_the_slug(db: store.Da
     sync = api.post("/api/v1/sync", json={"knownArticles": [{"id": first["id"], "contentHash": first["contentHash"]}]}).json()
     assert [a["id"] for a in sync["updated"]] == [first["id"]]
 
-    cleared = admin.update_article(db, first["id"], admin.ArticleInput(tags=[], cover_image=None, schema_org_json=None))
+    cleared = content.update_article(db, first["id"], content.ArticleInput(tags=[], cover_image=None, schema_org_json=None))
     assert cleared["tags"] == [] and cleared["coverImageUrl"] is None and cleared["schemaOrgJson"] is None
 
 
-def test_update_appends_new_inline_images_to_the_existing_content(db: store.Database, owner: Owner) -> None:
-    first = admin.add_article(db, owner.blog_slug, article(content="Intro ![a](inline:1)", inline_images=[IMAGE_A]), base_url=BASE)
-    updated = admin.update_article(db, first["id"], admin.ArticleInput(inline_images=[IMAGE_B]), base_url=BASE)
+def test_update_appends_new_inline_images_to_the_existing_content(db: Database, owner: Owner) -> None:
+    first = content.add_article(db, owner.blog_slug, article(content="Intro ![a](inline:1)", inline_images=[IMAGE_A]), base_url=BASE)
+    updated = content.update_article(db, first["id"], content.ArticleInput(inline_images=[IMAGE_B]), base_url=BASE)
     assert updated["inlineImageUrls"][0] == first["inlineImageUrls"][0]
     assert len(updated["inlineImageUrls"]) == 2
     assert updated["content"].endswith(f"![]({updated['inlineImageUrls'][1]})\n")
-    replaced = admin.update_article(db, first["id"], admin.ArticleInput(content="No images any more."), base_url=BASE)
+    replaced = content.update_article(db, first["id"], content.ArticleInput(content="No images any more."), base_url=BASE)
     assert replaced["inlineImageUrls"] == []
 
 
-def test_delete_removes_the_row_and_sync_reports_it(db: store.Database, owner: Owner, api: httpx.Client) -> None:
-    first = admin.add_article(db, owner.blog_slug, article())
-    assert admin.delete_article(db, first["id"]) == {"id": first["id"], "deleted": True}
+def test_delete_removes_the_row_and_sync_reports_it(db: Database, owner: Owner, api: httpx.Client) -> None:
+    first = content.add_article(db, owner.blog_slug, article())
+    assert content.delete_article(db, first["id"]) == {"id": first["id"], "deleted": True}
     with db.session() as session:
-        assert session.get(store.Article, first["id"]) is None
+        assert session.get(tables.Article, first["id"]) is None
     sync = api.post("/api/v1/sync", json={"knownArticles": [{"id": first["id"], "contentHash": first["contentHash"]}]}).json()
     assert sync["deleted"] == [first["id"]]
 
 
-@pytest.mark.parametrize("action", [admin.publish, admin.unpublish, admin.delete_article])
-def test_unknown_article_id(db: store.Database, action: object) -> None:
-    with pytest.raises(admin.AdminError, match="unknown article id 'nope'"):
+@pytest.mark.parametrize("action", [content.publish, content.unpublish, content.delete_article])
+def test_unknown_article_id(db: Database, action: object) -> None:
+    with pytest.raises(ContentError, match="unknown article id 'nope'"):
         action(db, "nope")  # type: ignore[operator]
 
 
-def test_advance_clock_moves_forward_only(db: store.Database) -> None:
+def test_advance_clock_moves_forward_only(db: Database) -> None:
     before = db.now()
-    result = admin.advance_clock(db, 3601)
+    result = content.advance_clock(db, 3601)
     assert result["offset_seconds"] == 3601
     assert db.now() - before >= timedelta(seconds=3601)
-    with pytest.raises(admin.AdminError, match="only moves forward"):
-        admin.advance_clock(db, -1)
-    assert admin.advance_clock(db, 0)["offset_seconds"] == 3601
+    with pytest.raises(ContentError, match="only moves forward"):
+        content.advance_clock(db, -1)
+    assert content.advance_clock(db, 0)["offset_seconds"] == 3601

@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 import httpx
 from sqlalchemy import func, select
 
-from mkdocs_blogsvc.server import store
+from mkdocs_blogsvc.server import tables
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import add_article, add_owner, issue_access_token
 from tests.server.oauth_support import add_client, authorize_url
 
@@ -36,10 +37,10 @@ def finishes(function: Callable[[], T], timeout: float = TIMEOUT) -> T:
 
 
 def count_users(session: Any) -> int:
-    return int(session.scalar(select(func.count()).select_from(store.User)))
+    return int(session.scalar(select(func.count()).select_from(tables.User)))
 
 
-def test_read_transactions_run_side_by_side_and_keep_their_snapshot(db: store.Database) -> None:
+def test_read_transactions_run_side_by_side_and_keep_their_snapshot(db: Database) -> None:
     add_owner(db)
     all_open = threading.Barrier(3, timeout=TIMEOUT)  # two readers and this thread
     writer_done = threading.Event()
@@ -68,38 +69,38 @@ def test_read_transactions_run_side_by_side_and_keep_their_snapshot(db: store.Da
         assert count_users(session) == 2
 
 
-def test_write_transactions_take_the_lock_at_begin_and_queue_up(db: store.Database) -> None:
+def test_write_transactions_take_the_lock_at_begin_and_queue_up(db: Database) -> None:
     entered = threading.Event()
 
     def second_writer() -> float:
         with db.session(write=True) as session:
             entered.set()
-            clock = session.get(store.ClockOffset, 1)
+            clock = session.get(tables.ClockOffset, 1)
             assert clock is not None
             return clock.offset_seconds
 
     with db.session(write=True) as first:
-        first.add(store.ClockOffset(id=1, offset_seconds=5.0))
+        first.add(tables.ClockOffset(id=1, offset_seconds=5.0))
         waiting = threading.Thread(target=second_writer, daemon=True)
         waiting.start()
         assert not entered.wait(0.3), "a second write transaction began while the first held the lock"
         with db.session() as reader:  # reads are not held up by the writer
-            assert finishes(lambda: reader.get(store.ClockOffset, 1)) is None  # the uncommitted row is not seen
+            assert finishes(lambda: reader.get(tables.ClockOffset, 1)) is None  # the uncommitted row is not seen
     assert entered.wait(TIMEOUT), "the queued write transaction never began"
     waiting.join(TIMEOUT)
     assert not waiting.is_alive()
 
 
-def test_reading_the_clock_inside_a_write_transaction_does_not_wait(db: store.Database) -> None:
+def test_reading_the_clock_inside_a_write_transaction_does_not_wait(db: Database) -> None:
     db.advance_clock(60)
     with db.session(write=True) as session:
-        session.add(store.User(username="clock-reader", password_hash="x", created_at=db.now()))
+        session.add(tables.User(username="clock-reader", password_hash="x", created_at=db.now()))
         session.flush()
         now = finishes(db.now)  # its own connection, outside any transaction
     assert now - datetime.now(timezone.utc) >= timedelta(seconds=59)  # the test clock was read
 
 
-def test_read_endpoints_answer_while_another_process_holds_the_write_lock(db: store.Database, http: httpx.Client) -> None:
+def test_read_endpoints_answer_while_another_process_holds_the_write_lock(db: Database, http: httpx.Client) -> None:
     owner = add_owner(db)
     article_id = add_article(db, owner.blog_id, "Readable")
     token = {"Authorization": f"Bearer {issue_access_token(db, owner)}"}

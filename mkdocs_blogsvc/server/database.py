@@ -1,0 +1,98 @@
+"""The service's database: engine, transactions and the test clock.
+
+SQLite by default (WAL mode, so a running server and `server admin` commands share one
+database file and see each other's writes at once); any SQLAlchemy URL works.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import create_engine, event, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from mkdocs_blogsvc.server.tables import Base, ClockOffset
+
+#: The connection execution option `Database.session(write=True)` sets: the transaction may write.
+WRITE_TRANSACTION = "blogsvc_write"
+
+
+class Database:
+    """The engine, a session factory and the clock of one service database."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        is_sqlite = url.startswith("sqlite")
+        self.engine: Engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": 30} if is_sqlite else {},
+        )
+        if is_sqlite:
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine, "begin", _begin)
+        Base.metadata.create_all(self.engine)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike[str]) -> Database:
+        return cls(f"sqlite:///{os.fspath(path)}")
+
+    @contextmanager
+    def session(self, *, write: bool = False) -> Iterator[Session]:
+        """One transaction: committed on success, rolled back on any exception.
+
+        `write=True` is for every transaction that may write. On SQLite it takes the write lock
+        at BEGIN (`BEGIN IMMEDIATE`): writers queue up (waiting up to the busy timeout) instead
+        of failing with "database is locked" when a transaction that has read tries to write
+        after another one committed. Reads (the default) use a deferred BEGIN and, in WAL mode,
+        neither wait for nor block anyone.
+        """
+        with self.sessions() as session, session.begin():
+            if write:
+                # Options of the session's first connection apply before its BEGIN.
+                session.connection(execution_options={WRITE_TRANSACTION: True})
+            yield session
+
+    def now(self) -> datetime:
+        """The service's notion of now: wall clock plus the test clock's offset."""
+        # Read outside any transaction (AUTOCOMMIT: the "begin" listener issues no BEGIN), so it
+        # can be called anywhere, even inside the caller's own write transaction.
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            offset = connection.scalar(select(ClockOffset.offset_seconds).where(ClockOffset.id == 1))
+        return datetime.now(timezone.utc) + timedelta(seconds=offset or 0.0)
+
+    def advance_clock(self, seconds: float) -> float:
+        """Move the test clock forward; returns the new total offset in seconds."""
+        with self.session(write=True) as session:
+            clock = session.get(ClockOffset, 1)
+            if clock is None:
+                clock = ClockOffset(id=1, offset_seconds=0.0)
+                session.add(clock)
+            clock.offset_seconds += seconds
+            return clock.offset_seconds
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _begin(connection: Any) -> None:
+    """Start SQLite transactions ourselves (pysqlite's own handling is off, see `_sqlite_pragmas`):
+    `BEGIN IMMEDIATE` for write transactions, a deferred `BEGIN` for reads, none in AUTOCOMMIT."""
+    options = connection.get_execution_options()
+    if options.get("isolation_level") == "AUTOCOMMIT":
+        return
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_TRANSACTION) else "BEGIN")
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.isolation_level = None  # let the "begin" listener issue BEGIN
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()

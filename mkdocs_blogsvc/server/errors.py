@@ -1,0 +1,49 @@
+"""Every error the reference service raises on purpose, in one tree.
+
+```
+ServiceError                 root: catch this to catch any refusal of the service's own code
+├── ContentError             a content operation refused (bad slug, unknown blog, empty title...):
+│   │                        one line for the person who typed the command (`server admin`, seed)
+│   └── ImageError           bytes that are not an image the service hosts (too large, SVG...)
+├── ApiError                 an error answer of the data API: HTTP status, the spec's `error`
+│                            code and description, extra headers; `api.register` sends it
+└── ConsentDriverError       the sign-in and consent pages did not go as a script expected
+                             (`consent_driver`, used by tests and `mkdocs-blogsvc demo`)
+```
+
+Outside the tree, on purpose: the OAuth endpoints' errors are Authlib's `OAuth2Error` classes
+(`oauth.ClientAuthenticationFailed` is one), because Authlib turns them into the RFC 6749 answers
+itself; and database failures stay SQLAlchemy's `SQLAlchemyError`, which the CLI turns into one
+line. The CLI (`server/cli.py`) is the edge where `ContentError` becomes a `click` error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+class ServiceError(Exception):
+    """The root of the reference service's own errors."""
+
+
+class ContentError(ServiceError):
+    """A refused content operation; the message is one line meant for the person who asked."""
+
+
+class ImageError(ContentError):
+    """The bytes are not an image the service hosts; the message says why, in one line."""
+
+
+class ApiError(ServiceError):
+    """An error answer: HTTP status, the Error object's `error` code and description, extra headers."""
+
+    def __init__(self, status: int, error: str, description: str, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(f"{status} {error}: {description}")
+        self.status = status
+        self.error = error
+        self.description = description
+        self.headers = dict(headers or {})
+
+
+class ConsentDriverError(ServiceError):
+    """The pages did not go as expected (no form, failed sign-in, unknown blog, error page)."""
