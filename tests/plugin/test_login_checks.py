@@ -25,7 +25,8 @@ import pytest
 from mkdocs_blogsvc import errors, preflight
 from mkdocs_blogsvc.api import BlogServiceClient
 from mkdocs_blogsvc.login import login
-from mkdocs_blogsvc.server import admin, store
+from mkdocs_blogsvc.server import content
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import IN_PROCESS_URL, LiveServer, free_port
 from tests.plugin.auth_helpers import register_client, site_settings
 
@@ -121,7 +122,7 @@ def test_an_unknown_client_id_is_named_with_the_services_code(app, db) -> None: 
 
 
 def test_an_unregistered_redirect_uri_says_what_to_register(app, db) -> None:  # type: ignore[no-untyped-def]
-    client = admin.create_client(db, name="Site", redirect_uris=["http://127.0.0.1/oauth-done"], public=True)
+    client = content.create_client(db, name="Site", redirect_uris=["http://127.0.0.1/oauth-done"], public=True)
     with client_for(app) as service, pytest.raises(errors.ConfigurationError) as caught:
         preflight.check_authorization(service, query(client["client_id"]), fixed_port=False)
     message = str(caught.value)
@@ -256,7 +257,7 @@ def assert_one_line_failure(result: subprocess.CompletedProcess[str], *expected:
 
 @pytest.mark.slow
 def test_cli_login_with_a_wrong_client_id(live_server: LiveServer, tmp_path: Path) -> None:
-    database = store.Database.from_path(live_server.db_path)
+    database = Database.from_path(live_server.db_path)
     try:
         register_client(database)
     finally:
@@ -305,7 +306,7 @@ def test_cli_login_with_base_url_on_a_static_site(static_site: str, tmp_path: Pa
 
 @pytest.mark.slow
 def test_cli_login_can_be_cancelled_with_ctrl_c(live_server: LiveServer, tmp_path: Path) -> None:
-    database = store.Database.from_path(live_server.db_path)
+    database = Database.from_path(live_server.db_path)
     try:
         client_id, _ = register_client(database)
     finally:
