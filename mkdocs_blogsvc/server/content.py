@@ -10,7 +10,10 @@ transaction with them).
 Articles, as the commands write them:
 - the slug is derived from the title when the article is created (lowercase ASCII, `a-z0-9`
   and `-`, made unique in the blog with `-2`, `-3`...) and then kept: a later title change does
-  not move the article's URL;
+  not move the article's URL. A slug given explicitly (`ArticleInput.slug`, `--slug`) is checked
+  like every slug and must be free in the blog: it is never suffixed silently;
+- an article is named by its id or by its slug (`find_article`): ids are tried first, a slug
+  used in several blogs needs the blog named;
 - inline images are stored with `media.store_image`; the content refers to the N-th image given
   with `--inline-image` as `![alt](inline:N)` (1-based), rewritten to the stored form
   `blogsvc-media:<key>`; images the content does not refer to are appended to its end as
@@ -76,6 +79,9 @@ class ArticleInput:
     """The fields `add_article` and `update_article` accept; UNSET ones keep their value (or default)."""
 
     title: str | Unset = UNSET
+    #: Given: checked (`check_article_slug`) and must be free in the blog. Unset: derived from the
+    #: title on creation, kept on update.
+    slug: str | Unset = UNSET
     content: str | Unset = UNSET
     description: str | None | Unset = UNSET
     tags: list[str] | Unset = UNSET
@@ -199,9 +205,7 @@ def add_article(
     """Create an article (published now, or a draft) and return it as the API shows it."""
     now = db.now()
     with db.session(write=True) as session:
-        blog = session.scalar(select(tables.Blog).where(tables.Blog.slug == blog_slug))
-        if blog is None:
-            raise ContentError(f"unknown blog {blog_slug!r}")
+        blog = get_blog(session, blog_slug)
         article = insert_article(session, blog, data, now=now, published_at=None if draft else now)
         return admin_article_json(article, base_url)
 
@@ -213,8 +217,12 @@ def insert_article(
     """A new article; published when `published_at` is given, else a draft (unless `status` says)."""
     if isinstance(data.title, Unset) or isinstance(data.content, Unset):
         raise ContentError("an article needs a title and a content")
+    if isinstance(data.slug, Unset):
+        slug = unique_slug(session, blog.id, slugify(data.title))
+    else:
+        slug = _free_slug(session, blog, data.slug, None)
     article = tables.Article(
-        id=security.new_cuid(), blog_id=blog.id, slug=unique_slug(session, blog.id, slugify(data.title)),
+        id=security.new_cuid(), blog_id=blog.id, slug=slug,
         title="", description=None, content="", tags=[], seo_keywords=[], inline_media_keys=[],
         status=status or ("draft" if published_at is None else "published"),
         published_at=published_at, updated_at=now, created_at=now,
@@ -226,21 +234,29 @@ def insert_article(
 
 
 def update_article(
-    db: Database, article_id: str, data: ArticleInput, *, base_url: str = DEFAULT_BASE_URL
+    db: Database, article_ref: str, data: ArticleInput, *, blog_slug: str | None = None,
+    base_url: str = DEFAULT_BASE_URL,
 ) -> dict[str, Any]:
-    """Change the given fields of an article; `updatedAt` moves to now, the slug stays."""
+    """Change the given fields of an article; `updatedAt` moves to now. The slug changes only
+    when one is given (`data.slug`): a title change never moves the article's URL."""
     now = db.now()
     with db.session(write=True) as session:
-        article = _get_article(session, article_id)
+        article = find_article(session, article_ref, blog_slug)
+        if not isinstance(data.slug, Unset):
+            blog = session.get(tables.Blog, article.blog_id)
+            assert blog is not None  # a foreign key
+            article.slug = _free_slug(session, blog, data.slug, article.id)
         _apply(session, article, data)
         article.updated_at = now
         return admin_article_json(article, base_url)
 
 
-def publish(db: Database, article_id: str, *, base_url: str = DEFAULT_BASE_URL) -> dict[str, Any]:
+def publish(
+    db: Database, article_ref: str, *, blog_slug: str | None = None, base_url: str = DEFAULT_BASE_URL
+) -> dict[str, Any]:
     now = db.now()
     with db.session(write=True) as session:
-        article = _get_article(session, article_id)
+        article = find_article(session, article_ref, blog_slug)
         if article.status != "published":
             article.status = "published"
             if article.published_at is None:
@@ -248,19 +264,22 @@ def publish(db: Database, article_id: str, *, base_url: str = DEFAULT_BASE_URL) 
         return admin_article_json(article, base_url)
 
 
-def unpublish(db: Database, article_id: str, *, base_url: str = DEFAULT_BASE_URL) -> dict[str, Any]:
+def unpublish(
+    db: Database, article_ref: str, *, blog_slug: str | None = None, base_url: str = DEFAULT_BASE_URL
+) -> dict[str, Any]:
     """Hide an article from the API (sync reports its id as deleted); `publish` brings it back."""
     with db.session(write=True) as session:
-        article = _get_article(session, article_id)
+        article = find_article(session, article_ref, blog_slug)
         article.status = "unpublished"
         return admin_article_json(article, base_url)
 
 
-def delete_article(db: Database, article_id: str) -> dict[str, Any]:
+def delete_article(db: Database, article_ref: str, *, blog_slug: str | None = None) -> dict[str, Any]:
     """Remove the row. Its images stay: media are shared by content and cost nothing to keep."""
     with db.session(write=True) as session:
-        session.delete(_get_article(session, article_id))
-        return {"id": article_id, "deleted": True}
+        article = find_article(session, article_ref, blog_slug)
+        session.delete(article)
+        return {"id": article.id, "slug": article.slug, "deleted": True}
 
 
 def admin_article_json(article: tables.Article, base_url: str) -> dict[str, Any]:
@@ -272,11 +291,60 @@ def admin_article_json(article: tables.Article, base_url: str) -> dict[str, Any]
     return shown
 
 
-def _get_article(session: Session, article_id: str) -> tables.Article:
-    article = session.get(tables.Article, article_id)
-    if article is None:
-        raise ContentError(f"unknown article id {article_id!r}")
-    return article
+def find_article(session: Session, ref: str, blog_slug: str | None = None) -> tables.Article:
+    """The article whose id is `ref`, else the one whose slug is `ref` (in `blog_slug` if given).
+
+    Ids are tried first: they are unique on the service, while a slug is unique only within its
+    blog, so a slug used in several blogs needs the blog named.
+    """
+    blog = None if blog_slug is None else get_blog(session, blog_slug)
+    article = session.get(tables.Article, ref)
+    if article is not None and (blog is None or article.blog_id == blog.id):
+        return article
+    query = select(tables.Article).where(tables.Article.slug == ref)
+    if blog is not None:
+        query = query.where(tables.Article.blog_id == blog.id)
+    matches = list(session.scalars(query.limit(10)))
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        slugs = session.scalars(select(tables.Blog.slug).where(tables.Blog.id.in_([m.blog_id for m in matches])))
+        blogs = ", ".join(sorted(repr(slug) for slug in slugs))
+        raise ContentError(f"the slug {ref!r} is used in several blogs ({blogs}): add --blog SLUG, or give the article id")
+    where = "" if blog is None else f" in blog {blog.slug!r}"
+    raise ContentError(
+        f"unknown article {ref!r}: no article{where} has this id or slug "
+        "(see them with `server admin list-articles --blog SLUG --all`)"
+    )
+
+
+def get_blog(session: Session, blog_slug: str) -> tables.Blog:
+    blog = session.scalar(select(tables.Blog).where(tables.Blog.slug == blog_slug))
+    if blog is None:
+        raise ContentError(f"unknown blog {blog_slug!r} (see them with `server admin list-blogs`)")
+    return blog
+
+
+def check_article_slug(slug: str) -> str:
+    """An article slug as `slugify` makes them: `a-z0-9` words joined by single hyphens, at most
+    `MAX_SLUG_LENGTH` characters."""
+    if len(slug) > MAX_SLUG_LENGTH or not BLOG_SLUG.fullmatch(slug):
+        raise ContentError(
+            f"invalid article slug {slug!r}: use lowercase letters, digits and single hyphens, "
+            f"at most {MAX_SLUG_LENGTH} characters (for example 'my-first-post')"
+        )
+    return slug
+
+
+def _free_slug(session: Session, blog: tables.Blog, slug: str, article_id: str | None) -> str:
+    """`slug`, checked, once no other article of `blog` (in any status) holds it."""
+    check_article_slug(slug)
+    holder = session.scalar(
+        select(tables.Article.id).where(tables.Article.blog_id == blog.id, tables.Article.slug == slug)
+    )
+    if holder is not None and holder != article_id:
+        raise ContentError(f"the slug {slug!r} is taken in blog {blog.slug!r} by article {holder}: choose another")
+    return slug
 
 
 def _apply(session: Session, article: tables.Article, data: ArticleInput) -> None:

@@ -109,12 +109,12 @@ def test_a_blog_scripted_end_to_end_as_subprocesses(tmp_path: Path, files: dict[
     assert (updated["title"], updated["slug"], updated["seoScore"], updated["tags"]) == ("Renamed", "premiere-note", None, [])
     assert admin_json(db_path, "unpublish", added["id"])["status"] == "unpublished"
     assert admin_json(db_path, "publish", added["id"])["status"] == "published"
-    assert admin_json(db_path, "delete-article", added["id"]) == {"id": added["id"], "deleted": True}
+    assert admin_json(db_path, "delete-article", added["id"]) == {"id": added["id"], "slug": "premiere-note", "deleted": True}
     assert admin_json(db_path, "advance-clock", "90")["offset_seconds"] == 90
 
     failed = run_admin(db_path, "publish", added["id"])
     assert failed.returncode == 1 and failed.stdout == ""
-    assert failed.stderr == f"Error: unknown article id '{added['id']}'\n"
+    assert failed.stderr.startswith(f"Error: unknown article '{added['id']}': no article has this id or slug")
 
 
 @pytest.mark.slow
@@ -150,10 +150,10 @@ def test_seed_prints_the_sample_credentials(tmp_path: Path) -> None:
         (["add-article", "--blog", "notes", "--title", "T", "--content", "![x](inline:3)", "--inline-image", "{inline}"], "inline:3"),
         (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--schema-org-json", "{bad_json}"], "not valid JSON"),
         (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--schema-org-json", "{list_json}"], "JSON object"),
-        (["update-article", "nope", "--title", "T"], "unknown article id 'nope'"),
-        (["publish", "nope"], "unknown article id"),
-        (["unpublish", "nope"], "unknown article id"),
-        (["delete-article", "nope"], "unknown article id"),
+        (["update-article", "nope", "--title", "T"], "unknown article 'nope'"),
+        (["publish", "nope"], "unknown article 'nope'"),
+        (["unpublish", "nope"], "unknown article 'nope'"),
+        (["delete-article", "nope"], "unknown article 'nope'"),
         (["advance-clock", "--", "-5"], "only moves forward"),
     ],
 )

@@ -21,8 +21,6 @@ COVER = SAMPLES.joinpath("cover-02.png").read_bytes()
 BASE = "http://testserver"
 
 
-
-
 def article(**fields: object) -> content.ArticleInput:
     fields.setdefault("title", "Hello World")
     fields.setdefault("content", "Body text.")
@@ -249,7 +247,7 @@ def test_update_appends_new_inline_images_to_the_existing_content(db: Database, 
 
 def test_delete_removes_the_row_and_sync_reports_it(db: Database, owner: Owner, api: httpx.Client) -> None:
     first = content.add_article(db, owner.blog_slug, article())
-    assert content.delete_article(db, first["id"]) == {"id": first["id"], "deleted": True}
+    assert content.delete_article(db, first["id"]) == {"id": first["id"], "slug": first["slug"], "deleted": True}
     with db.session() as session:
         assert session.get(tables.Article, first["id"]) is None
     sync = api.post("/api/v1/sync", json={"knownArticles": [{"id": first["id"], "contentHash": first["contentHash"]}]}).json()
@@ -258,7 +256,7 @@ def test_delete_removes_the_row_and_sync_reports_it(db: Database, owner: Owner, 
 
 @pytest.mark.parametrize("action", [content.publish, content.unpublish, content.delete_article])
 def test_unknown_article_id(db: Database, action: object) -> None:
-    with pytest.raises(ContentError, match="unknown article id 'nope'"):
+    with pytest.raises(ContentError, match="unknown article 'nope'"):
         action(db, "nope")  # type: ignore[operator]
 
 
