@@ -1,11 +1,31 @@
-"""How much does the plugin add to a build when nothing changed? Prints figures; not a test.
+"""What the plugin costs a real build, against the same pages as plain files. Prints figures; not a test.
 
-    python tests/benchmarks/bench_build.py [--articles 200] [--runs 5] [--material]
+    python tests/benchmarks/bench_build.py                      # Material + mkdocs theme, 200 and 1,000 articles, 5 runs
+    python tests/benchmarks/bench_build.py --articles 50 --runs 2 --themes material   # a quick look
+    python tests/benchmarks/bench_build.py --articles 1000 --profile /tmp/prof        # plus cProfile of both builds
 
-Builds one site against the reference service (in a thread on 127.0.0.1) with N articles,
-then times: a no-change build with the plugin (one /sync, pages compared, nothing rewritten),
-and the same site without the plugin, its articles exported as plain files into docs_dir.
-Peak memory of one no-change build is measured with tracemalloc. Run from the repository root.
+For each theme and size it creates the articles directly in the reference service's store (one
+transaction; every `--cover-every`th article has a cover image), starts the service on
+127.0.0.1 in a thread of this process, and builds two sites with `mkdocs build` as separate
+processes, the way users run it:
+
+- **plugin**: the `blogsvc` plugin syncing with the service (`material`: with Material's blog and
+  tags plugins; `mkdocs`: the built-in theme, the plugin writing the blog index);
+- **plain**: the same site without the plugin, the articles exported into docs_dir as plain
+  Markdown files and images (`mkdocs-blogsvc export`).
+
+Then it measures, alternating plugin and plain builds in pairs (the order flips every pair, so
+load from other processes falls on both alike), and reports medians:
+
+- the cold build (no cache: full sync, images downloaded, pages written);
+- the no-change build (one /sync that returns nothing): the median of the pairwise ratios, the
+  absolute medians, peak RSS of the build process;
+- the incremental build after 10 articles changed on the service (and the same 10 files
+  changed in the plain site): times, and the bytes the plugin received against the bytes of a
+  full listing (`GET /api/v1/articles`, every page of 100) and of the cold build's full sync.
+
+Peak memory is the build process's maximum resident set size (`wait4`'s ru_maxrss). Run from
+the repository root with the virtual environment active.
 """
 
 from __future__ import annotations
@@ -13,90 +33,468 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import pstats
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
+import threading
 import time
-import tracemalloc
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
 
+import httpx
 import yaml
-from mkdocs.commands.build import build
-from mkdocs.config import load_config
+from werkzeug.serving import make_server
 
-from mkdocs_blogsvc.render import Renderer
+from mkdocs_blogsvc.server import create_app, security, tables
 from mkdocs_blogsvc.server.database import Database
-from mkdocs_blogsvc.sync import export_site, read_cache, render_all
-from tests.conftest import add_article, add_owner, issue_access_token
-from tests.e2e.sites import Service, write_credentials, write_site
+from tests.conftest import add_owner, issue_access_token
+from tests.e2e.sites import write_credentials, write_site
+
+SAMPLE_COVER = Path(__file__).resolve().parents[2] / "mkdocs_blogsvc" / "server" / "sample_media" / "cover-01.png"
+TAGS = ["python", "mkdocs", "material", "docs", "api", "oauth", "cache", "performance", "testing", "release",
+        "markdown", "search", "design", "ops", "security", "json", "http", "yaml", "jinja", "sqlite"]
 
 
-def timed_build(config: Path) -> float:
+# --- the service ----------------------------------------------------------------------------
+
+
+class Service:
+    """The reference service in a thread, counting the response bytes per request path."""
+
+    def __init__(self, db: Database) -> None:
+        app = create_app(db, secret_key="bench")
+        self.received: list[tuple[str, int]] = []
+        self._lock = threading.Lock()
+
+        def counting(environ: dict[str, Any], start_response: Any) -> Iterator[bytes]:
+            size = 0
+            try:
+                for chunk in app(environ, start_response):
+                    size += len(chunk)
+                    yield chunk
+            finally:
+                with self._lock:
+                    self.received.append((environ["PATH_INFO"], size))
+
+        self.server = make_server("127.0.0.1", 0, counting, threaded=True)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def take(self) -> list[tuple[str, int]]:
+        """The requests since the last call, as (path, response body bytes)."""
+        with self._lock:
+            taken, self.received = self.received, []
+        return taken
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def create_articles(db: Database, blog_id: str, count: int, cover_every: int) -> list[str]:
+    """`count` published articles in one transaction (a few KB of Markdown each, three tags,
+    every `cover_every`th with its own cover image); returns their ids, newest first."""
+    body = "\n\n".join(
+        f"Paragraph {i} with some *Markdown*, a [link](https://example.com/{i}) and `code`." for i in range(30)
+    )
+    image = SAMPLE_COVER.read_bytes()
+    now = db.now()
+    ids = []
+    with db.session(write=True) as session:
+        for number in range(count):
+            cover = None
+            if cover_every and number % cover_every == 0:
+                cover = f"bench-cover-{number}.png"
+                session.add(tables.Media(key=cover, blog_id=blog_id, content_type="image/png", data=image))
+            article_id = security.new_cuid()
+            ids.append(article_id)
+            session.add(tables.Article(
+                id=article_id, blog_id=blog_id, slug=f"article-number-{number}", title=f"Article number {number}",
+                description=f"What article {number} is about.", content=f"# Article {number}\n\n{body}",
+                cover_media_key=cover, tags=[TAGS[number % 20], TAGS[(number * 7 + 3) % 20], TAGS[(number * 3 + 1) % 20]],
+                seo_keywords=["benchmark", f"article {number}"], status="published",
+                published_at=now - timedelta(minutes=number), updated_at=now, created_at=now,
+            ))
+    return ids
+
+
+def change_articles(db: Database, ids: Iterable[str], generation: int) -> None:
+    """Edit the body of each article (a new contentHash), as an author would."""
+    with db.session(write=True) as session:
+        for article_id in ids:
+            article = session.get(tables.Article, article_id)
+            assert article is not None
+            article.content = article.content.split("\n\nEdit ", 1)[0] + f"\n\nEdit {generation}: one more paragraph."
+            article.updated_at = db.now()
+
+
+def full_listing_bytes(base_url: str, token: str) -> int:
+    """Bytes of every page of `GET /api/v1/articles?limit=100`: what a client without /sync reads."""
+    total, page = 0, 1
+    with httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as client:
+        while True:
+            response = client.get("/api/v1/articles", params={"page": page, "limit": 100})
+            response.raise_for_status()
+            total += len(response.content)
+            if page >= response.json()["pagination"]["totalPages"]:
+                return total
+            page += 1
+
+
+# --- builds ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    seconds: float  # wall time
+    cpu: float  # user + system CPU time of the build process
+    peak_rss_mb: float
+
+
+#: `mkdocs build` under cProfile with the process's CPU time as the clock: with other processes
+#: on the machine, wall-clock profiles mostly measure waiting for a core.
+PROFILED_BUILD = """
+import cProfile, sys, time
+from mkdocs.__main__ import cli
+profile = cProfile.Profile(time.process_time)
+try:
+    profile.runcall(cli.main, args=sys.argv[2:], prog_name="mkdocs", standalone_mode=False)
+finally:
+    profile.dump_stats(sys.argv[1])
+"""
+
+
+def mkdocs_build(config: Path, *, profile: Path | None = None) -> Run:
+    """`mkdocs build` of `config` in its own process: wall time and peak resident memory."""
+    command = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)]
+    if profile is not None:
+        command[1:3] = ["-c", PROFILED_BUILD, str(profile)]
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     started = time.perf_counter()
-    build(load_config(str(config)))
-    return time.perf_counter() - started
+    process = subprocess.Popen(command, cwd=config.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    errors = process.stderr.read()  # few lines (-q): no deadlock before wait4
+    _pid, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"mkdocs build of {config} failed ({process.returncode}):\n{errors.decode(errors='replace')}")
+    return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)  # ru_maxrss is in KiB on Linux
+
+
+def export(plugin_config: Path, docs: Path, *, index: bool) -> None:
+    command = [sys.executable, "-m", "mkdocs_blogsvc", "export", str(docs), "-f", str(plugin_config), "--offline"]
+    if index:
+        command.append("--index")
+    subprocess.run(command, check=True, capture_output=True, cwd=plugin_config.parent)
+
+
+@dataclass
+class Pairs:
+    """Plugin and plain runs measured in alternating pairs."""
+
+    plugin: list[Run] = field(default_factory=list)
+    plain: list[Run] = field(default_factory=list)
+
+    def add(self, number: int, plugin: Callable[[], Run], plain: Callable[[], Run]) -> None:
+        if number % 2 == 0:
+            self.plugin.append(plugin())
+            self.plain.append(plain())
+        else:
+            self.plain.append(plain())
+            self.plugin.append(plugin())
+
+    def ratio(self, cpu: bool = False) -> float:
+        return statistics.median(self.ratios(cpu))
+
+    def ratios(self, cpu: bool = False) -> list[float]:
+        if cpu:
+            return sorted(a.cpu / b.cpu for a, b in zip(self.plugin, self.plain, strict=True))
+        return sorted(a.seconds / b.seconds for a, b in zip(self.plugin, self.plain, strict=True))
+
+
+def median_time(runs: list[Run]) -> float:
+    return statistics.median(run.seconds for run in runs)
+
+
+def median_cpu(runs: list[Run]) -> float:
+    return statistics.median(run.cpu for run in runs)
+
+
+def median_rss(runs: list[Run]) -> float:
+    return statistics.median(run.peak_rss_mb for run in runs)
+
+
+@dataclass
+class Result:
+    theme: str
+    articles: int
+    runs: int
+    cold: Pairs
+    no_change: Pairs
+    incremental: Pairs
+    changed: int
+    incremental_bytes: list[int]
+    no_change_bytes: list[int]
+    cold_sync_bytes: int
+    listing_bytes: int
+
+    def report(self) -> str:
+        nc, inc, cold = self.no_change, self.incremental, self.cold
+        share = statistics.median(self.incremental_bytes) / self.listing_bytes * 100
+        lines = [
+            f"## {THEMES[self.theme]}, {self.articles} articles, {self.runs} alternating pairs",
+            "",
+            "| build | plugin | plain files | ratio (median of pairs) | CPU plugin | CPU plain | CPU ratio |",
+            "|---|---|---|---|---|---|---|",
+            f"| no change | {median_time(nc.plugin):.2f} s | {median_time(nc.plain):.2f} s | "
+            f"**{nc.ratio():.3f}** ({', '.join(f'{r:.2f}' for r in nc.ratios())}) | "
+            f"{median_cpu(nc.plugin):.2f} s | {median_cpu(nc.plain):.2f} s | {nc.ratio(cpu=True):.3f} |",
+            f"| {self.changed} articles changed | {median_time(inc.plugin):.2f} s | {median_time(inc.plain):.2f} s | "
+            f"{inc.ratio():.3f} | {median_cpu(inc.plugin):.2f} s | {median_cpu(inc.plain):.2f} s | {inc.ratio(cpu=True):.3f} |",
+            f"| cold (no cache) | {median_time(cold.plugin):.2f} s | {median_time(cold.plain):.2f} s | "
+            f"{cold.ratio():.3f} | {median_cpu(cold.plugin):.2f} s | {median_cpu(cold.plain):.2f} s | {cold.ratio(cpu=True):.3f} |",
+            f"| peak RSS, no change | {median_rss(nc.plugin):.0f} MB | {median_rss(nc.plain):.0f} MB | "
+            f"{median_rss(nc.plugin) / median_rss(nc.plain):.3f} | | | |",
+            "",
+            f"Received from the service: no-change build {statistics.median(self.no_change_bytes):,.0f} B; "
+            f"{self.changed} changed {statistics.median(self.incremental_bytes):,.0f} B = **{share:.2f} %** of a full "
+            f"listing ({self.listing_bytes:,} B over {-(-self.articles // 100)} pages); cold build's sync {self.cold_sync_bytes:,} B.",
+        ]
+        return "\n".join(lines)
+
+
+THEMES = {"material": "Material with the blog and tags plugins", "mkdocs": "the built-in mkdocs theme"}
+
+
+def plain_copy(plugin_config: Path, root: Path) -> Path:
+    """The plugin site's mkdocs.yml without the plugin, in `root` (docs_dir copied)."""
+    data = yaml.safe_load(plugin_config.read_text())
+    data["plugins"] = [p for p in data["plugins"] if not (isinstance(p, dict) and "blogsvc" in p)] or []
+    shutil.copytree(plugin_config.parent / "docs", root / "docs")
+    config = root / "mkdocs.yml"
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    return config
+
+
+def sync_bytes(requests: list[tuple[str, int]]) -> int:
+    return sum(size for path, size in requests if path == "/api/v1/sync")
+
+
+def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> Result:
+    db = Database.from_path(root / "service.db")
+    owner = add_owner(db)
+    ids = create_articles(db, owner.blog_id, articles, args.cover_every)
+    service = Service(db)
+    token = issue_access_token(db, owner)
+    try:
+        site = write_site(root / "plugin", service.url, material=theme == "material")
+        write_credentials(root / "plugin" / "credentials.json", service.url, token)
+        plain = plain_copy(site, root / "plain")
+        cache = root / "plugin" / ".cache"
+
+        # Cold: no cache at all (the first build also yields the pages for the plain site).
+        cold = Pairs()
+        cold_sync: list[int] = []
+
+        def cold_plugin() -> Run:
+            shutil.rmtree(cache, ignore_errors=True)
+            service.take()
+            run = mkdocs_build(site)
+            cold_sync.append(sync_bytes(service.take()))
+            return run
+
+        cold.plugin.append(cold_plugin())
+        export(site, plain.parent / "docs", index=theme != "material")
+        cold.plain.append(mkdocs_build(plain))
+        for number in range(1, args.cold_runs):
+            cold.add(number, cold_plugin, lambda: mkdocs_build(plain))
+
+        # No change: one /sync that returns nothing.
+        no_change, nc_bytes = Pairs(), []
+
+        def plugin_build() -> Run:
+            service.take()
+            run = mkdocs_build(site)
+            nc_bytes.append(sync_bytes(service.take()))
+            return run
+
+        mkdocs_build(site), mkdocs_build(plain)  # warm the file cache
+        for number in range(args.runs):
+            no_change.add(number, plugin_build, lambda: mkdocs_build(plain))
+        if args.profile:
+            args.profile.mkdir(parents=True, exist_ok=True)
+            for number in range(args.profile_runs):
+                for kind, config in (("plugin", site), ("plain", plain))[:: 1 if number % 2 == 0 else -1]:
+                    mkdocs_build(config, profile=args.profile / f"{theme}-{articles}-{kind}-{number}.prof")
+
+        # Incremental: `changed` articles edited on the service, the same pages edited in docs_dir.
+        incremental, inc_bytes = Pairs(), []
+
+        def plugin_incremental() -> Run:
+            service.take()
+            run = mkdocs_build(site)
+            inc_bytes.append(sync_bytes(service.take()))
+            return run
+
+        posts = plain.parent / "docs" / "blog" / "posts"
+        for number in range(args.runs):
+            batch = [(number * args.changed + k) % len(ids) for k in range(args.changed)]
+            change_articles(db, [ids[k] for k in batch], number)
+            for k in batch:
+                page = posts / f"article-number-{k}.md"
+                page.write_text(page.read_text(encoding="utf-8") + f"\nEdit {number}: one more paragraph.\n", encoding="utf-8")
+            incremental.add(number, plugin_incremental, lambda: mkdocs_build(plain))
+        listing = full_listing_bytes(service.url, token)
+    finally:
+        service.stop()
+        db.dispose()
+    return Result(theme, articles, args.runs, cold, no_change, incremental, args.changed,
+                  inc_bytes, nc_bytes, statistics.median(cold_sync), listing)
+
+
+# --- profiles -------------------------------------------------------------------------------
+
+
+def _package(filename: str) -> str:
+    if filename.startswith(("~", "<")):
+        return "builtins"
+    parts = Path(filename).parts
+    if "site-packages" in parts:
+        return parts[parts.index("site-packages") + 1].split(".")[0]
+    if "mkdocs_blogsvc" in parts:
+        return "mkdocs_blogsvc"
+    return "stdlib"
+
+
+def _where(func: tuple[str, int, str]) -> str:
+    filename, line, name = func
+    return name if filename.startswith("~") else f"{'/'.join(Path(filename).parts[-2:])}:{line} {name}"
+
+
+def _median_stats(paths: list[Path]) -> dict[Any, tuple[int, int, float, float, dict[Any, Any]]]:
+    """One profile from several: per function the median own and cumulative time over the runs
+    (a function missing from a run counts as 0 there); callers are taken from the first run."""
+    tables = [pstats.Stats(str(path)).stats for path in paths]  # type: ignore[attr-defined]
+    merged = {}
+    for func in set().union(*tables):
+        rows = [table.get(func) for table in tables]
+        first = next(row for row in rows if row is not None)
+        own = statistics.median(row[2] if row else 0.0 for row in rows)
+        cumulative = statistics.median(row[3] if row else 0.0 for row in rows)
+        scale = own / first[2] if first[2] else 0.0
+        callers = {caller: (*row[:2], row[2] * scale, row[3]) for caller, row in first[4].items()}
+        merged[func] = (first[0], first[1], own, cumulative, callers)
+    return merged
+
+
+def _own_time_by_package(table: dict[Any, Any]) -> dict[str, float]:
+    """Own time per package; time spent in builtins and the standard library is charged to the
+    package of the calling function (one level up), so `open()` called by MkDocs counts as MkDocs."""
+    totals: dict[str, float] = defaultdict(float)
+    for func, (_cc, _nc, tottime, _ct, callers) in table.items():
+        package = _package(func[0])
+        if package not in ("builtins", "stdlib") or not callers:
+            totals[package] += tottime
+            continue
+        for caller, caller_row in callers.items():
+            totals[_package(caller[0])] += caller_row[2]
+    return totals
+
+
+def compare_profiles(plugin: list[Path], plain: list[Path], top: int = 20) -> str:
+    """Where the plugin build's extra time goes: own time per package, the MkDocs and Material
+    functions whose cumulative time grew most, and the plugin's own functions (medians over
+    the profiled runs, CPU time)."""
+    stats = {"plugin": _median_stats(plugin), "plain": _median_stats(plain)}
+    totals = {kind: sum(row[2] for row in table.values()) for kind, table in stats.items()}
+    packages = {kind: _own_time_by_package(table) for kind, table in stats.items()}
+    lines = [f"Under cProfile (CPU time, median of {len(plugin)} runs each): plugin build {totals['plugin']:.2f} s, plain build {totals['plain']:.2f} s "
+             f"(difference {totals['plugin'] - totals['plain']:+.2f} s).", "",
+             "| own time by package (builtins charged to their caller) | plugin | plain | difference |", "|---|---|---|---|"]
+    names = set(packages["plugin"]) | set(packages["plain"])
+    for name in sorted(names, key=lambda n: -(packages["plugin"].get(n, 0) - packages["plain"].get(n, 0))):
+        a, b = packages["plugin"].get(name, 0.0), packages["plain"].get(name, 0.0)
+        if abs(a - b) >= 0.005 or a >= 0.1:
+            lines.append(f"| {name} | {a:.3f} | {b:.3f} | {a - b:+.3f} |")
+    lines += ["", "| MkDocs / Material function (cumulative) | plugin | plain | difference |", "|---|---|---|---|"]
+    cumulative = {kind: {f: row[3] for f, row in table.items() if _package(f[0]) in ("mkdocs", "material")}
+                  for kind, table in stats.items()}
+    funcs = set(cumulative["plugin"]) | set(cumulative["plain"])
+    ranked = sorted(funcs, key=lambda f: -(cumulative["plugin"].get(f, 0) - cumulative["plain"].get(f, 0)))
+    for func in ranked[:top]:
+        a, b = cumulative["plugin"].get(func, 0.0), cumulative["plain"].get(func, 0.0)
+        lines.append(f"| `{_where(func)}` | {a:.3f} | {b:.3f} | {a - b:+.3f} |")
+    lines += ["", "| the plugin's function (cumulative) | calls | time |", "|---|---|---|"]
+    own = [(func, row) for func, row in stats["plugin"].items() if _package(func[0]) == "mkdocs_blogsvc"]
+    for func, (_cc, calls, _tt, cumulative_time, _c) in sorted(own, key=lambda item: -item[1][3])[:top]:
+        lines.append(f"| `{_where(func)}` | {calls} | {cumulative_time:.3f} |")
+    return "\n".join(lines)
+
+
+# --- main -----------------------------------------------------------------------------------
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--articles", type=int, default=200)
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--material", action="store_true", help="Material theme with the blog plugin")
+    parser.add_argument("--articles", type=int, nargs="+", default=[200, 1000], help="site sizes (default: 200 1000)")
+    parser.add_argument("--themes", nargs="+", choices=sorted(THEMES), default=["material", "mkdocs"])
+    parser.add_argument("--runs", type=int, default=5, help="alternating pairs of no-change and incremental builds")
+    parser.add_argument("--cold-runs", type=int, default=1, help="pairs of cold builds (each deletes the cache)")
+    parser.add_argument("--changed", type=int, default=10, help="articles changed before each incremental build")
+    parser.add_argument("--cover-every", type=int, default=10, help="every Nth article has a cover image (0: none)")
+    parser.add_argument("--profile", type=Path, help="also write cProfile files of one no-change build each into this folder")
+    parser.add_argument("--profile-runs", type=int, default=3, help="profiled builds of each kind (medians are shown)")
+    parser.add_argument("--keep", type=Path, help="build in this folder and keep it (default: a temporary one)")
     args = parser.parse_args()
-    logging.getLogger("mkdocs").setLevel(logging.WARNING)
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
-    with tempfile.TemporaryDirectory(prefix="blogsvc-bench-") as tmp:
-        root = Path(tmp)
-        db = Database.from_path(root / "service.db")
-        owner = add_owner(db)
-        body = "\n\n".join(f"Paragraph {i} with some *Markdown* text." for i in range(30))
-        for number in range(args.articles):
-            add_article(db, owner.blog_id, f"Article number {number}", minutes_ago=number, content=f"# Article {number}\n\n{body}")
-        service = Service(db)
+    print(f"# bench_build: {' '.join(sys.argv[1:]) or '(defaults)'}")
+    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at start; "
+          f"Python {sys.version.split()[0]}; {_versions()}")
+    for articles in args.articles:
+        for theme in args.themes:
+            with tempfile.TemporaryDirectory(prefix="blogsvc-bench-") as tmp:
+                root = (args.keep / f"{theme}-{articles}") if args.keep else Path(tmp)
+                if args.keep:
+                    shutil.rmtree(root, ignore_errors=True)
+                    root.mkdir(parents=True)
+                started = time.perf_counter()
+                result = measure(root, theme, articles, args)
+                print()
+                print(result.report())
+                print(f"\n(measured in {time.perf_counter() - started:.0f} s; load average now "
+                      f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})")
+                if args.profile:
+                    print()
+                    print(compare_profiles(
+                        [args.profile / f"{theme}-{articles}-plugin-{n}.prof" for n in range(args.profile_runs)],
+                        [args.profile / f"{theme}-{articles}-plain-{n}.prof" for n in range(args.profile_runs)],
+                    ))
+                sys.stdout.flush()
+
+
+def _versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = []
+    for name in ("mkdocs", "mkdocs-material", "mkdocs-blogsvc"):
         try:
-            with_plugin = root / "with"
-            config = write_site(with_plugin, service.url, material=args.material)
-            write_credentials(with_plugin / "credentials.json", service.url, issue_access_token(db, owner))
-            started = time.perf_counter()
-            build(load_config(str(config)))
-            first = time.perf_counter() - started
-
-            tracemalloc.start()
-            build(load_config(str(config)))
-            _current, peak = tracemalloc.get_traced_memory()
-            tracemalloc.stop()
-
-            without = root / "without"
-            plain = write_site(without, service.url, material=args.material)
-            data = yaml.safe_load(plain.read_text())
-            data["plugins"] = [p for p in data["plugins"] if not (isinstance(p, dict) and "blogsvc" in p)]
-            plain.write_text(yaml.safe_dump(data))
-            cache = with_plugin / ".cache" / "blogsvc"
-            site = render_all(cache, read_cache(cache), Renderer(), blog_dir="blog", posts_dir="blog/posts",
-                              index_title=None if args.material else "Blog")
-            export_site(site, without / "docs")
-            # Interleaved, so that load from other processes hits both series alike.
-            service.requests.clear()
-            plugin_times, plain_times = [], []
-            for _ in range(args.runs):
-                plugin_times.append(timed_build(config))
-                plain_times.append(timed_build(plain))
-            syncs = service.requests.count("/api/v1/sync")
-        finally:
-            service.stop()
-            db.dispose()
-
-    with_median, without_median = statistics.median(plugin_times), statistics.median(plain_times)
-    print(f"articles: {args.articles}, theme: {'material + blog' if args.material else 'mkdocs'}, runs: {args.runs}")
-    print(f"first build (full sync + render):     {first:.3f} s")
-    print(f"no-change build with the plugin:      {with_median:.3f} s (median; {syncs} /sync requests in {args.runs} builds)")
-    print(f"same site without the plugin:         {without_median:.3f} s (median)")
-    print(f"plugin overhead:                      {with_median - without_median:+.3f} s")
-    print(f"peak traced memory, no-change build:  {peak / 1024 / 1024:.1f} MiB")
+            found.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            pass
+    return ", ".join(found)
 
 
 if __name__ == "__main__":
