@@ -258,19 +258,19 @@ class Result:
             "",
             "| build | plugin | plain files | ratio (median of pairs) | CPU plugin | CPU plain | CPU ratio |",
             "|---|---|---|---|---|---|---|",
-            f"| no change | {median_time(nc.plugin):.2f} s | {median_time(nc.plain):.2f} s | "
+            (f"| no change | {median_time(nc.plugin):.2f} s | {median_time(nc.plain):.2f} s | "
             f"**{nc.ratio():.3f}** ({', '.join(f'{r:.2f}' for r in nc.ratios())}) | "
-            f"{median_cpu(nc.plugin):.2f} s | {median_cpu(nc.plain):.2f} s | {nc.ratio(cpu=True):.3f} |",
-            f"| {self.changed} articles changed | {median_time(inc.plugin):.2f} s | {median_time(inc.plain):.2f} s | "
-            f"{inc.ratio():.3f} | {median_cpu(inc.plugin):.2f} s | {median_cpu(inc.plain):.2f} s | {inc.ratio(cpu=True):.3f} |",
-            f"| cold (no cache) | {median_time(cold.plugin):.2f} s | {median_time(cold.plain):.2f} s | "
-            f"{cold.ratio():.3f} | {median_cpu(cold.plugin):.2f} s | {median_cpu(cold.plain):.2f} s | {cold.ratio(cpu=True):.3f} |",
-            f"| peak RSS, no change | {median_rss(nc.plugin):.0f} MB | {median_rss(nc.plain):.0f} MB | "
-            f"{median_rss(nc.plugin) / median_rss(nc.plain):.3f} | | | |",
+            f"{median_cpu(nc.plugin):.2f} s | {median_cpu(nc.plain):.2f} s | {nc.ratio(cpu=True):.3f} |"),
+            (f"| {self.changed} articles changed | {median_time(inc.plugin):.2f} s | {median_time(inc.plain):.2f} s | "
+            f"{inc.ratio():.3f} | {median_cpu(inc.plugin):.2f} s | {median_cpu(inc.plain):.2f} s | {inc.ratio(cpu=True):.3f} |"),
+            (f"| cold (no cache) | {median_time(cold.plugin):.2f} s | {median_time(cold.plain):.2f} s | "
+            f"{cold.ratio():.3f} | {median_cpu(cold.plugin):.2f} s | {median_cpu(cold.plain):.2f} s | {cold.ratio(cpu=True):.3f} |"),
+            (f"| peak RSS, no change | {median_rss(nc.plugin):.0f} MB | {median_rss(nc.plain):.0f} MB | "
+            f"{median_rss(nc.plugin) / median_rss(nc.plain):.3f} | | | |"),
             "",
-            f"Received from the service: no-change build {statistics.median(self.no_change_bytes):,.0f} B; "
+            (f"Received from the service: no-change build {statistics.median(self.no_change_bytes):,.0f} B; "
             f"{self.changed} changed {statistics.median(self.incremental_bytes):,.0f} B = **{share:.2f} %** of a full "
-            f"listing ({self.listing_bytes:,} B over {-(-self.articles // 100)} pages); cold build's sync {self.cold_sync_bytes:,} B.",
+            f"listing ({self.listing_bytes:,} B over {-(-self.articles // 100)} pages); cold build's sync {self.cold_sync_bytes:,} B."),
         ]
         return "\n".join(lines)
 
@@ -361,7 +361,7 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
         service.stop()
         db.dispose()
     return Result(theme, articles, args.runs, cold, no_change, incremental, args.changed,
-                  inc_bytes, nc_bytes, statistics.median(cold_sync), listing)
+                  inc_bytes, nc_bytes, int(statistics.median(cold_sync)), listing)
 
 
 # --- profiles -------------------------------------------------------------------------------
@@ -420,8 +420,8 @@ def compare_profiles(plugin: list[Path], plain: list[Path], top: int = 20) -> st
     stats = {"plugin": _median_stats(plugin), "plain": _median_stats(plain)}
     totals = {kind: sum(row[2] for row in table.values()) for kind, table in stats.items()}
     packages = {kind: _own_time_by_package(table) for kind, table in stats.items()}
-    lines = [f"Under cProfile (CPU time, median of {len(plugin)} runs each): plugin build {totals['plugin']:.2f} s, plain build {totals['plain']:.2f} s "
-             f"(difference {totals['plugin'] - totals['plain']:+.2f} s).", "",
+    lines = [(f"Under cProfile (CPU time, median of {len(plugin)} runs each): plugin build {totals['plugin']:.2f} s, plain build {totals['plain']:.2f} s "
+             f"(difference {totals['plugin'] - totals['plain']:+.2f} s)."), "",
              "| own time by package (builtins charged to their caller) | plugin | plain | difference |", "|---|---|---|---|"]
     names = set(packages["plugin"]) | set(packages["plain"])
     for name in sorted(names, key=lambda n: -(packages["plugin"].get(n, 0) - packages["plain"].get(n, 0))):
