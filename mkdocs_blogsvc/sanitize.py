@@ -1,0 +1,464 @@
+"""Article HTML through an allowlist (nh3, the binding of Rust's ammonia): what the service sends
+lands on the site owner's domain, so nothing in an article may run script there.
+
+Two passes, because an article reaches HTML along two roads:
+
+- `clean_markdown` neutralises the Markdown *source* when the page file is written. It is the
+  only guarantee for what is rendered without our hooks: `mkdocs-blogsvc export` (Zensical runs
+  no plugin) and Material's blog index, which converts each post's Markdown again for its
+  excerpts. Raw HTML tags go one by one through nh3; link and image destinations, reference
+  definitions, autolinks and `{: attr_list }` blocks are checked for their URL scheme and
+  attributes. Fenced code blocks are left as written.
+- `clean_html` sanitises the *rendered* HTML of each article page (`on_page_content`). It is the
+  safer pass: it sees what Markdown and the site's extensions produced, so tricks that become
+  HTML only after rendering (`[x](javascript:...)`, reference links, autolinks, attr_list
+  attributes) cannot slip through a gap between our reading of Markdown and the renderer's.
+
+Both return the cleaned text and a `Removed` count (`<script>` elements, `onerror` attributes,
+`javascript:` URLs...) that the plugin logs once per article.
+
+Decisions where the issue left a choice:
+- no `data:` URL at all, images included: every image the service means to show is listed in
+  `inlineImageUrls` and downloaded, type-checked and size-limited by the plugin; a `data:` image
+  would bypass those checks (and `data:` SVG documents are script carriers);
+- `style` is removed everywhere except `text-align` on table cells, which is what Python-Markdown's
+  tables extension writes for aligned columns (`filter_style_properties` keeps that one property);
+- HTML comments are removed, except in the Markdown pass those with no `<` or `>` inside, because
+  `<!-- more -->` is Material's excerpt separator;
+- element contents that a browser never shows as text (`script`, `style`, `iframe`, `noscript`...)
+  are dropped with the element; other removed elements (`form`, `object`, unknown tags) keep
+  their text.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+import nh3
+from markdown.extensions.attr_list import get_attrs_and_remainder
+from markdown.extensions.fenced_code import FencedBlockPreprocessor
+
+# --- the allowlist -------------------------------------------------------------------------
+
+#: Elements kept: nh3's defaults (tables, lists, headings, `details`, `img`, `a`, `sup`, `kbd`,
+#: `figure`, `code`, `pre`...) plus what MkDocs' Markdown extensions write: task-list and
+#: content-tab inputs with their labels, and the inline SVG of Material's icons.
+ALLOWED_TAGS: frozenset[str] = frozenset(nh3.ALLOWED_TAGS | {
+    "details", "summary", "figure", "figcaption", "input", "label", "svg", "path", "g",
+})
+
+#: Elements dropped together with what they contain (browsers do not show it as text).
+DROPPED_WITH_CONTENT: frozenset[str] = frozenset({
+    "script", "style", "iframe", "noscript", "noembed", "noframes", "template", "textarea",
+    "title", "xmp", "object", "embed", "applet", "frameset", "math",
+})
+
+_URL_ATTRIBUTES = frozenset({
+    "href", "src", "cite", "action", "formaction", "poster", "background", "srcset", "data",
+    "xlink:href", "longdesc", "usemap", "ping", "manifest", "codebase", "dynsrc", "lowsrc",
+})
+
+ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
+    "*": {"class", "id", "title", "lang", "dir"},
+    "a": {"href", "hreflang", "name"},
+    "div": {"data-tabs"},  # pymdownx.tabbed's tab count
+    "img": {"src", "alt", "width", "height", "loading", "align"},
+    "td": {"colspan", "rowspan", "align", "headers", "style"},
+    "th": {"colspan", "rowspan", "align", "headers", "scope", "style"},
+    "ol": {"start", "type", "reversed"},
+    "li": {"value"},
+    "col": {"span"},
+    "colgroup": {"span"},
+    "blockquote": {"cite"},
+    "q": {"cite"},
+    "del": {"cite", "datetime"},
+    "ins": {"cite", "datetime"},
+    "time": {"datetime"},
+    "details": {"open"},
+    "label": {"for"},
+    "input": {"checked", "disabled", "name"},
+    "svg": {"viewBox", "xmlns", "width", "height", "fill", "aria-hidden"},
+    "path": {"d", "fill", "fill-rule", "clip-rule"},
+    "g": {"fill"},
+}
+#: `type` of `<input>` is restricted to the two kinds Markdown extensions write.
+_ATTRIBUTE_VALUES = {"input": {"type": {"checkbox", "radio"}}}
+#: In the Markdown pass, md_in_html's switch is kept so `<details markdown>` still renders.
+_MARKDOWN_ATTRIBUTES = {**ALLOWED_ATTRIBUTES, "*": ALLOWED_ATTRIBUTES["*"] | {"markdown"}}
+
+#: URL schemes kept (nh3's list: http, https, mailto, tel, ftp...): no javascript:, vbscript:, data:.
+URL_SCHEMES: frozenset[str] = frozenset(nh3.ALLOWED_URL_SCHEMES)
+
+_CLEAN_OPTIONS = {
+    "tags": set(ALLOWED_TAGS),
+    "clean_content_tags": set(DROPPED_WITH_CONTENT),
+    "tag_attribute_values": _ATTRIBUTE_VALUES,
+    "url_schemes": set(URL_SCHEMES),
+    "filter_style_properties": {"text-align"},
+    "link_rel": None,
+}
+_HTML_CLEANER = nh3.Cleaner(attributes=ALLOWED_ATTRIBUTES, **_CLEAN_OPTIONS)  # type: ignore[arg-type]
+
+#: Characters that Python-Markdown's inline patterns act on *before* they set raw HTML aside
+#: (code spans, backslash escapes, links, attr_list): in an attribute value of a tag we write
+#: back into Markdown they could split the tag again, so such values are dropped.
+_MARKDOWN_ACTIVE = re.compile(r"[`\\\[\]{}]")
+
+
+def _markdown_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
+    return None if _MARKDOWN_ACTIVE.search(value) else value
+
+
+_TAG_CLEANER = nh3.Cleaner(
+    attributes=_MARKDOWN_ATTRIBUTES, attribute_filter=_markdown_attribute_filter, **_CLEAN_OPTIONS  # type: ignore[arg-type]
+)
+
+
+# --- what was removed ----------------------------------------------------------------------
+
+
+@dataclass
+class Removed:
+    """What a pass took out, by kind: `element` (tag name), `attribute` (name), `url` (scheme)."""
+
+    counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def add(self, kind: str, name: str, number: int = 1) -> None:
+        self.counts[(kind, name)] += number
+
+    def update(self, other: Removed) -> None:
+        self.counts.update(other.counts)
+
+    def __bool__(self) -> bool:
+        return bool(self.counts)
+
+    def summary(self) -> str:
+        """`2 <script> elements, 1 onerror attribute, 1 javascript: URL` (most frequent first)."""
+        parts = []
+        order = {"element": 0, "attribute": 1, "url": 2}
+        ranked = sorted(self.counts.items(), key=lambda item: (-item[1], order.get(item[0][0], 3), item[0][1]))
+        for (kind, name), number in ranked:
+            plural = "" if number == 1 else "s"
+            if kind == "element":
+                parts.append(f"{number} <{name}> element{plural}")
+            elif kind == "url":
+                parts.append(f"{number} {name}: URL{plural}")
+            else:
+                parts.append(f"{number} {name} attribute{plural}")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    text: str
+    removed: Removed
+
+
+class _Inventory(HTMLParser):
+    """Start tags and their attributes, as a browser-like tokenizer sees them (for counting)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.elements: Counter[str] = Counter()
+        #: (element, attribute, URL scheme or "")
+        self.attributes: Counter[tuple[str, str, str]] = Counter()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements[tag] += 1
+        for name, value in attrs:
+            scheme = url_scheme(value or "") if name in _URL_ATTRIBUTES else None
+            self.attributes[(tag, name, scheme or "")] += 1
+
+    handle_startendtag = handle_starttag
+
+
+def _inventory(text: str) -> _Inventory:
+    parser = _Inventory()
+    parser.feed(text)
+    parser.close()
+    return parser
+
+
+def count_removed(before: str, after: str) -> Removed:
+    """What is in `before` and not in `after` (elements by name, attributes by name, URLs by
+    scheme): a difference of what the sanitiser actually did, not a second opinion."""
+    old, new = _inventory(before), _inventory(after)
+    removed = Removed()
+    for name, number in (old.elements - new.elements).items():
+        removed.add("element", name, number)
+    for (tag, name, scheme), number in (old.attributes - new.attributes).items():
+        if not new.elements[tag]:
+            continue  # gone with its element, already counted
+        if scheme:
+            removed.add("url", scheme, number)
+        else:
+            removed.add("attribute", name, number)
+    return removed
+
+
+def url_scheme(url: str) -> str | None:
+    """The scheme a browser would see (entities decoded, whitespace, control characters and
+    backslashes dropped, lowercased), or None for a relative URL."""
+    plain = re.sub(r"[\x00-\x20\x7f\\]+", "", html.unescape(url)).lower()
+    match = re.match(r"([a-z][a-z0-9+.-]*):", plain)
+    return match.group(1) if match else None
+
+
+def _allowed_url(url: str) -> bool:
+    scheme = url_scheme(url)
+    return scheme is None or scheme in URL_SCHEMES
+
+
+# --- the HTML pass ----------------------------------------------------------------------------
+
+
+def clean_html(text: str) -> Cleaned:
+    """The article page's rendered HTML through the allowlist."""
+    cleaned = _HTML_CLEANER.clean(text)
+    return Cleaned(cleaned, count_removed(text, cleaned) if cleaned != text else Removed())
+
+
+# --- the Markdown pass --------------------------------------------------------------------
+
+#: Python-Markdown's fenced_code (which MkDocs always loads) takes these out before anything
+#: else; same expression, so we agree on what is code.
+_FENCE: re.Pattern[str] = FencedBlockPreprocessor.FENCED_BLOCK_RE
+_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\s]*)>")
+_AUTOMAIL = re.compile(r"<[^<>\s@!]+@[^<>\s@]+>")
+#: Bounded lengths keep scanning linear on hostile input: a tag or comment too long to match
+#: has its `<` escaped instead, which is safe.
+_COMMENT = re.compile(r"<!--(.{0,4000}?)-->", re.DOTALL)
+_TAG = re.compile(
+    r"<(?P<close>/)?(?P<name>[A-Za-z][A-Za-z0-9-]{0,63})"
+    r"(?:\s{1,200}[^\s\"'<>/=]{1,200}(?:\s*=\s*(?:\"[^\"]{0,4000}\"|'[^']{0,4000}'|[^\s\"'=<>`]{1,4000}))?){0,100}"
+    r"\s{0,200}/?>"
+)
+_SCAN = re.compile(r"[`<]")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_TAG_START = re.compile(r"[A-Za-z/!?]")
+_ANGLE_DESTINATION = re.compile(r"<([^<>\n]*)>")
+_BEFORE_DESTINATION = re.compile(r"(?:\]\(\s*|\]:[ \t]*\n?[ \t]*)$")
+_LINK_DESTINATION = re.compile(r"(?P<lead>\]\(\s*|^[ ]{0,3}\[[^\]\n]+\]:[ \t]*\n?[ \t]*)(?P<url>[^\s<>()]+)", re.MULTILINE)
+_ATTR_LIST = re.compile(r"\{:?[ ]*([^\}\n ][^\}\n]*)[ ]*\}")
+_ATTR_LIST_KEYS = frozenset({"id", "class", "title", "lang", "dir", "width", "height", "alt", "align", "loading"})
+#: Table parts are ignored by an HTML parser outside their table: give them one to clean in.
+_CONTEXT = {
+    "tr": "<table><tbody>", "td": "<table><tbody><tr>", "th": "<table><tbody><tr>",
+    "tbody": "<table>", "thead": "<table>", "tfoot": "<table>", "caption": "<table>",
+    "colgroup": "<table>", "col": "<table><colgroup>", "path": "<svg>", "g": "<svg>",
+}
+_ROUNDS = 4
+
+
+def clean_markdown(text: str) -> Cleaned:
+    """Article Markdown with its raw HTML through the allowlist and its links checked.
+
+    Repeated until nothing changes (at most a few rounds), so that removing one construct can
+    never join its neighbours into a new one (`<img src=x <b>onerror=...`); if it still changes
+    after that, every `<` outside fenced code is escaped.
+    """
+    removed = Removed()
+    current = text.replace("\r\n", "\n").replace("\r", "\n")
+    for _ in range(_ROUNDS):
+        cleaned, found = _clean_markdown_once(current)
+        if cleaned == current:
+            return Cleaned(cleaned, removed)
+        removed.update(found)
+        current = cleaned
+    return Cleaned(_outside_fences(current, lambda prose: prose.replace("<", "&lt;")), removed)
+
+
+def _outside_fences(text: str, change: Callable[[str], str]) -> str:
+    out, position = [], 0
+    for fence in _FENCE.finditer(text):
+        out.append(change(text[position : fence.start()]))
+        out.append(fence.group(0))
+        position = fence.end()
+    out.append(change(text[position:]))
+    return "".join(out)
+
+
+def _clean_markdown_once(text: str) -> tuple[str, Removed]:
+    removed = Removed()
+    out, position = [], 0
+    for fence in _FENCE.finditer(text):
+        out.append(_clean_prose(text[position : fence.start()], removed))
+        block = fence.group(0)
+        if fence.group("attrs") is not None:  # ```{ .lang #id key=value }: attr_list rules
+            start, end = fence.span("attrs")
+            attrs = _clean_attr_lists("{" + fence.group("attrs") + "}", removed)
+            attrs = attrs[1:-1] if attrs.startswith("{") else ""
+            block = text[fence.start() : start] + attrs + text[end : fence.end()]
+        out.append(block)
+        position = fence.end()
+    out.append(_clean_prose(text[position:], removed))
+    return "".join(out), removed
+
+
+def _clean_prose(text: str, removed: Removed) -> str:
+    """Markdown outside fenced code: code spans, autolinks, comments, tags, plain text."""
+    out: list[str] = []
+    plain: list[str] = []  # text between tokens, checked for links and attr lists as one piece
+
+    def flush() -> None:
+        if plain:
+            out.append(_clean_attr_lists(_clean_links("".join(plain), removed), removed))
+            plain.clear()
+
+    position, length = 0, len(text)
+    while position < length:
+        found = _SCAN.search(text, position)
+        if found is None:
+            plain.append(text[position:])
+            break
+        start = found.start()
+        plain.append(text[position:start])
+        if text[start] == "`":
+            token, position = _code_span(text, start)
+            if token is None:
+                plain.append(text[start:position])
+            else:
+                flush()
+                out.append(token)
+            continue
+        # `<`: a link destination in angle brackets, an autolink, a comment, a tag, or text
+        before = "".join(plain[-3:])
+        destination = _ANGLE_DESTINATION.match(text, start)
+        if destination and _BEFORE_DESTINATION.search(before):
+            if _allowed_url(destination.group(1)):
+                plain.append(destination.group(0))
+            else:
+                removed.add("url", url_scheme(destination.group(1)) or "")
+                plain.append("<#>")
+            position = destination.end()
+            continue
+        autolink = _AUTOLINK.match(text, start)
+        if autolink:
+            if _allowed_url(autolink.group(1)):
+                plain.append(autolink.group(0))
+            else:
+                removed.add("url", url_scheme(autolink.group(1)) or "")
+            position = autolink.end()
+            continue
+        automail = _AUTOMAIL.match(text, start)
+        if automail:
+            plain.append(automail.group(0))
+            position = automail.end()
+            continue
+        flush()
+        comment = _COMMENT.match(text, start)
+        if comment:
+            if "<" not in comment.group(1) and ">" not in comment.group(1):
+                out.append(comment.group(0))  # `<!-- more -->`: Material's excerpt separator
+            position = comment.end()
+            continue
+        tag = _TAG.match(text, start)
+        if tag:
+            out.append(_clean_tag(tag, removed))
+            position = tag.end()
+            name = tag.group("name").lower()
+            if not tag.group("close") and name in DROPPED_WITH_CONTENT:
+                end = re.compile(rf"</{name}\s*>", re.IGNORECASE).search(text, position)
+                position = end.end() if end else length
+            continue
+        if text[start + 1 : start + 2] and _TAG_START.match(text, start + 1):
+            out.append("&lt;")  # something a browser could read as a tag, that we cannot check
+        else:
+            out.append("<")
+        position = start + 1
+    flush()
+    return "".join(out)
+
+
+def _code_span(text: str, start: int) -> tuple[str | None, int]:
+    """(the code span at `start` as it should be written, its end), or (None, end of the
+    backtick run) when the run opens no code span. A code span holding something that looks
+    like a tag is rewritten as `<code>` with its text escaped: shown the same, and harmless
+    even where a renderer takes the line for raw HTML rather than a code span."""
+    run_end = start
+    while run_end < len(text) and text[run_end] == "`":
+        run_end += 1
+    if start > 0 and text[start - 1] == "\\":
+        return None, run_end
+    ticks = text[start:run_end]
+    blank = _BLANK_LINE.search(text, run_end)  # a code span ends with its paragraph
+    paragraph_end = min(blank.start() if blank else len(text), run_end + 20_000)
+    closing = re.compile(rf"(?<!`){ticks}(?!`)").search(text, run_end, paragraph_end)
+    if closing is None:
+        return None, run_end
+    span = text[start : closing.end()]
+    body = text[run_end : closing.start()]
+    if not re.search(r"<[A-Za-z/!?]", body):
+        return span, closing.end()
+    escaped = html.escape(body.strip(), quote=False)
+    escaped = re.sub(r"([\\`*_\[\]])", r"\\\1", escaped)
+    return f"<code>{escaped}</code>", closing.end()
+
+
+def _clean_tag(tag: re.Match[str], removed: Removed) -> str:
+    """One tag as nh3 writes it back, or nothing; what went is added to `removed`."""
+    name = tag.group("name").lower()
+    if tag.group("close"):
+        return f"</{name}>" if name in ALLOWED_TAGS else ""
+    if name not in ALLOWED_TAGS:
+        removed.add("element", name)
+        return ""
+    context = _CONTEXT.get(name, "")
+    cleaned = _TAG_CLEANER.clean(context + tag.group(0))
+    found = re.search(rf"<{name}\b[^>]*>", cleaned)
+    if found is None:
+        removed.add("element", name)
+        return ""
+    removed.update(count_removed(tag.group(0), found.group(0)))
+    return found.group(0)
+
+
+def _clean_links(text: str, removed: Removed) -> str:
+    """Inline link and image destinations and reference definitions with a scheme outside the
+    allowlist become `#`."""
+
+    def check(match: re.Match[str]) -> str:
+        url = match.group("url")
+        if _allowed_url(url):
+            return match.group(0)
+        removed.add("url", url_scheme(url) or "")
+        return f"{match.group('lead')}#"
+
+    return _LINK_DESTINATION.sub(check, text)
+
+
+def _clean_attr_lists(text: str, removed: Removed) -> str:
+    """`{: #id .class key=value }` (attr_list) keeps ids, classes and a few plain attributes:
+    no `on*` handler, `style` or URL can be set on an element that way."""
+
+    def check(match: re.Match[str]) -> str:
+        attrs, remainder = get_attrs_and_remainder(match.group(1))
+        kept, dropped = [], False
+        for key, value in attrs:
+            if key == "." or key in _ATTR_LIST_KEYS and not (value and _MARKDOWN_ACTIVE.search(value)):
+                kept.append((key, value))
+            else:
+                removed.add("attribute", key)
+                dropped = True
+        if not dropped:
+            return match.group(0)
+        parts = []
+        for key, value in kept:
+            if key == ".":
+                parts.append(f".{value}")
+            elif key == "id":
+                parts.append(f"#{value}")
+            elif value is None:
+                parts.append(key)
+            elif '"' not in value:
+                parts.append(f'{key}="{value}"')
+            elif "'" not in value:
+                parts.append(f"{key}='{value}'")
+        return "{ " + " ".join(parts) + " }" if parts else ""
+
+    return _ATTR_LIST.sub(check, text)

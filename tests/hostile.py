@@ -1,0 +1,166 @@
+"""Stand-in hostile services on loopback sockets, for tests of deadlines.
+
+- `SilentServer` accepts every connection and never sends a byte (a hung service, a black-holed
+  load balancer): only a deadline on the client's side ends the wait.
+- `DripServer` answers every request with `200` and a body sent one byte at a time, a pause
+  between bytes: each read succeeds, so a per-read timeout that resets with every byte never
+  fires; only a total deadline ends it.
+
+Both run on threads, listen on 127.0.0.1 with a free port, count what they saw, and close
+every connection when their `with` block ends.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from types import TracebackType
+
+
+class _LoopbackServer:
+    """Accept loop on 127.0.0.1:0; `handle(conn)` runs on its own thread for each connection."""
+
+    def __init__(self) -> None:
+        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(64)
+        self.port: int = self._listener.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.stopped = threading.Event()
+        self.connections = 0
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+
+    def __enter__(self) -> _LoopbackServer:
+        thread = threading.Thread(target=self._accept, name=f"{type(self).__name__}-{self.port}", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.stopped.set()
+        try:
+            self._listener.close()
+        except OSError:
+            pass
+        with self._lock:
+            for conn in self._open:
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                conn.close()
+            self._open.clear()
+        for thread in self._threads:
+            thread.join(timeout=5)
+
+    def _accept(self) -> None:
+        self._listener.settimeout(0.1)
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except (TimeoutError, socket.timeout):
+                continue
+            except OSError:
+                return
+            with self._lock:
+                self.connections += 1
+                self._open.append(conn)
+            worker = threading.Thread(target=self.handle, args=(conn,), daemon=True)
+            worker.start()
+            self._threads.append(worker)
+
+    def handle(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+
+class SilentServer(_LoopbackServer):
+    """Accepts connections and never answers."""
+
+    def handle(self, conn: socket.socket) -> None:
+        conn.settimeout(0.2)
+        while not self.stopped.is_set():  # read and discard what the client sends, say nothing
+            try:
+                if conn.recv(65536) == b"":
+                    return
+            except (TimeoutError, socket.timeout):
+                continue
+            except OSError:
+                return
+
+    def __enter__(self) -> SilentServer:
+        super().__enter__()
+        return self
+
+
+def _read_request(conn: socket.socket, stopped: threading.Event) -> bytes | None:
+    """The request head (up to the blank line), or None if the client went away."""
+    conn.settimeout(0.2)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        if stopped.is_set():
+            return None
+        try:
+            chunk = conn.recv(65536)
+        except (TimeoutError, socket.timeout):
+            continue
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+class DripServer(_LoopbackServer):
+    """Answers every request with `200`, `content_type` and `body`, one byte every `interval` s."""
+
+    def __init__(self, body: bytes, *, interval: float = 0.5, content_type: str = "image/png") -> None:
+        super().__init__()
+        self.body = body
+        self.interval = interval
+        self.content_type = content_type
+        self.requests: list[str] = []
+        self.bytes_sent = 0
+
+    def __enter__(self) -> DripServer:
+        super().__enter__()
+        return self
+
+    def handle(self, conn: socket.socket) -> None:
+        head = _read_request(conn, self.stopped)
+        if head is None:
+            return
+        with self._lock:
+            self.requests.append(head.split(b"\r\n", 1)[0].decode("latin-1"))
+        header = (
+            f"HTTP/1.1 200 OK\r\nContent-Type: {self.content_type}\r\n"
+            f"Content-Length: {len(self.body)}\r\nConnection: close\r\n\r\n"
+        ).encode("ascii")
+        try:
+            conn.sendall(header)
+            for index in range(len(self.body)):
+                if self.stopped.wait(self.interval):
+                    return
+                conn.sendall(self.body[index : index + 1])
+                with self._lock:
+                    self.bytes_sent += 1
+        except OSError:
+            return  # the client gave up: what a deadline is for
+
+
+def wait_for(condition: object, timeout: float = 5.0) -> bool:
+    """Poll `condition()` until it is true or `timeout` seconds pass (for server-side counters)."""
+    assert callable(condition)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return bool(condition())

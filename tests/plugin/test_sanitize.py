@@ -1,0 +1,226 @@
+"""The sanitiser on its own: what each pass removes, what it keeps, what it counts.
+
+The Markdown pass is checked against the renderer it has to agree with: each hostile body is
+neutralised, rendered by Python-Markdown with the extensions MkDocs sites use, and the HTML
+pass (nh3's browser-grade parser) must then find nothing left to remove.
+"""
+
+from __future__ import annotations
+
+import markdown
+import pytest
+
+from mkdocs_blogsvc.sanitize import clean_html, clean_markdown, url_scheme
+
+#: Bodies an attacker controlling the service could send.
+HOSTILE = {
+    "script": "Hello <script>alert(1)</script> world",
+    "script at line start": "<script>\nalert(1)\n</script>\n\nafter",
+    "unclosed script": "before\n\n<script>alert(1)",
+    "img onerror": '<img src=x onerror="alert(1)">',
+    "img onerror unquoted": "text <img src=x onerror=alert(1)//> text",
+    "javascript href": '<a href="javascript:alert(1)">x</a>',
+    "entity-encoded javascript href": '<a href="jav&#x61;script:alert(1)">x</a>',
+    "iframe": '<iframe src="https://evil.example/"></iframe>after',
+    "svg script": '<svg><script>alert(1)</script><path d="M0 0"/></svg>',
+    "svg onload": "<svg onload=alert(1)>",
+    "object and embed": '<object data="x.swf"><embed src="x.swf"></object>',
+    "form": '<form action="https://evil.example/"><input type="password" name="p"><button>Go</button></form>',
+    "style element": "<style>body{display:none}</style>text",
+    "style attribute": '<p style="position:fixed;top:0">x</p>',
+    "markdown javascript link": "[x](javascript:alert(1))",
+    "markdown link with spaces and case": "[x]( JaVaScRiPt:alert(1) )",
+    "markdown link entity": "[x](jav&#97;script:alert(1))",
+    "markdown link tab": "[x](java&#9;script:alert(1))",
+    "markdown link angle": "[x](<javascript:alert(1)>)",
+    "markdown image data": "![x](data:image/svg+xml;base64,PHN2Zz4=)",
+    "vbscript link": "[x](vbscript:msgbox(1))",
+    "autolink": "<javascript:alert(1)>",
+    "reference link": "[x][r]\n\n[r]: javascript:alert(1)",
+    "reference link next line": "[x][r]\n\n[r]:\n    javascript:alert(1)",
+    "reference link angle": '[x][r]\n\n[r]: <javascript:alert(1)> "t"',
+    "attr_list handler": '[x](https://example.com/){ onclick="alert(1)" }',
+    "attr_list href": '[x](https://example.com/){ href="javascript:alert(1)" }',
+    "attr_list on image": "![x](ok.png){: onerror=alert(1) }",
+    "fence attr_list": '```{ .html onclick="alert(1)" }\n<b>x</b>\n```',
+    "link inside attribute": '<img src="x" alt="[y](onerror=alert(1)//)">',
+    "backtick inside attribute": '<a title="`">x`" onmouseover="alert(1)">',
+    "removal joins a tag": "<img src=x <script></script>onerror=alert(1)>",
+    "removal joins a link": "[x](java<x></x>script:alert(1))",
+    "code span in raw block": "<div>\n`<img src=x onerror=alert(1)>`\n</div>",
+    "conditional comment": "<!--[if IE]><script>alert(1)</script><![endif]-->",
+    "noscript mutation": '<noscript><p title="</noscript><img src=x onerror=alert(1)>">',
+    "unclosed quote": '<img alt=">" src=x onerror=alert(1)//>',
+    "nested quote break": "<a href='x' title=\"a' onclick='alert(1)\">k</a>",
+    "math": "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>",
+    "details handler": "<details open ontoggle=alert(1)><summary>s</summary>x</details>",
+    "meta refresh": '<meta http-equiv="refresh" content="0;url=javascript:alert(1)">',
+    "base": '<base href="javascript:alert(1)//">',
+}
+
+#: Rewritten (a code span holding a tag becomes `<code>` with escaped text), nothing removed.
+NEUTRALISED_IN_PLACE = {"code span in raw block"}
+
+#: Extension sets: MkDocs' defaults, and what a Material site typically adds.
+EXTENSIONS = {
+    "mkdocs": ["toc", "tables", "fenced_code"],
+    "material": ["toc", "tables", "attr_list", "md_in_html", "footnotes", "admonition",
+                 "pymdownx.superfences", "pymdownx.tasklist", "pymdownx.details"],
+}
+
+SAFE_BODY = """\
+# Heading
+
+Some *text* with `inline <b>code</b>` and a [link](https://example.com/page) and
+<https://example.com/auto>.
+
+| Left | Right |
+|:-----|------:|
+| a    |     1 |
+
+![A picture](images/picture.png)
+
+<details><summary>More</summary>
+
+Hidden *Markdown*.
+
+</details>
+
+Press <kbd>Ctrl</kbd>+<kbd>C</kbd>; H<sub>2</sub>O, x<sup>2</sup>.
+
+<figure><img src="images/fig.png" alt="Figure"><figcaption>Caption</figcaption></figure>
+
+<!-- more -->
+
+```html
+<script>console.log("a code sample")</script>
+```
+"""
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+@pytest.mark.parametrize("extensions", sorted(EXTENSIONS))
+def test_markdown_pass_leaves_nothing_for_the_html_pass(name: str, extensions: str) -> None:
+    cleaned = clean_markdown(HOSTILE[name])
+    rendered = markdown.markdown(cleaned.text, extensions=EXTENSIONS[extensions])
+    leftover = clean_html(rendered).removed
+    assert not leftover, f"{name}: {leftover.summary()} left in {rendered!r}"
+    assert "<script" not in rendered.lower()
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_bodies_are_changed_and_counted(name: str) -> None:
+    source = HOSTILE[name]
+    cleaned = clean_markdown(source)
+    rendered_raw = markdown.markdown(source, extensions=EXTENSIONS["material"])
+    if not clean_html(rendered_raw).removed:  # harmless as written (the renderer escapes it)
+        return
+    assert cleaned.text != source
+    if name not in NEUTRALISED_IN_PLACE:
+        assert cleaned.removed, f"{name}: changed but nothing counted"
+
+
+def test_counts_name_elements_attributes_and_schemes() -> None:
+    body = (
+        "<script>a</script><script>b</script><img src=x onerror=alert(1)>"
+        '<a href="javascript:alert(1)">x</a>[y](vbscript:x) <iframe src=//e></iframe>'
+    )
+    removed = clean_markdown(body).removed
+    assert removed.counts[("element", "script")] == 2
+    assert removed.counts[("attribute", "onerror")] == 1
+    assert removed.counts[("url", "javascript")] == 1
+    assert removed.counts[("url", "vbscript")] == 1
+    assert removed.counts[("element", "iframe")] == 1
+    assert removed.summary() == (
+        "2 <script> elements, 1 <iframe> element, 1 onerror attribute, 1 javascript: URL, 1 vbscript: URL"
+    )
+
+
+def test_safe_markdown_survives_both_passes() -> None:
+    cleaned = clean_markdown(SAFE_BODY)
+    assert not cleaned.removed
+    # the one rewrite: a code span holding a tag, shown the same as `<code>` with escaped text
+    assert cleaned.text == SAFE_BODY.replace("`inline <b>code</b>`", "<code>inline &lt;b&gt;code&lt;/b&gt;</code>")
+    rendered = markdown.markdown(cleaned.text, extensions=EXTENSIONS["material"])
+    after = clean_html(rendered)
+    assert not after.removed, after.removed.summary()
+    for kept in ("<table>", "<th", "text-align", '<img alt="A picture" src="images/picture.png"',
+                 "<details>", "<summary>More</summary>", "<kbd>Ctrl</kbd>", "<sub>2</sub>", "<sup>2</sup>",
+                 "<figure>", "<figcaption>Caption</figcaption>", 'href="https://example.com/page"',
+                 "console", "<pre", "<code>inline &lt;b&gt;code&lt;/b&gt;</code>"):
+        assert kept in after.text, kept
+
+
+def test_fenced_code_is_left_as_written() -> None:
+    body = "Intro\n\n```html\n<script>alert('sample')</script>\n<img src=x onerror=y>\n```\n\nOutro\n"
+    cleaned = clean_markdown(body)
+    assert cleaned.text == body
+    assert not cleaned.removed
+
+
+def test_code_span_holding_a_tag_is_shown_the_same_either_way() -> None:
+    cleaned = clean_markdown("Add a `<script>` tag, or `a < b`.")
+    assert cleaned.text == "Add a <code>&lt;script&gt;</code> tag, or `a < b`."
+    rendered = markdown.markdown(cleaned.text)
+    assert rendered == "<p>Add a <code>&lt;script&gt;</code> tag, or <code>a &lt; b</code>.</p>"
+
+
+def test_excerpt_separator_survives_other_comments_do_not() -> None:
+    cleaned = clean_markdown("Intro\n\n<!-- more -->\n\nRest <!-- a <b> -->")
+    assert cleaned.text == "Intro\n\n<!-- more -->\n\nRest "
+
+
+def test_html_pass_keeps_what_material_extensions_write() -> None:
+    source = (
+        "# Title\n\nText[^1].\n\n!!! note\n    Body.\n\n- [x] done\n\n=== \"A\"\n    a\n\n=== \"B\"\n    b\n\n"
+        "| a | b |\n|:--|--:|\n| 1 | 2 |\n\n[^1]: Note.\n"
+    )
+    rendered = markdown.markdown(
+        source,
+        extensions=["toc", "tables", "footnotes", "admonition", "pymdownx.tasklist", "pymdownx.tabbed", "pymdownx.superfences"],
+        extension_configs={"toc": {"permalink": True}, "pymdownx.tabbed": {"alternate_style": True}},
+    )
+    cleaned = clean_html(rendered)
+    assert not cleaned.removed, cleaned.removed.summary()
+    for kept in ('class="headerlink"', 'class="admonition note"', 'type="checkbox"', 'type="radio"',
+                 '<label for="__tabbed_1_1">', 'class="footnote-ref"', 'style="text-align:right"'):
+        assert kept in cleaned.text, kept
+
+
+def test_html_pass_removes_and_counts() -> None:
+    cleaned = clean_html(
+        '<p>x<script>alert(1)</script><img src="a.png" onerror="alert(2)"></p>'
+        '<a href="javascript:alert(3)">j</a><iframe src="https://e.example/"></iframe>'
+        '<svg><script>alert(4)</script></svg><td style="color:red">c</td>'
+    )
+    assert "alert" not in cleaned.text
+    assert '<img src="a.png">' in cleaned.text
+    assert cleaned.removed.counts[("element", "script")] == 2
+    assert cleaned.removed.counts[("element", "iframe")] == 1
+    assert cleaned.removed.counts[("attribute", "onerror")] == 1
+    assert cleaned.removed.counts[("url", "javascript")] == 1
+
+
+def test_html_pass_leaves_clean_html_alone() -> None:
+    text = '<p>A <a href="/x/">link</a> and <img src="i.png" alt="i"></p>'
+    cleaned = clean_html(text)
+    assert cleaned.text == text
+    assert not cleaned.removed
+
+
+@pytest.mark.parametrize(
+    ("url", "scheme"),
+    [("javascript:x", "javascript"), (" JaVa\tScript:x", "javascript"), ("jav&#x61;script:x", "javascript"),
+     ("java\\script:x", "javascript"), ("https://e.example/", "https"), ("/relative:not", None),
+     ("images/a.png", None), ("#frag", None), ("DATA:text/html,x", "data")],
+)
+def test_url_scheme_is_what_a_browser_sees(url: str, scheme: str | None) -> None:
+    assert url_scheme(url) == scheme
+
+
+def test_hostile_input_size_stays_linear() -> None:
+    """Many unterminated constructs (each would be rescanned to the end by a naive pattern)."""
+    body = "<a b " * 20_000 + "`` ` " * 20_000 + "<!-- " * 20_000 + "<script>"
+    cleaned = clean_markdown(body)
+    assert "<script" not in cleaned.text
+    assert "<a b" not in cleaned.text
