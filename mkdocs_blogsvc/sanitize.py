@@ -437,7 +437,7 @@ def _clean_attr_lists(text: str, removed: Removed) -> str:
     no `on*` handler, `style` or URL can be set on an element that way."""
 
     def check(match: re.Match[str]) -> str:
-        attrs, remainder = get_attrs_and_remainder(match.group(1))
+        attrs, _rest = get_attrs_and_remainder(match.group(1))
         kept, dropped = [], False
         for key, value in attrs:
             if key == "." or key in _ATTR_LIST_KEYS and not (value and _MARKDOWN_ACTIVE.search(value)):

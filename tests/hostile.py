@@ -16,6 +16,10 @@ import socket
 import threading
 import time
 from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 class _LoopbackServer:
@@ -34,7 +38,7 @@ class _LoopbackServer:
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
 
-    def __enter__(self) -> _LoopbackServer:
+    def __enter__(self) -> Self:
         thread = threading.Thread(target=self._accept, name=f"{type(self).__name__}-{self.port}", daemon=True)
         thread.start()
         self._threads.append(thread)
@@ -65,7 +69,7 @@ class _LoopbackServer:
         while not self.stopped.is_set():
             try:
                 conn, _ = self._listener.accept()
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
             except OSError:
                 return
@@ -89,14 +93,10 @@ class SilentServer(_LoopbackServer):
             try:
                 if conn.recv(65536) == b"":
                     return
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
             except OSError:
                 return
-
-    def __enter__(self) -> SilentServer:
-        super().__enter__()
-        return self
 
 
 def _read_request(conn: socket.socket, stopped: threading.Event) -> bytes | None:
@@ -108,7 +108,7 @@ def _read_request(conn: socket.socket, stopped: threading.Event) -> bytes | None
             return None
         try:
             chunk = conn.recv(65536)
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             continue
         except OSError:
             return None
@@ -128,10 +128,6 @@ class DripServer(_LoopbackServer):
         self.content_type = content_type
         self.requests: list[str] = []
         self.bytes_sent = 0
-
-    def __enter__(self) -> DripServer:
-        super().__enter__()
-        return self
 
     def handle(self, conn: socket.socket) -> None:
         head = _read_request(conn, self.stopped)
