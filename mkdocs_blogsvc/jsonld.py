@@ -1,0 +1,85 @@
+"""The article's schema.org JSON-LD, made to describe the page on the site.
+
+The service sends `schemaOrgJson` written for its own hosted blog: its `image` names the
+service's media host and its `url` (when present) the service's page. Search engines index
+what the page says, so on the site:
+
+- every string in the data that is the URL of an image the plugin downloaded (`image` as a
+  string, a list or an `ImageObject`'s `url`/`contentUrl`/`thumbnailUrl`, wherever it sits)
+  becomes the URL of the site's copy (absolute when `site_url` is set);
+- `url` and `mainEntityOfPage` of the article node name the page on the site when `site_url`
+  is set (a `mainEntityOfPage` object keeps its other keys and gets the page as `@id`);
+- when the data names no `image` and the article's cover was downloaded, the cover is added;
+- everything else is kept exactly as the service sent it.
+
+Only the article node is rewritten for `url`: the top-level object, or the `@graph` entries
+whose `@type` is an article type. Other nodes' `url` (author, publisher) are the service's to
+name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: schema.org types of the node that describes the page itself.
+ARTICLE_TYPES = frozenset({
+    "Article", "BlogPosting", "NewsArticle", "TechArticle", "Report", "ScholarlyArticle",
+    "SocialMediaPosting", "LiveBlogPosting", "AnalysisNewsArticle", "OpinionNewsArticle",
+    "ReportageNewsArticle", "ReviewNewsArticle", "BackgroundNewsArticle", "AskPublicNewsArticle",
+    "WebPage", "CreativeWork",
+})
+
+
+def localise(
+    data: Any,
+    *,
+    images: Mapping[str, str],
+    page_url: str | None,
+    cover_url: str | None = None,
+) -> Any:
+    """A copy of `data` (JSON values) for the site's page.
+
+    `images`: remote URL -> the site's URL of the downloaded copy (absolute with `site_url`,
+    else relative to the page). `page_url`: the page's absolute URL, None without `site_url`.
+    `cover_url`: the site's URL of the cover image, added as `image` if the data has none.
+    """
+    replaced = _replace_urls(data, images)
+    if isinstance(replaced, dict):
+        if "@graph" in replaced and isinstance(replaced["@graph"], list):
+            nodes = [node for node in replaced["@graph"] if _is_article(node)]
+        else:
+            nodes = [replaced]
+        for node in nodes:
+            _describe_page(node, page_url, cover_url)
+    return replaced
+
+
+def _replace_urls(value: Any, images: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        return images.get(value, value)
+    if isinstance(value, list):
+        return [_replace_urls(item, images) for item in value]
+    if isinstance(value, dict):
+        return {key: _replace_urls(item, images) for key, item in value.items()}
+    return value
+
+
+def _is_article(node: Any) -> bool:
+    if not isinstance(node, dict):
+        return False
+    kind = node.get("@type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    return any(isinstance(item, str) and item in ARTICLE_TYPES for item in kinds)
+
+
+def _describe_page(node: dict[str, Any], page_url: str | None, cover_url: str | None) -> None:
+    if page_url:
+        node["url"] = page_url
+        entity = node.get("mainEntityOfPage")
+        if isinstance(entity, dict):
+            node["mainEntityOfPage"] = {**entity, "@id": page_url}
+        else:
+            node["mainEntityOfPage"] = page_url
+    if cover_url and not node.get("image"):
+        node["image"] = cover_url

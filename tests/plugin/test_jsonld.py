@@ -1,0 +1,79 @@
+"""JSON-LD rewritten to describe the site's page: downloaded images and the page's URL."""
+
+from __future__ import annotations
+
+import copy
+
+from mkdocs_blogsvc.jsonld import localise
+
+REMOTE = "https://media.service.example/m/cover-01.png"
+INLINE = "https://media.service.example/m/inline.png"
+SITE = "https://docs.example.com/blog/assets/cover-01.png"
+PAGE = "https://docs.example.com/blog/2026/01/02/hello/"
+
+
+def sent() -> dict[str, object]:
+    return {
+        "@context": "https://schema.org",
+        "@type": "BlogPosting",
+        "headline": "Hello",
+        "image": REMOTE,
+        "url": "https://blog.service.example/hello",
+        "author": {"@type": "Person", "name": "Ann", "url": "https://blog.service.example/ann"},
+        "publisher": {"@type": "Organization", "name": "Svc", "logo": {"@type": "ImageObject", "url": "https://media.service.example/logo.png"}},
+        "wordCount": 120,
+    }
+
+
+def test_image_names_the_site_copy_and_url_the_page() -> None:
+    data = sent()
+    original = copy.deepcopy(data)
+    result = localise(data, images={REMOTE: SITE}, page_url=PAGE)
+    assert result["image"] == SITE
+    assert result["url"] == PAGE
+    assert result["mainEntityOfPage"] == PAGE
+    for key in ("@context", "@type", "headline", "author", "publisher", "wordCount"):
+        assert result[key] == original[key], key
+    assert data == original  # the cached data is not changed in place
+
+
+def test_without_site_url_only_images_change() -> None:
+    result = localise(sent(), images={REMOTE: "../../assets/cover-01.png"}, page_url=None)
+    assert result["image"] == "../../assets/cover-01.png"
+    assert result["url"] == "https://blog.service.example/hello"
+    assert "mainEntityOfPage" not in result
+
+
+def test_images_in_lists_and_image_objects() -> None:
+    data = {"@type": "Article", "image": [REMOTE, {"@type": "ImageObject", "url": INLINE, "contentUrl": INLINE}]}
+    result = localise(data, images={REMOTE: SITE, INLINE: "https://docs.example.com/i.png"}, page_url=PAGE)
+    assert result["image"] == [SITE, {"@type": "ImageObject", "url": "https://docs.example.com/i.png",
+                                      "contentUrl": "https://docs.example.com/i.png"}]
+
+
+def test_image_not_downloaded_is_kept() -> None:
+    result = localise(sent(), images={}, page_url=PAGE)
+    assert result["image"] == REMOTE
+
+
+def test_main_entity_object_keeps_its_keys() -> None:
+    data = {"@type": "BlogPosting", "mainEntityOfPage": {"@type": "WebPage", "@id": "https://svc/x", "name": "n"}}
+    result = localise(data, images={}, page_url=PAGE)
+    assert result["mainEntityOfPage"] == {"@type": "WebPage", "@id": PAGE, "name": "n"}
+
+
+def test_graph_rewrites_only_the_article_node() -> None:
+    data = {"@context": "https://schema.org", "@graph": [
+        {"@type": "Organization", "url": "https://svc.example/"},
+        {"@type": ["BlogPosting"], "url": "https://svc.example/p", "image": REMOTE},
+    ]}
+    result = localise(data, images={REMOTE: SITE}, page_url=PAGE)
+    assert result["@graph"][0] == {"@type": "Organization", "url": "https://svc.example/"}
+    assert result["@graph"][1]["url"] == PAGE
+    assert result["@graph"][1]["image"] == SITE
+
+
+def test_cover_added_when_the_data_names_no_image() -> None:
+    data = {"@type": "BlogPosting", "headline": "h"}
+    assert localise(data, images={}, page_url=PAGE, cover_url=SITE)["image"] == SITE
+    assert localise(sent(), images={}, page_url=PAGE, cover_url=SITE)["image"] == REMOTE
