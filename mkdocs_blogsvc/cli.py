@@ -7,12 +7,19 @@ import contextlib
 import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from mkdocs_blogsvc import __version__
 from mkdocs_blogsvc.errors import BlogServiceError
+
+if TYPE_CHECKING:  # imported where used: `--help` and the server commands stay fast
+    from datetime import datetime
+
+    from mkdocs_blogsvc.cache import Cache, CacheContents
+    from mkdocs_blogsvc.config import Settings
+    from mkdocs_blogsvc.sync import SyncReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,7 +56,7 @@ _INSTANCE_OPTION = click.option(
 )
 
 
-def _site_settings(config_file: str | None, blog_dir: str | None) -> Any:
+def _site_settings(config_file: str | None, blog_dir: str | None) -> Settings:
     """The `Settings` of the chosen blogsvc instance of the site."""
     from mkdocs_blogsvc.config import load_site_settings
     from mkdocs_blogsvc.errors import ConfigurationError
@@ -67,7 +74,7 @@ def _site_settings(config_file: str | None, blog_dir: str | None) -> Any:
     return instances[0]
 
 
-def _moment(value: Any) -> str:
+def _moment(value: datetime | None) -> str:
     """A datetime for people: UTC, to the minute."""
     return "never" if value is None else value.strftime("%Y-%m-%d %H:%M UTC")
 
@@ -112,13 +119,12 @@ def status(config_file: str | None, blog_dir: str | None) -> None:
     import time
     from datetime import datetime, timezone
 
-    from mkdocs_blogsvc.credentials import TokenManager, open_client
+    from mkdocs_blogsvc.connection import connect
 
     settings = _site_settings(config_file, blog_dir)
-    with open_client(settings) as client:
-        answer = client.status()
-        assert isinstance(client.tokens, TokenManager)
-        stored = client.tokens.stored()
+    with connect(settings) as service:
+        answer = service.client.status()
+        stored = service.tokens.stored()
     blog = answer.blog
     rows = [
         ("Blog", f"{blog.name} ({blog.slug})"),
@@ -166,14 +172,13 @@ def logout(config_file: str | None, blog_dir: str | None) -> None:
 @reports_errors
 def token(config_file: str | None, blog_dir: str | None, print_refresh_token: bool) -> None:
     """Hand the connection over to CI: print a fresh refresh token for a CI secret."""
-    from mkdocs_blogsvc.credentials import TokenManager, open_client
+    from mkdocs_blogsvc.connection import connect
 
     if not print_refresh_token:
         raise click.UsageError("say what to do: mkdocs-blogsvc token --print-refresh-token")
     settings = _site_settings(config_file, blog_dir)
-    with open_client(settings) as client:
-        assert isinstance(client.tokens, TokenManager)
-        fresh = client.tokens.hand_over()
+    with connect(settings) as service:
+        fresh = service.tokens.hand_over()
     click.echo(
         "Warning: the previous refresh token is now dead (the service rotates it on every refresh).\n"
         f"This new one was removed from {settings.credentials_file}, so that this machine never spends\n"
@@ -200,36 +205,30 @@ def _show_plugin_warnings() -> None:
         logger.addHandler(handler)
 
 
+def _say_waiting(message: str) -> None:
+    """The cache lock's wait message, as a line of the command's own output."""
+    click.echo(f"{message[:1].upper()}{message[1:]}...", err=True)
+
+
 @contextlib.contextmanager
-def _locked_cache(settings: Any) -> Iterator[None]:
+def _locked_cache(settings: Settings) -> Iterator[Cache]:
     """Hold the cache's cross-process lock: a build or `mkdocs serve` in another process must
-    not read files this command deletes. Waits for the holder, then fails in one line."""
-    from mkdocs_blogsvc.sync import CacheLock
+    not read files this command deletes. Waits for the holder (saying so), then fails in one
+    line (`CacheBusy`, `CacheUnwritable`)."""
+    from mkdocs_blogsvc.cache import Cache
 
-    lock = CacheLock(settings.cache_dir)
-    try:
-        if not lock.try_acquire(0):
-            click.echo(f"Waiting for another process that is using the cache in {settings.cache_dir}...", err=True)
-            lock.acquire()  # CacheBusy (one line, exit 1) after sync.LOCK_TIMEOUT
-    except OSError as exc:
-        raise click.ClickException(f"the cache in {settings.cache_dir} cannot be written ({exc.strerror or exc})") from None
-    try:
-        yield
-    finally:
-        lock.release()
+    with Cache(settings.cache_dir).locked(on_wait=_say_waiting) as cache:
+        yield cache
 
 
-def _run_sync(settings: Any) -> tuple[Any, Any]:
+def _run_sync(settings: Settings, cache: Cache) -> tuple[CacheContents, SyncReport]:
     """One sync into the cache; the caller holds the cache lock."""
-    from mkdocs_blogsvc.credentials import open_client
+    from mkdocs_blogsvc.connection import connect
     from mkdocs_blogsvc.sync import sync_cache
 
     _show_plugin_warnings()
-    try:
-        with open_client(settings) as client:
-            return sync_cache(settings.cache_dir, client, download_images=settings.download_images)
-    except OSError as exc:
-        raise click.ClickException(f"the cache in {settings.cache_dir} cannot be written ({exc.strerror or exc})") from None
+    with connect(settings) as service:
+        return sync_cache(cache, service.client, download_images=settings.download_images)
 
 
 @main.command()
@@ -239,11 +238,11 @@ def _run_sync(settings: Any) -> tuple[Any, Any]:
 def sync(config_file: str | None, blog_dir: str | None) -> None:
     """Bring the plugin's cache in line with the blog now, and print what changed."""
     settings = _site_settings(config_file, blog_dir)
-    with _locked_cache(settings):
-        state, report = _run_sync(settings)
+    with _locked_cache(settings) as cache:
+        contents, report = _run_sync(settings, cache)
     for label, ids in (("new", report.new), ("updated", report.updated)):
         for article_id in ids:
-            click.echo(f"{label:8} {state.articles[article_id].title}  ({article_id})")
+            click.echo(f"{label:8} {contents.articles[article_id].title}  ({article_id})")
     for article_id in report.deleted:
         click.echo(f"deleted  {article_id}")
     click.echo(f"blogsvc: {report.summary()}")
@@ -261,21 +260,19 @@ def sync(config_file: str | None, blog_dir: str | None) -> None:
 def export(dest: str, config_file: str | None, blog_dir: str | None, offline: bool, with_index: bool) -> None:
     """Write the articles as plain Markdown pages and images into DEST (e.g. your docs folder),
     for committing them or for generators that cannot run MkDocs plugins (Zensical)."""
-    from pathlib import Path
-
+    from mkdocs_blogsvc.export import export_site
+    from mkdocs_blogsvc.pages import render_pages
     from mkdocs_blogsvc.render import Renderer
-    from mkdocs_blogsvc.sync import export_site, read_cache, render_all
 
     settings = _site_settings(config_file, blog_dir)
     renderer = Renderer(settings.page_template, settings.head_template)  # a broken template fails before the sync
-    with _locked_cache(settings):
-        state = _run_sync(settings)[0] if not (offline or settings.offline) else read_cache(settings.cache_dir)
+    with _locked_cache(settings) as cache:
+        contents = _run_sync(settings, cache)[0] if not (offline or settings.offline) else cache.read()
+        site = render_pages(
+            cache, contents, renderer,
+            blog_dir=settings.blog_dir, posts_dir=settings.posts_dir, with_index=with_index,
+        )
         try:
-            site = render_all(
-                settings.cache_dir, state, renderer,
-                blog_dir=settings.blog_dir, posts_dir=settings.posts_dir,
-                index_title=(state.manifest.blog_name or "Blog") if with_index else None,
-            )
             written, removed = export_site(site, Path(dest))
         except OSError as exc:
             raise click.ClickException(f"cannot export into {dest}: {exc.strerror or exc}") from None

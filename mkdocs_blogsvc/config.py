@@ -17,8 +17,8 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 
 from mkdocs_blogsvc.errors import ConfigurationError
+from mkdocs_blogsvc.shared import DEFAULT_BASE_URL
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 DEFAULT_SCOPE = "articles:read blog:read"
 DEFAULT_CREDENTIALS_FILE = ".blogsvc/credentials.json"
 DEFAULT_CACHE_DIR = ".cache/blogsvc"

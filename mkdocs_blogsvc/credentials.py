@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -31,8 +30,7 @@ import filelock
 
 from mkdocs_blogsvc import config, errors, fileio, models
 from mkdocs_blogsvc.api import BlogServiceClient
-
-log = logging.getLogger("mkdocs.plugins.blogsvc")
+from mkdocs_blogsvc.logs import log
 
 FORMAT_VERSION = 1
 #: An access token with less than this left is refreshed before use.
@@ -100,14 +98,14 @@ class StoredCredentials:
     def from_json(cls, data: Any) -> StoredCredentials:
         """Parse the file's object; `ValueError` naming the problem (never a value)."""
         if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
+            raise ValueError("not a JSON object")  # noqa: TRY004  (load turns ValueError into one message)
         if data.get("version") != FORMAT_VERSION:
             raise ValueError(f"unknown format version {str(data.get('version'))[:20]!r}")
         text = {}
         for key in ("base_url", "client_id", "access_token", "refresh_token", "scope",
                     "access_expires_at", "refresh_expires_at", "saved_at"):
             if not isinstance(data.get(key), str):
-                raise ValueError(f"field {key!r} is missing or not a string")
+                raise ValueError(f"field {key!r} is missing or not a string")  # noqa: TRY004
             text[key] = data[key]
         try:
             return cls(
@@ -280,7 +278,7 @@ class TokenManager:
                 return self._seed_from_environment().access_token
             if stored.access_token != rejected and self._usable(stored):
                 return stored.access_token  # another process refreshed already
-            log.debug("blogsvc: the service rejected the access token; refreshing")
+            log.debug("the service rejected the access token; refreshing")
             return self._refresh(stored).access_token
 
     # --- for the plugin and the CLI --------------------------------------------------------
@@ -342,7 +340,7 @@ class TokenManager:
                 f"not logged in: no credentials at {self.store.path} and {config.ENV_REFRESH_TOKEN} "
                 "is not set; run `mkdocs-blogsvc login`"
             )
-        log.info("blogsvc: seeding %s from %s", self.store.path, config.ENV_REFRESH_TOKEN)
+        log.info("seeding %s from %s", self.store.path, config.ENV_REFRESH_TOKEN)
         seed = StoredCredentials(
             base_url=self.settings.base_url, client_id=self.settings.require_client_id(),
             access_token="", access_expires_at=0.0,
@@ -373,13 +371,5 @@ class TokenManager:
                 f"the tokens were rotated but not saved, so the previous refresh token is now dead: {exc}; "
                 "then run `mkdocs-blogsvc login`"
             ) from None
-        log.debug("blogsvc: tokens refreshed and saved to %s", self.store.path)
+        log.debug("tokens refreshed and saved to %s", self.store.path)
         return fresh
-
-
-def open_client(settings: config.Settings, *, transport: Any = None) -> BlogServiceClient:
-    """A client for `settings` whose data calls take tokens from the credential store."""
-    client = BlogServiceClient(settings.base_url, transport=transport, timeout=settings.timeout)
-    client.tokens = TokenManager(settings, client)
-    return client
-

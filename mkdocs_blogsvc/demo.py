@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING
 from mkdocs_blogsvc import config
 from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, LoginError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the server side is imported where used: it needs the [server] extra
     from mkdocs_blogsvc.server import content
+    from mkdocs_blogsvc.server.database import Database
+    from mkdocs_blogsvc.sync import SyncReport
 
 DEFAULT_DEV_ADDR = "127.0.0.1:8001"
 DEFAULT_SITE = Path("example-site") / "mkdocs.yml"
-PLUGIN_LOGGER = "mkdocs.plugins.mkdocs_blogsvc.plugin"
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def _require_extras() -> None:
 
 
 @contextmanager
-def running_service(folder: Path) -> Iterator[tuple[str, object]]:
+def running_service(folder: Path) -> Iterator[tuple[str, Database]]:
     """The reference service on a free loopback port, in a thread; stopped on exit."""
     from werkzeug.serving import make_server
 
@@ -98,33 +99,14 @@ def approve_as(username: str, password: str) -> Callable[[str], None]:
     return approve
 
 
-@contextmanager
-def _summaries() -> Iterator[list[str]]:
-    """Collect the plugin's one-line build summaries (`blogsvc: 12 new, ...`)."""
-    lines: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            message = record.getMessage()
-            if record.levelno == logging.INFO and " new, " in message:
-                lines.append(message)
-
-    handler, logger = Collect(), logging.getLogger(PLUGIN_LOGGER)
-    logger.addHandler(handler)
-    previous = logger.level
-    logger.setLevel(logging.INFO)
-    try:
-        yield lines
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(previous)
-
-
-def build_site(config_file: Path) -> None:
-    """`mkdocs build` in-process, with the startup and shutdown events the CLI would send."""
+def build_site(config_file: Path) -> list[SyncReport]:
+    """`mkdocs build` in-process, with the startup and shutdown events the CLI would send;
+    returns the sync report of each blogsvc instance of the site."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
+
+    from mkdocs_blogsvc.plugin import BlogServicePlugin
 
     try:
         site = load_config(str(config_file))
@@ -135,16 +117,21 @@ def build_site(config_file: Path) -> None:
             site.plugins.on_shutdown()
     except MkDocsException as exc:
         raise BlogServiceError(f"building {config_file} failed: {exc}") from None
+    plugins = [p for p in site.plugins.values() if isinstance(p, BlogServicePlugin)]
+    return [p.last_report for p in plugins if p.last_report is not None]
 
 
-def _change_blog(db: object, blog_slug: str) -> None:
+def _summary(reports: list[SyncReport]) -> str:
+    """The build's summary line, as the plugin logs it (`blogsvc: 12 new, ...`)."""
+    return "\n".join(f"blogsvc: {report.summary()}" for report in reports)
+
+
+def _change_blog(db: Database, blog_slug: str) -> None:
     """Edit the newest article, unpublish the second newest, publish a new one."""
     from sqlalchemy import select
 
     from mkdocs_blogsvc.server import content, tables
-    from mkdocs_blogsvc.server.database import Database
 
-    assert isinstance(db, Database)
     with db.session() as session:
         newest = session.scalars(
             select(tables.Article)
@@ -201,7 +188,7 @@ def run_demo(
 
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
     with tempfile.TemporaryDirectory(prefix="blogsvc-demo-") as folder, running_service(Path(folder)) as (url, db):
-        sample = seed(db, base_url_hint=url)  # type: ignore[arg-type]
+        sample = seed(db, base_url_hint=url)
         echo(f"Reference service on {url} with the sample blog {sample['blog']['name']!r} "
              f"({sample['articles']} published articles); signing in as {sample['user']!r}")
         os.environ["BLOGSVC_BASE_URL"] = url
@@ -216,13 +203,12 @@ def run_demo(
             raise LoginError(f"the demo's login failed: {exc}") from None
         echo(f"Logged in: {result.status.blog.name} connected, credentials in {result.credentials_file}")
         site_dir = config_file.parent / "site"
-        with _summaries() as summaries:
-            build_site(config_file)
-            echo(summaries[-1])
-            _change_blog(db, sample["blog"]["slug"])
-            echo("Changed the blog: edited one article, unpublished one, published a new one")
-            build_site(config_file)
-            echo(summaries[-1])
+        summaries = [_summary(build_site(config_file))]
+        echo(summaries[-1])
+        _change_blog(db, sample["blog"]["slug"])
+        echo("Changed the blog: edited one article, unpublished one, published a new one")
+        summaries.append(_summary(build_site(config_file)))
+        echo(summaries[-1])
         echo(f"Built site: {site_dir.resolve()}")
         if not serve:
             echo(f"  look at it with `python -m http.server -d {site_dir} 8001` and http://127.0.0.1:8001/, "
@@ -244,10 +230,10 @@ def _check_free(address: str) -> None:
             ) from None
 
 
-def _serve(config_file: Path, url: str, db: object, address: str) -> None:
+def _serve(config_file: Path, url: str, db: Database, address: str) -> None:
     """`mkdocs serve --livereload` (a child process, with MkDocs' own logging) while the service
     keeps running in this one; Ctrl-C ends both."""
-    db_path = getattr(db, "url", "").removeprefix("sqlite:///")
+    db_path = db.url.removeprefix("sqlite:///")
     print(
         f"Serving the example site with live reload on http://{address}/; the service stays on {url}.\n"
         f"Change the blog while it runs, e.g.:\n"

@@ -1,4 +1,4 @@
-"""The one exception tree of the client side (plugin, CLI, API client).
+"""The one exception tree of the client side (plugin, CLI, API client, cache, sync).
 
 Every failure a user can meet is one of these, with a message that says what went wrong and
 what to do next. Raw httpx, OS or JSON exceptions never leave the package: they are mapped here.
@@ -7,11 +7,15 @@ The edges translate: `plugin.py` into `mkdocs.exceptions.PluginError`, `cli.py` 
 
     BlogServiceError
     ├── ConfigurationError          a setting or environment variable is wrong
+    │   └── BadTemplate             a page or head template cannot be loaded or rendered
     ├── CredentialsError            the local credential store
     │   ├── NotLoggedIn             no store and no BLOGSVC_REFRESH_TOKEN: run `login`
     │   ├── CredentialsCorrupt      the store cannot be read: run `login` again
     │   └── ReauthorizationRequired the refresh token was rotated, revoked or expired
     ├── LoginError                  the browser flow failed (timeout, state mismatch, denied)
+    ├── CacheBusy                   another process kept the cache locked too long
+    ├── CacheUnwritable             the cache folder cannot be created or written
+    ├── SyncFailed                  a build's sync failed and `on_error: fail` stops the build
     ├── TransportError              the service could not be reached (after retries)
     ├── InvalidResponse             the service answered something that breaks the spec
     └── ServiceError                the service answered with a spec error object
@@ -32,6 +36,8 @@ Messages never contain tokens: exceptions are built from the service's `error` a
 
 from __future__ import annotations
 
+import os
+
 
 class BlogServiceError(Exception):
     """Base class of every error of mkdocs-blogsvc."""
@@ -39,6 +45,10 @@ class BlogServiceError(Exception):
 
 class ConfigurationError(BlogServiceError):
     """A setting in mkdocs.yml, a command option or an environment variable is wrong."""
+
+
+class BadTemplate(ConfigurationError):
+    """A template cannot be loaded or rendered; the message names the file and the line."""
 
 
 class CredentialsError(BlogServiceError):
@@ -59,6 +69,27 @@ class ReauthorizationRequired(CredentialsError):
 
 class LoginError(BlogServiceError):
     """The interactive Authorization Code flow did not complete."""
+
+
+class CacheBusy(BlogServiceError):
+    """Another process kept the cache locked for longer than `cache.LOCK_TIMEOUT`."""
+
+
+class CacheUnwritable(BlogServiceError):
+    """The cache folder cannot be created or written (permissions, a full disk, a file in the
+    way). One message for the plugin, the CLI and the background sync."""
+
+    def __init__(self, folder: str | os.PathLike[str], exc: OSError) -> None:
+        self.folder = os.fspath(folder)
+        self.reason = exc.strerror or str(exc)
+        super().__init__(
+            f"the cache in {self.folder} cannot be written ({self.reason}); "
+            "check the folder's permissions and free space"
+        )
+
+
+class SyncFailed(BlogServiceError):
+    """The sync of a build failed and `on_error: fail` says the build must stop."""
 
 
 class TransportError(BlogServiceError):

@@ -1,4 +1,5 @@
-"""The one atomic file write of the package (credentials, cache files, the service's key file).
+"""The one atomic file write of the package (credentials, cache files, the service's key file),
+and the small file helpers built on it: write-if-changed, paths kept inside a folder, hashes.
 
 Readers see the old file or the new one, never a mix, whatever moment the writer is killed at:
 the data goes to a temp file in the same folder (same file system, so the rename is atomic),
@@ -9,9 +10,10 @@ left by a killed process is named `.<name>.<16 hex digits>.tmp`, so its owner ca
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import secrets
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 #: Windows opens files in text mode unless told otherwise; elsewhere this flag does not exist.
 _O_BINARY: int = getattr(os, "O_BINARY", 0)
@@ -52,6 +54,36 @@ def atomic_write(
         _remove(temp)  # the data lives on under `path`
     if durable:
         fsync_folder(path.parent)
+
+
+def write_if_changed(path: Path, data: bytes, *, durable: bool = True) -> bool:
+    """Write `data` atomically unless `path` already holds it (an unchanged file keeps its
+    bytes and its mtime, so MkDocs and `mkdocs serve` see no change); True when written."""
+    try:
+        if path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, data, durable=durable)
+    return True
+
+
+def inside(root: Path, relative: str) -> Path | None:
+    """`root / relative` when that stays inside `root` (no `..`, not absolute), else None.
+
+    Every path read from a file we do not fully trust (the cache manifest, an export record)
+    goes through this: a tampered file must not make us read or delete anything outside `root`.
+    """
+    pure = PurePosixPath(relative)
+    if not relative or pure.is_absolute() or ".." in pure.parts or "\\" in relative or ":" in relative:
+        return None
+    return root.joinpath(*pure.parts)
+
+
+def sha256(data: bytes | str) -> str:
+    """Hex SHA-256 of bytes, or of text as UTF-8 (content-addressed cache file names)."""
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
 
 
 def fsync_folder(folder: Path) -> None:

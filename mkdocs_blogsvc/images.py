@@ -1,4 +1,4 @@
-"""Concurrent, bounded, checked image downloads into `cache_dir/images/`.
+"""Concurrent, bounded, checked image downloads into the cache (`Cache.image_name`).
 
 Why download at all: remote image URLs expire or move, and a site should not hot-link the
 service. Each image is fetched once per URL (the file name is a hash of the URL), checked to
@@ -15,19 +15,18 @@ Decisions:
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.errors import BlogServiceError
-from mkdocs_blogsvc.fileio import atomic_write
+from mkdocs_blogsvc.fileio import write_if_changed
 from mkdocs_blogsvc.imagetypes import looks_like_svg, sniff
-from mkdocs_blogsvc.manifest import sha256
+from mkdocs_blogsvc.logs import log
 
 #: Largest image accepted (10 MiB): covers photos at web sizes, stops a runaway download.
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
@@ -35,9 +34,6 @@ MAX_IMAGE_BYTES = 10 * 1024 * 1024
 WORKERS = 8
 #: Downloads lasting longer than this show a progress line every PROGRESS_EVERY seconds.
 PROGRESS_EVERY = 3.0
-IMAGES_DIR = "images"
-
-log = logging.getLogger("mkdocs.plugins.mkdocs_blogsvc.images")
 
 
 class Downloader(Protocol):
@@ -52,11 +48,6 @@ def is_fetchable(url: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
-def file_name(url: str, extension: str) -> str:
-    """`images/<sha256(url)[:32]>.<ext>`, relative to cache_dir: stable, safe, collision-free."""
-    return f"{IMAGES_DIR}/{sha256(url)[:32]}.{extension}"
-
-
 @dataclass
 class Downloads:
     """The outcome of one batch: URL -> (relative path, size) for images saved, URL -> reason."""
@@ -68,7 +59,7 @@ class Downloads:
 def download_all(
     client: Downloader,
     urls: Iterable[str],
-    cache_dir: Path,
+    cache: Cache,
     *,
     max_bytes: int = MAX_IMAGE_BYTES,
     workers: int = WORKERS,
@@ -86,7 +77,7 @@ def download_all(
     started = last_report = clock()
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="blogsvc-image") as pool:
         futures: dict[Future[tuple[str, int]], str] = {
-            pool.submit(_fetch_one, client, url, cache_dir, max_bytes): url for url in todo
+            pool.submit(_fetch_one, client, url, cache, max_bytes): url for url in todo
         }
         pending = set(futures)
         while pending:
@@ -105,7 +96,7 @@ def download_all(
             if pending and now - last_report >= PROGRESS_EVERY:
                 last_report = now
                 finished = len(todo) - len(pending)
-                log.info("blogsvc: downloaded %d of %d images (%.0f s)", finished, len(todo), now - started)
+                log.info("downloaded %d of %d images (%.0f s)", finished, len(todo), now - started)
     return result
 
 
@@ -113,7 +104,7 @@ class _Refused(Exception):
     """The service answered, but not with an acceptable image."""
 
 
-def _fetch_one(client: Downloader, url: str, cache_dir: Path, max_bytes: int) -> tuple[str, int]:
+def _fetch_one(client: Downloader, url: str, cache: Cache, max_bytes: int) -> tuple[str, int]:
     data, _content_type = client.download(url, max_bytes=max_bytes)
     if len(data) > max_bytes:
         raise _Refused(f"larger than {max_bytes} bytes")
@@ -121,13 +112,6 @@ def _fetch_one(client: Downloader, url: str, cache_dir: Path, max_bytes: int) ->
     if extension is None:
         what = "an SVG image (refused: SVG can carry scripts)" if looks_like_svg(data) else "not a PNG, JPEG, GIF, WebP or AVIF image"
         raise _Refused(what)
-    relative = file_name(url, extension)
-    target = cache_dir / relative
-    try:
-        unchanged = target.read_bytes() == data
-    except OSError:
-        unchanged = False
-    if not unchanged:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, data)
+    relative = cache.image_name(url, extension)
+    write_if_changed(cache.root / relative, data)
     return relative, len(data)

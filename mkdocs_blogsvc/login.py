@@ -33,8 +33,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from mkdocs_blogsvc import config, errors, models, preflight
-from mkdocs_blogsvc.api import BlogServiceClient, redact
-from mkdocs_blogsvc.credentials import CredentialStore, StoredCredentials, TokenManager
+from mkdocs_blogsvc.api import redact
+from mkdocs_blogsvc.connection import connect
+from mkdocs_blogsvc.credentials import CredentialStore, StoredCredentials
 
 CALLBACK_PATH = "/callback"
 DEFAULT_TIMEOUT = 300.0
@@ -88,7 +89,7 @@ class LoopbackListener:
     def redirect_uri(self) -> str:
         return f"http://127.0.0.1:{self.address[1]}{CALLBACK_PATH}"
 
-    def __enter__(self) -> LoopbackListener:
+    def __enter__(self) -> LoopbackListener:  # noqa: PYI034  (not subclassed)
         try:
             self._server = http.server.HTTPServer(("127.0.0.1", self._port), self._handler_class())
         except OSError as exc:
@@ -224,12 +225,11 @@ def login(
         pass
     verifier, challenge = pkce_pair()
     state = secrets.token_urlsafe(32)
-    client = BlogServiceClient(settings.base_url, transport=transport, timeout=settings.timeout)
-    with client, LoopbackListener(state, settings.redirect_port) as listener:
+    with connect(settings, transport=transport) as connection, LoopbackListener(state, settings.redirect_port) as listener:
         query = authorize_query(settings, client_id=client_id, redirect_uri=listener.redirect_uri,
                                 state=state, challenge=challenge)
-        preflight.check_service(client)
-        preflight.check_authorization(client, query, fixed_port=settings.redirect_port != 0)
+        preflight.check_service(connection.client)
+        preflight.check_authorization(connection.client, query, fixed_port=settings.redirect_port != 0)
         echo(f"Checked {settings.base_url}: the Blog Content Service accepts client_id {client_id!r} "
              f"and the redirect URI {listener.redirect_uri}.")
         open_browser(f"{settings.base_url}{preflight.AUTHORIZE_PATH}?{urlencode(query)}")
@@ -245,8 +245,8 @@ def login(
         }
         if settings.client_secret:
             form["client_secret"] = settings.client_secret
-        tokens = client.token_request(form)
+        tokens = connection.client.token_request(form)
         with store.locked():  # a build refreshing at this moment must not overwrite the new pair
             store.save(StoredCredentials.from_token_set(tokens, base_url=settings.base_url, client_id=client_id))
-        client.tokens = TokenManager(settings, client)
-        return LoginResult(client.status(), settings.credentials_file)
+        return LoginResult(connection.client.status(), settings.credentials_file)
+

@@ -1,23 +1,24 @@
-"""The MkDocs plugin `blogsvc`: hooks only. They adapt MkDocs to `site_cache`, `sync` and
+"""The MkDocs plugin `blogsvc`: hooks only. They adapt MkDocs to `coordinator`, `pages` and
 `render`, and translate their errors into `PluginError`.
 
     on_startup    remember whether this is `mkdocs serve` (and keep the object across rebuilds)
     on_config     resolve the settings; refuse two instances sharing a cache, store or posts_dir,
                   and a cache or credentials file inside docs_dir
-    on_pre_build  take the cache locks and sync if due (`SiteCache.begin_build`): before MkDocs
+    on_pre_build  take the cache locks and sync if due (`SyncCoordinator.begin_build`): before MkDocs
                   empties site_dir, so a build the service stops leaves the previous site in place
     on_files      (priority 50, before Material's blog plugin at -50) render the pages from the
-                  cache, add them as `File.generated(..., abs_src_path=...)`
+                  cache (`pages.render_pages`), add them as `File.generated(..., abs_src_path=...)`
     on_post_page  article pages: JSON-LD, Open Graph and keywords before `</head>`
-    on_post_build / on_build_error   release the cache locks (`SiteCache.end_build`)
+    on_post_build / on_build_error   release the cache locks (`SyncCoordinator.end_build`)
     on_serve      watch the custom templates; start the background sync (`watch.Poller` running
-                  `SiteCache.poll`), which syncs every sync_interval seconds and, when the blog
+                  `SyncCoordinator.poll`), which syncs every sync_interval seconds and, when the blog
                   changed, raises the signal file the server watches, so the site rebuilds from
                   the cache
     on_shutdown   stop the background sync
 
-`site_cache.SiteCache` holds the cache locks, the time of the last sync and the sync itself
-(why the locks span the whole build: see its docstring); it lives as long as this object.
+`coordinator.SyncCoordinator` holds the cache (`cache.Cache`), its locks, the time of the last
+sync and the sync itself (why the locks span the whole build: see its docstring); it lives as
+long as this object. `last_report` keeps the report of the last build's sync (the demo prints it).
 
 Failures of the service follow `on_error`: `warn` logs a warning and builds from the cache
 (so `mkdocs build --strict` fails), `fail` stops the build with a `PluginError`. Failures that
@@ -26,7 +27,6 @@ cannot heal by themselves (credentials, configuration, a broken template) always
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import time
@@ -36,21 +36,21 @@ from urllib.parse import urljoin
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, PrefixedLogger, event_priority
+from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
 from mkdocs_blogsvc import watch
+from mkdocs_blogsvc.cache import CacheContents
 from mkdocs_blogsvc.config import BlogServiceConfig, Settings
-from mkdocs_blogsvc.errors import BlogServiceError
+from mkdocs_blogsvc.coordinator import SyncCoordinator
+from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable
+from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import Article
+from mkdocs_blogsvc.pages import render_pages
 from mkdocs_blogsvc.render import Renderer
-from mkdocs_blogsvc.site_cache import SiteCache
-from mkdocs_blogsvc.sync import CacheState, SyncReport, render_all
-
-#: MkDocs' plugin logger, with the plugin's public name as the prefix ("blogsvc: ...").
-log = PrefixedLogger("blogsvc", logging.getLogger(f"mkdocs.plugins.{__name__}"))
+from mkdocs_blogsvc.sync import SyncReport
 
 _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
 #: Settings two instances must never share (each instance is one connected blog).
@@ -66,13 +66,15 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         self.settings: Settings | None = None
         self.renderer: Renderer | None = None
         #: the cache, its locks and the time of the last sync (kept across `mkdocs serve` rebuilds).
-        self.site_cache: SiteCache | None = None
+        self.coordinator: SyncCoordinator | None = None
+        #: what the last build's sync changed (None before the first build's on_files).
+        self.last_report: SyncReport | None = None
         self.language: str | None = None
         #: docs-relative page path -> (article, docs-relative cover image path or None).
         self.pages: dict[str, tuple[Article, str | None]] = {}
         self.files: Files | None = None
-        #: what on_pre_build hands to on_files: (cache state, report, reason, start time).
-        self._synced: tuple[CacheState, SyncReport, str, float] | None = None
+        #: what on_pre_build hands to on_files: (cache contents, report, reason, start time).
+        self._synced: tuple[CacheContents, SyncReport, str, float] | None = None
         self.poller: watch.Poller | None = None
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
@@ -82,10 +84,10 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if not self.config.enabled:
             return None
         self.settings = _resolve(self.config, config)
-        if self.site_cache is None:
-            self.site_cache = SiteCache(self.settings, log)
+        if self.coordinator is None:
+            self.coordinator = SyncCoordinator(self.settings)
         else:  # a `mkdocs serve` rebuild: mkdocs.yml may have changed
-            self.site_cache.settings = self.settings
+            self.coordinator.update(self.settings)
         for other in config.plugins.values():
             if other is self or not isinstance(other, BlogServicePlugin) or not other.config.enabled:
                 continue
@@ -109,63 +111,60 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
         """Take the cache and sync. This runs before MkDocs empties site_dir, so a build that
         the service stops (credentials, `on_error: fail`) leaves the previous site in place."""
-        if not self.config.enabled or self.settings is None or self.site_cache is None:
+        if not self.config.enabled or self.settings is None or self.coordinator is None:
             return
         started = time.perf_counter()
         try:  # the locks are released in on_post_build / on_build_error, even after a failure
-            state, report, reason = self.site_cache.begin_build(self.is_serve)
-        except OSError as exc:
-            raise PluginError(_cache_unwritable(self.settings, exc)) from None
-        except BlogServiceError as exc:  # cache busy, credentials, configuration, on_error: fail
+            contents, report, reason = self.coordinator.begin_build(self.is_serve)
+        except BlogServiceError as exc:  # cache busy or unwritable, credentials, configuration, on_error: fail
             raise PluginError(_message(exc)) from None
-        self._synced = (state, report, reason, started)
+        self._synced = (contents, report, reason, started)
 
     @event_priority(50)  # before Material's blog plugin (-50), which reads posts in on_files
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files | None:
-        if not self.config.enabled or self.settings is None or self.renderer is None or self._synced is None:
+        if (not self.config.enabled or self.settings is None or self.renderer is None
+                or self.coordinator is None or self._synced is None):
             return None
         settings = self.settings
-        state, report, reason, started = self._synced
+        contents, report, reason, started = self._synced
         self._synced = None
+        blog_plugin = _material_blog(config)
+        if blog_plugin is not None:
+            _check_post_dir(blog_plugin, settings.posts_dir)
         try:
-            blog_plugin = _material_blog(config)
-            if blog_plugin is not None:
-                _check_post_dir(blog_plugin, settings.posts_dir)
-            wants_index = blog_plugin is None and not _has_index(files, settings.blog_dir)
-            index_title = (state.manifest.blog_name or "Blog") if wants_index else None
-            site = render_all(
-                settings.cache_dir, state, self.renderer,
-                blog_dir=settings.blog_dir, posts_dir=settings.posts_dir, index_title=index_title,
+            site = render_pages(
+                self.coordinator.cache, contents, self.renderer,
+                blog_dir=settings.blog_dir, posts_dir=settings.posts_dir,
+                with_index=blog_plugin is None and not _has_index(files, settings.blog_dir),
             )
-        except OSError as exc:
-            raise PluginError(_cache_unwritable(settings, exc)) from None
-        except BlogServiceError as exc:  # a template that cannot be rendered
+        except BlogServiceError as exc:  # a template that cannot be rendered, an unwritable cache
             raise PluginError(_message(exc)) from None
-        self.language = state.manifest.blog_language
+        self.language = contents.manifest.blog_language
         self.pages = {}
-        for site_file in [*site.images, *site.pages, *([site.index] if site.index else [])]:
+        for site_file in site.files():
             if files.get_file_from_path(site_file.src_uri) is not None:
                 log.warning(f"docs_dir already has {site_file.src_uri}; the plugin's file of that name is left out")
                 continue
             files.append(File.generated(config, site_file.src_uri, abs_src_path=str(site_file.abs_path)))
             if site_file.article_id is not None:
-                article = state.articles[site_file.article_id]
-                entry = state.manifest.entries[site_file.article_id]
+                article = contents.articles[site_file.article_id]
+                entry = contents.manifest.entries[site_file.article_id]
                 cover = entry.images.get(article.cover_image_url or "")
                 self.pages[site_file.src_uri] = (article, f"{settings.blog_dir}/{cover}" if cover else None)
         self.files = files
         report.duration = time.perf_counter() - started
+        self.last_report = report
         log.info(report.summary() + reason)
         return files
 
     @event_priority(-100)  # last: other plugins' on_post_build may still read the cached files
     def on_post_build(self, *, config: MkDocsConfig) -> None:
-        if self.site_cache is not None:
-            self.site_cache.end_build()
+        if self.coordinator is not None:
+            self.coordinator.end_build()
 
     def on_build_error(self, *, error: Exception) -> None:
-        if self.site_cache is not None:
-            self.site_cache.end_build()
+        if self.coordinator is not None:
+            self.coordinator.end_build()
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str | None:
         found = self.pages.get(page.file.src_uri) if self.config.enabled else None
@@ -191,8 +190,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
     def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
         """Rebuild when a custom template changes (they live outside docs_dir), and when the
         background sync changed the cache (MkDocs calls on_serve only with live reload on)."""
-        settings, site_cache = self.settings, self.site_cache
-        if settings is None or site_cache is None or not self.config.enabled:
+        settings, coordinator = self.settings, self.coordinator
+        if settings is None or coordinator is None or not self.config.enabled:
             return server
         for template in (settings.page_template, settings.head_template):
             if template is not None:
@@ -200,19 +199,19 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if settings.offline or settings.sync_interval <= 0 or self.poller is not None:
             return server
         try:
-            signal = watch.prepare_signal(settings.cache_dir)
-        except OSError as exc:
+            signal = coordinator.cache.prepare_signal()
+        except CacheUnwritable as exc:
             log.warning(
-                f"the cache in {settings.cache_dir} cannot be written ({exc.strerror or exc}): no background "
-                "sync; articles changed on the service appear at the first rebuild after sync_interval"
+                f"{exc}; no background sync: articles changed on the service appear at the first "
+                "rebuild after sync_interval"
             )
             return server
         server.watch(os.fspath(signal))
         observer = getattr(server, "observer", None)  # LiveReloadServer's watchdog observer
         self.poller = watch.Poller(
-            site_cache.poll,
+            coordinator.poll,
             ready=lambda: observer is None or observer.is_alive(),
-            on_crash=site_cache.poll_crashed,
+            on_crash=coordinator.poll_crashed,
             name=f"blogsvc-sync-{settings.blog_dir}",
         )
         self.poller.start()
@@ -223,13 +222,6 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if self.poller is not None:
             self.poller.stop()
             self.poller = None
-
-
-def _cache_unwritable(settings: Settings, exc: OSError) -> str:
-    return (
-        f"blogsvc: the cache in {settings.cache_dir} cannot be written ({exc.strerror or exc}); "
-        "check the folder's permissions and free space"
-    )
 
 
 def _resolve(plugin_config: BlogServiceConfig, config: MkDocsConfig) -> Settings:

@@ -1,7 +1,7 @@
 """Article -> page Markdown, index Markdown and head HTML, through Jinja2 templates; slug safety.
 
-Pure functions of their inputs (no files written, no network): `sync.render_all` decides what
-reaches the disk. Three rules keep bad data from the service harmless:
+Pure functions of their inputs (no files written, no network): `pages.render_pages` decides
+what reaches the disk. Three rules keep bad data from the service harmless:
 
 - slugs become file names, so anything but `[a-z0-9-]{1,100}` is replaced (see `safe_slug`);
 - front matter is produced by `yaml.safe_dump` from real values (datetimes stay datetimes);
@@ -19,10 +19,8 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import logging
 import posixpath
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,24 +32,19 @@ import jinja2
 import yaml
 from markupsafe import Markup
 
-from mkdocs_blogsvc.errors import ConfigurationError
+from mkdocs_blogsvc.errors import BadTemplate
+from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import Article, format_timestamp
+from mkdocs_blogsvc.shared import slugify
 
 MAX_SLUG = 100
 #: Used with `fullmatch` only: `match` with `$` would accept a trailing newline ("abc\n").
 _VALID_SLUG = re.compile(r"[a-z0-9-]{1,100}")
 _ID_CHARS = re.compile(r"[^a-z0-9]")
 
-log = logging.getLogger("mkdocs.plugins.mkdocs_blogsvc.render")
 
 
 # --- slugs ------------------------------------------------------------------------------------
-
-
-def slugify(text: str) -> str:
-    """ASCII, lowercase, words joined by `-` (accents folded, everything else dropped)."""
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
-    return re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
 
 
 def is_safe_slug(slug: str) -> bool:
@@ -63,7 +56,7 @@ def safe_slug(article: Article) -> str:
     if is_safe_slug(article.slug):
         return article.slug
     suffix = _ID_CHARS.sub("", article.id.lower())[-8:] or _short_hash(article.id)
-    stem = slugify(article.title)[: MAX_SLUG - len(suffix) - 1].strip("-") or "article"
+    stem = slugify(article.title, max_length=MAX_SLUG - len(suffix) - 1)
     return f"{stem}-{suffix}"
 
 
@@ -80,14 +73,14 @@ def assign_slugs(articles: Iterable[Article]) -> dict[str, str]:
         slug = safe_slug(article)
         if slug != article.slug:
             log.warning(
-                "blogsvc: article %s has an unusable slug %r; using %r instead",
+                "article %s has an unusable slug %r; using %r instead",
                 article.id, article.slug[:120], slug,
             )
         if slug in taken:
             base, number = slug[: MAX_SLUG - 4].rstrip("-"), 2
             while f"{base}-{number}" in taken:
                 number += 1
-            log.warning("blogsvc: articles share the slug %r; article %s uses %r", slug, article.id, f"{base}-{number}")
+            log.warning("articles share the slug %r; article %s uses %r", slug, article.id, f"{base}-{number}")
             slug = f"{base}-{number}"
         taken.add(slug)
         slugs[article.id] = slug
@@ -142,10 +135,6 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     env.filters["md_text"] = md_text
     env.filters["md_url"] = md_url
     return env
-
-
-class BadTemplate(ConfigurationError):
-    """A template cannot be loaded or rendered; the message names the file and the line."""
 
 
 #: Exceptions a template can raise while rendering: Jinja2's own, and Python's from expressions

@@ -1,44 +1,21 @@
-"""Live updates under `mkdocs serve`: a background thread that syncs the cache on a timer, and
-the signal file that makes MkDocs' LiveReloadServer rebuild when that sync changed something.
+"""Live updates under `mkdocs serve`: the background thread that runs the sync on a timer
+(`Poller`, stepping `coordinator.SyncCoordinator.poll`), and warnings shown once (`WarnOnce`).
 
-Why a signal file of its own rather than the cache manifest: the server rebuilds whenever a
-watched file changes, and a build itself rewrites the manifest when the set of rendered pages
-changes (a new or deleted article), so watching the manifest rebuilds twice per change. The
-signal file is written by the background sync only, and only when it changed the cache.
+When that sync changed something it raises the cache's signal file (`Cache.raise_signal`),
+which MkDocs' LiveReloadServer watches. Why a signal file of its own rather than the cache
+manifest: the server rebuilds whenever a watched file changes, and a build itself rewrites the
+manifest when the set of rendered pages changes (a new or deleted article), so watching the
+manifest rebuilds twice per change. The signal file is written by the background sync only.
 
 No MkDocs imports: the plugin adapts this to its hooks.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
-from pathlib import Path
-
-from mkdocs_blogsvc.fileio import atomic_write
-
-#: In `cache_dir`; watched by `mkdocs serve`, written only by the background sync.
-SIGNAL_NAME = "serve-signal.json"
-
-
-def prepare_signal(cache_dir: Path) -> Path:
-    """The signal file of `cache_dir`, created when missing (a watched path must exist)."""
-    path = cache_dir / SIGNAL_NAME
-    if not path.is_file():
-        raise_signal(cache_dir, "created")
-    return path
-
-
-def raise_signal(cache_dir: Path, summary: str) -> None:
-    """Replace the signal file: the server sees a change and rebuilds the site."""
-    record = {"at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "summary": summary}
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    # Not durable: a signal lost in a power cut only means one rebuild less.
-    atomic_write(cache_dir / SIGNAL_NAME, (json.dumps(record) + "\n").encode("utf-8"), durable=False)
 
 
 class WarnOnce:

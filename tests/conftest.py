@@ -136,7 +136,7 @@ class LiveServer:
         """Run `mkdocs-blogsvc server admin --db <db> ARGS...` as a user would."""
         return subprocess.run(
             [sys.executable, "-m", "mkdocs_blogsvc", "server", "admin", "--db", str(self.db_path), *args],
-            capture_output=True, text=True, timeout=60,
+            check=False, capture_output=True, text=True, timeout=60,
         )
 
     def stop(self) -> None:

@@ -29,7 +29,6 @@ import enum
 import math
 import re
 import secrets
-import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -45,7 +44,10 @@ from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.errors import ContentError, ImageError
 from mkdocs_blogsvc.server.serialize import article_json
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+# Re-exported (`X as X`): the admin CLI and the admin tests name them through this module.
+from mkdocs_blogsvc.shared import DEFAULT_BASE_URL as DEFAULT_BASE_URL  # noqa: PLC0414
+from mkdocs_blogsvc.shared import MAX_SLUG_LENGTH as MAX_SLUG_LENGTH  # noqa: PLC0414
+from mkdocs_blogsvc.shared import slugify
 
 #: ISO 639-1: the two-letter codes a blog's `language` may take.
 _LANGUAGE_CODES = (
@@ -59,7 +61,6 @@ _LANGUAGE_CODES = (
 LANGUAGES = frozenset(_LANGUAGE_CODES.split())
 USERNAME = re.compile(r"[A-Za-z0-9_.@+-]{1,150}")
 BLOG_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-MAX_SLUG_LENGTH = 80
 SEO_SCORE_RANGE = (0.0, 10.0)
 _INLINE_REFERENCE = re.compile(r"(?<=\()inline:(\d+)(?=[\s)])")
 _MEDIA_REFERENCE = re.compile(re.escape(tables.MEDIA_PLACEHOLDER) + r"([^\s)\"'<>\]]*)")
@@ -421,15 +422,6 @@ def check_seo_score(score: float | None) -> float | None:
     if not math.isfinite(score) or not low <= score <= high:
         raise ContentError(f"seo score {score:g} is outside 0..10")
     return float(score)
-
-
-def slugify(title: str) -> str:
-    """Lowercase ASCII `a-z0-9` and `-` from a title (accents folded, the rest dropped)."""
-    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii").lower()
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_title).strip("-")
-    if len(slug) > MAX_SLUG_LENGTH:
-        slug = slug[:MAX_SLUG_LENGTH].rsplit("-", 1)[0] if "-" in slug[:MAX_SLUG_LENGTH] else slug[:MAX_SLUG_LENGTH]
-    return slug or "article"
 
 
 def unique_slug(session: Session, blog_id: str, slug: str) -> str:

@@ -31,10 +31,11 @@ def write_credentials(path: Path, base_url: str, access_token: str) -> None:
 
 
 def settings(root: Path, base_url: str, **changes: Any) -> Settings:
-    values: dict[str, Any] = dict(
-        base_url=base_url, client_id=CLIENT_ID, client_secret=None, scope="articles:read blog:read", redirect_port=0,
-        credentials_file=root / "credentials.json", blog_dir="blog", posts_dir="blog/posts", cache_dir=root / "cache",
-    )
+    values: dict[str, Any] = {
+        "base_url": base_url, "client_id": CLIENT_ID, "client_secret": None, "scope": "articles:read blog:read",
+        "redirect_port": 0, "credentials_file": root / "credentials.json", "blog_dir": "blog", "posts_dir": "blog/posts",
+        "cache_dir": root / "cache",
+    }
     values.update(changes)
     return Settings(**values)
 

@@ -22,11 +22,11 @@ from mkdocs.config import load_config
 from mkdocs.exceptions import Abort
 from sqlalchemy import update
 
-from mkdocs_blogsvc import credentials
-from mkdocs_blogsvc import sync as sync_module
+from mkdocs_blogsvc import cache as cache_module
+from mkdocs_blogsvc import connection
+from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.server import media, tables
 from mkdocs_blogsvc.server.database import Database
-from mkdocs_blogsvc.sync import CacheLock
 from tests.conftest import LiveServer, Owner, add_article, issue_access_token
 from tests.e2e.sites import Service, snapshot, write_credentials, write_site
 from tests.plugin.auth_helpers import LoggedIn
@@ -242,7 +242,7 @@ def test_properdocs_build(tmp_path: Path, service: Service, db: Database, owner:
     add_article(db, owner.blog_id, "Secret draft", status="draft")
     config = site(tmp_path, service, db, owner)
     docs_before = snapshot(tmp_path / "docs")
-    result = subprocess.run([properdocs, "build", "-f", str(config)], capture_output=True, text=True, timeout=120,
+    result = subprocess.run([properdocs, "build", "-f", str(config)], check=False, capture_output=True, text=True, timeout=120,
                             env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert result.returncode == 0, result.stderr
     assert "blogsvc: 1 new, 0 updated, 0 deleted, 0 unchanged in " in result.stderr
@@ -267,7 +267,7 @@ def test_revoked_grant_stops_the_build_even_with_on_error_warn(tmp_path: Path, l
         session.execute(update(tables.Grant).values(revoked_at=now))
         session.execute(update(tables.Token).values(revoked_at=now))
     database.dispose()
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", str(config)], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", str(config)], check=False, capture_output=True, text=True,
                             env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=120)
     assert result.returncode == 1
     assert "blogsvc: the service refused the refresh token" in result.stderr
@@ -279,7 +279,7 @@ def test_revoked_grant_stops_the_build_even_with_on_error_warn(tmp_path: Path, l
 
 
 def cache_is_unlocked(tmp_path: Path) -> bool:
-    lock = CacheLock(tmp_path / ".cache" / "blogsvc")
+    lock = Cache(tmp_path / ".cache" / "blogsvc")
     if not lock.try_acquire(0):
         return False
     lock.release()
@@ -344,9 +344,9 @@ def test_a_build_waits_for_another_process_holding_the_cache_then_gives_up_in_on
     config = site(tmp_path, service, db, owner, material=False)
     run_build(config)
     assert cache_is_unlocked(tmp_path), "the build released the cache at its end"
-    other = CacheLock(tmp_path / ".cache" / "blogsvc")  # as `mkdocs-blogsvc sync` in another process
+    other = Cache(tmp_path / ".cache" / "blogsvc")  # as `mkdocs-blogsvc sync` in another process
     other.acquire()
-    monkeypatch.setattr(sync_module, "LOCK_TIMEOUT", 0.3)
+    monkeypatch.setattr(cache_module, "LOCK_TIMEOUT", 0.3)
     service.requests.clear()
     try:
         with pytest.raises(Abort):
@@ -376,8 +376,8 @@ def test_a_malformed_sync_answer_warns_and_builds_from_the_intact_cache(
     def handler(request: httpx.Request) -> httpx.Response:  # what the reference service cannot answer
         return httpx.Response(200, content=body, headers={"Content-Type": "application/json"})
 
-    real_open_client = credentials.open_client
-    monkeypatch.setattr(credentials, "open_client", lambda settings: real_open_client(settings, transport=httpx.MockTransport(handler)))
+    real_connect = connection.connect
+    monkeypatch.setattr(connection, "connect", lambda settings: real_connect(settings, transport=httpx.MockTransport(handler)))
     caplog.clear()
     run_build(config)
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]

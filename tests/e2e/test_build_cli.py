@@ -12,13 +12,13 @@ from click.testing import CliRunner
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
-from mkdocs_blogsvc import sync as sync_module
+from mkdocs_blogsvc import cache as cache_module
+from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.cli import main
 from mkdocs_blogsvc.credentials import CredentialStore
 from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server import tables
 from mkdocs_blogsvc.server.database import Database
-from mkdocs_blogsvc.sync import CacheLock
 from tests.conftest import Owner, add_article, issue_access_token
 from tests.e2e.sites import Service, snapshot, write_credentials, write_site
 
@@ -91,9 +91,9 @@ def test_sync_and_export_wait_for_the_cache_lock_then_fail_in_one_line(tmp_path:
                                                                        command: str) -> None:
     add_article(db, owner.blog_id, "One")
     config = make_site(tmp_path, service, db, owner)
-    monkeypatch.setattr(sync_module, "LOCK_TIMEOUT", 0.2)
+    monkeypatch.setattr(cache_module, "LOCK_TIMEOUT", 0.2)
     args = [command, *([str(tmp_path / "out")] if command == "export" else []), "-f", str(config)]
-    with CacheLock(tmp_path / ".cache" / "blogsvc"):  # a build or `mkdocs serve` in another process
+    with Cache(tmp_path / ".cache" / "blogsvc").locked():  # a build or `mkdocs serve` in another process
         result = CliRunner().invoke(main, args)
     assert result.exit_code == 1, result.output
     assert result.output.startswith(f"Waiting for another process that is using the cache in {tmp_path / '.cache' / 'blogsvc'}...\n")
@@ -121,8 +121,8 @@ def test_serve_syncs_first_then_only_after_sync_interval(tmp_path: Path, service
     assert service.requests.count("/api/v1/sync") == 1
     assert build_with(config, serve=None) is plugin
     assert service.requests.count("/api/v1/sync") == 1, "a rebuild within sync_interval uses the cache"
-    assert plugin.site_cache is not None and plugin.site_cache.last_sync_attempt is not None
-    plugin.site_cache.last_sync_attempt -= 61
+    assert plugin.coordinator is not None and plugin.coordinator.last_sync_attempt is not None
+    plugin.coordinator.last_sync_attempt -= 61
     build_with(config, serve=None)
     assert service.requests.count("/api/v1/sync") == 2
 

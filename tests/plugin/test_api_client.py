@@ -13,6 +13,7 @@ import pytest
 
 from mkdocs_blogsvc import errors, models
 from mkdocs_blogsvc.api import USER_AGENT, BlogServiceClient
+from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.images import download_all
 from tests.conftest import IN_PROCESS_URL, add_article, add_owner, issue_access_token
 
@@ -220,9 +221,9 @@ def test_a_second_401_raises_invalid_token_without_a_loop() -> None:
 
 
 def test_no_token_source_means_not_logged_in() -> None:
-    with BlogServiceClient(BASE, transport=httpx.MockTransport(lambda r: httpx.Response(200))) as client:
-        with pytest.raises(errors.NotLoggedIn, match="mkdocs-blogsvc login"):
-            client.status()
+    with BlogServiceClient(BASE, transport=httpx.MockTransport(lambda r: httpx.Response(200))) as client, \
+            pytest.raises(errors.NotLoggedIn, match="mkdocs-blogsvc login"):
+        client.status()
 
 
 # --- downloads -------------------------------------------------------------------------------
@@ -264,7 +265,7 @@ def test_an_image_url_httpx_cannot_parse_is_one_failed_image(tmp_path: Path) -> 
     with client:
         with pytest.raises(errors.InvalidResponse, match=r"not valid, http://cdn:bad/x.png: Invalid port: 'bad'"):
             client.download("http://cdn:bad/x.png?sig=secret", max_bytes=1000)
-        result = download_all(client, ["http://cdn:bad/x.png", "http://cdn.test/ok.gif"], tmp_path)
+        result = download_all(client, ["http://cdn:bad/x.png", "http://cdn.test/ok.gif"], Cache(tmp_path))
     assert list(result.saved) == ["http://cdn.test/ok.gif"]
     assert list(result.failed) == ["http://cdn:bad/x.png"] and "Invalid port" in result.failed["http://cdn:bad/x.png"]
     assert sleeps == []  # a URL that cannot be parsed is not retried

@@ -18,7 +18,8 @@ from click.testing import CliRunner
 
 from mkdocs_blogsvc import config, errors
 from mkdocs_blogsvc.cli import main
-from mkdocs_blogsvc.credentials import CredentialStore, TokenManager, open_client
+from mkdocs_blogsvc.connection import connect
+from mkdocs_blogsvc.credentials import CredentialStore
 from mkdocs_blogsvc.server.consent_driver import drive_consent
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import LiveServer, Owner, add_article, add_owner
@@ -63,7 +64,7 @@ class Site:
         """The real command in a new process, as a user types it."""
         return subprocess.run(
             [sys.executable, "-m", "mkdocs_blogsvc", *args, "-f", str(self.config_file)],
-            capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})},
+            check=False, capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})},
         )
 
 
@@ -146,11 +147,11 @@ def test_a_revoked_grant_stops_status_with_one_actionable_line(site: Site, tmp_p
         assert CliRunner().invoke(main, ["login", "-f", str(site.config_file)]).exit_code == 0
     old = site.credentials.load()
     assert old is not None
-    with open_client(site.settings()) as client:
-        assert isinstance(client.tokens, TokenManager)
-        client.tokens.force_refresh()  # rotation: `old.refresh_token` is spent
+    with connect(site.settings()) as service:
+        service.tokens.force_refresh()  # rotation: `old.refresh_token` is spent
         with pytest.raises(errors.InvalidGrant):  # reuse detected: the service revokes the grant
-            client.token_request({"grant_type": "refresh_token", "refresh_token": old.refresh_token, "client_id": site.client_id})
+            service.client.token_request({"grant_type": "refresh_token", "refresh_token": old.refresh_token,
+                                          "client_id": site.client_id})
     assert site.server.admin("advance-clock", "3601").returncode == 0
 
     result = site.run("status")

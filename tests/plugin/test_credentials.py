@@ -20,11 +20,11 @@ import httpx
 import pytest
 
 from mkdocs_blogsvc import config, errors, fileio
+from mkdocs_blogsvc.connection import connect
 from mkdocs_blogsvc.credentials import (
     CredentialStore,
     StoredCredentials,
     TokenManager,
-    open_client,
 )
 from tests.plugin.auth_helpers import LoggedIn
 
@@ -149,8 +149,8 @@ def test_a_folder_that_cannot_be_created_stops_a_refresh_with_the_store_named(tm
     store = folder_is_a_dangling_link(tmp_path)
     assert store.load() is None and store.delete() is False
     settings = replace(settings_for(tmp_path, client_id="client-1"), credentials_file=store.path)
-    with open_client(settings) as client, pytest.raises(errors.CredentialsError) as caught:
-        client.status()  # no stored token: takes the lock to seed or refresh, creating the folder
+    with connect(settings) as service, pytest.raises(errors.CredentialsError) as caught:
+        service.client.status()  # no stored token: takes the lock to seed or refresh, creating the folder
     check_os_failure(caught, store.path.parent, "File exists")
 
 
@@ -286,9 +286,9 @@ def counting_transport(app, token_requests: list[str]) -> httpx.BaseTransport:  
 def test_access_token_is_reused_within_the_hour(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
     token_requests: list[str] = []
     db.advance_clock(3000)  # 50 minutes later the stored token still has 10 minutes
-    with open_client(logged_in.settings, transport=counting_transport(app, token_requests)) as client:
-        client.status()
-        client.sync([])
+    with connect(logged_in.settings, transport=counting_transport(app, token_requests)) as service:
+        service.client.status()
+        service.client.sync([])
     assert token_requests == []
     assert CredentialStore(logged_in.settings.credentials_file).load() == logged_in.stored
 
@@ -298,10 +298,10 @@ def test_expired_token_refreshes_exactly_once_and_rotates(logged_in: LoggedIn, a
     token_requests: list[str] = []
     store = CredentialStore(logged_in.settings.credentials_file)
     db.advance_clock(3601)  # the service now sees the token expired; the client does not know
-    with open_client(logged_in.settings, transport=counting_transport(app, token_requests)) as client:
-        client.status()
-        client.sync([])
-        client.status()
+    with connect(logged_in.settings, transport=counting_transport(app, token_requests)) as service:
+        service.client.status()
+        service.client.sync([])
+        service.client.status()
     assert token_requests == ["refresh_token"]
     after = store.load()
     assert after is not None and after.refresh_token != logged_in.stored.refresh_token
@@ -310,22 +310,20 @@ def test_expired_token_refreshes_exactly_once_and_rotates(logged_in: LoggedIn, a
 
     # The old refresh token is dead. Presenting it again revokes the grant (reuse detection),
     # so this is done last: afterwards even the new pair is refused.
-    with open_client(logged_in.settings, transport=httpx.WSGITransport(app=app)) as client:
-        with pytest.raises(errors.InvalidGrant):
-            client.token_request({"grant_type": "refresh_token", "refresh_token": logged_in.stored.refresh_token,
-                                  "client_id": logged_in.settings.client_id or ""})
+    with connect(logged_in.settings, transport=httpx.WSGITransport(app=app)) as service, \
+            pytest.raises(errors.InvalidGrant):
+        service.client.token_request({"grant_type": "refresh_token", "refresh_token": logged_in.stored.refresh_token,
+                                      "client_id": logged_in.settings.client_id or ""})
     assert "svc_at_" not in caplog.text and "svc_rt_" not in caplog.text
 
 
 def test_client_side_expiry_refreshes_before_the_call(logged_in: LoggedIn, app) -> None:  # type: ignore[no-untyped-def]
     token_requests: list[str] = []
-    client = open_client(logged_in.settings, transport=counting_transport(app, token_requests))
-    manager = client.tokens
-    assert isinstance(manager, TokenManager)
-    manager._clock = lambda: logged_in.stored.access_expires_at - 30  # under the 60 s margin
-    with client:
-        client.status()
-        client.status()
+    service = connect(logged_in.settings, transport=counting_transport(app, token_requests),
+                      clock=lambda: logged_in.stored.access_expires_at - 30)  # under the 60 s margin
+    with service:
+        service.client.status()
+        service.client.status()
     assert token_requests == ["refresh_token"]
 
 
@@ -333,30 +331,27 @@ def test_a_token_refreshed_by_another_process_is_picked_up(logged_in: LoggedIn, 
     """refresh_rejected re-reads the store: a newer token on disk is used, not refreshed again."""
     token_requests: list[str] = []
     db.advance_clock(3601)
-    with open_client(logged_in.settings, transport=httpx.WSGITransport(app=app)) as other:
-        other.status()  # "another process" refreshes and saves
+    with connect(logged_in.settings, transport=httpx.WSGITransport(app=app)) as other:
+        other.client.status()  # "another process" refreshes and saves
     stale = logged_in.stored.access_token
-    client = open_client(logged_in.settings, transport=counting_transport(app, token_requests))
-    assert isinstance(client.tokens, TokenManager)
-    with client:
-        fresh = client.tokens.refresh_rejected(stale)
+    with connect(logged_in.settings, transport=counting_transport(app, token_requests)) as service:
+        fresh = service.tokens.refresh_rejected(stale)
         assert fresh != stale
-        client.status()
+        service.client.status()
     assert token_requests == []
 
 
 def test_revoked_grant_gives_one_actionable_message(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
     store = CredentialStore(logged_in.settings.credentials_file)
-    with open_client(logged_in.settings, transport=httpx.WSGITransport(app=app)) as client:
-        assert isinstance(client.tokens, TokenManager)
-        client.tokens.force_refresh()
+    with connect(logged_in.settings, transport=httpx.WSGITransport(app=app)) as service:
+        service.tokens.force_refresh()
         # Reuse of the rotated token: the service revokes the whole grant.
         with pytest.raises(errors.InvalidGrant):
-            client.token_request({"grant_type": "refresh_token", "refresh_token": logged_in.stored.refresh_token,
-                                  "client_id": logged_in.settings.client_id or ""})
+            service.client.token_request({"grant_type": "refresh_token", "refresh_token": logged_in.stored.refresh_token,
+                                          "client_id": logged_in.settings.client_id or ""})
         db.advance_clock(3601)
         with pytest.raises(errors.ReauthorizationRequired) as caught:
-            client.status()
+            service.client.status()
     message = str(caught.value)
     assert "rotated, revoked or has expired" in message and "mkdocs-blogsvc login" in message
     assert "CI recipe" in message and "svc_" not in message
@@ -368,15 +363,15 @@ def test_credentials_are_bound_to_their_service_and_client(logged_in: LoggedIn) 
     transport = httpx.MockTransport(lambda request: requests.append(request) or httpx.Response(500))
     for change in ({"base_url": "https://evil.example"}, {"client_id": "another-client"}):
         settings = replace(logged_in.settings, **change)  # type: ignore[arg-type]
-        with open_client(settings, transport=transport) as client, pytest.raises(errors.CredentialsError) as caught:
-            client.status()
+        with connect(settings, transport=transport) as service, pytest.raises(errors.CredentialsError) as caught:
+            service.client.status()
         assert "mkdocs-blogsvc login" in str(caught.value)
     assert requests == []  # nothing was sent anywhere
 
 
 def test_no_store_and_no_environment_means_not_logged_in(tmp_path: Path, app) -> None:  # type: ignore[no-untyped-def]
     settings = settings_for(tmp_path, client_id="c")
-    manager = TokenManager(settings, open_client(settings, transport=httpx.WSGITransport(app=app)), environ={})
+    manager = connect(settings, transport=httpx.WSGITransport(app=app), environ={}).tokens
     with pytest.raises(errors.NotLoggedIn, match="run `mkdocs-blogsvc login`"):
         manager.access_token()
     assert manager.refresh_expires_soon() is None
@@ -386,17 +381,15 @@ def test_environment_refresh_token_seeds_the_store(logged_in: LoggedIn, app, tmp
     """CI: no store, BLOGSVC_REFRESH_TOKEN given: refresh at once, the rotated token is stored."""
     settings = replace(logged_in.settings, credentials_file=tmp_path / "ci" / "credentials.json")
     environ = {config.ENV_REFRESH_TOKEN: logged_in.stored.refresh_token}
-    client = open_client(settings, transport=httpx.WSGITransport(app=app))
-    client.tokens = TokenManager(settings, client, environ=environ)
-    with client:
-        assert client.status().blog.slug == logged_in.blog_slug
+    with connect(settings, transport=httpx.WSGITransport(app=app), environ=environ) as service:
+        assert service.client.status().blog.slug == logged_in.blog_slug
     seeded = CredentialStore(settings.credentials_file).load()
     assert seeded is not None and seeded.refresh_token != logged_in.stored.refresh_token
     assert stat.S_IMODE(settings.credentials_file.stat().st_mode) == 0o600
 
 
 def test_refresh_expiring_soon(logged_in: LoggedIn, app) -> None:  # type: ignore[no-untyped-def]
-    client = open_client(logged_in.settings, transport=httpx.WSGITransport(app=app))
+    client = connect(logged_in.settings, transport=httpx.WSGITransport(app=app)).client
     expires = logged_in.stored.refresh_expires_at
     soon = TokenManager(logged_in.settings, client, clock=lambda: expires - 6 * 86400)
     later = TokenManager(logged_in.settings, client, clock=lambda: expires - 8 * 86400)
@@ -410,7 +403,7 @@ TWO_BUILDS = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     from mkdocs_blogsvc import config
-    from mkdocs_blogsvc.credentials import open_client
+    from mkdocs_blogsvc.connection import connect
     base_url, client_id, path, start = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
     settings = config.Settings(
         base_url=base_url, client_id=client_id, client_secret=None, scope="articles:read blog:read",
@@ -418,8 +411,8 @@ TWO_BUILDS = textwrap.dedent("""
         cache_dir=Path(path).parent / "cache")
     while time.time() < start:
         time.sleep(0.001)
-    with open_client(settings) as client:
-        print(client.status().blog.slug, flush=True)
+    with connect(settings) as service:
+        print(service.client.status().blog.slug, flush=True)
 """)
 
 
@@ -452,6 +445,5 @@ def test_two_processes_with_an_expired_token_refresh_once(live_logged_in: Logged
     assert after is not None and after.refresh_token != live_logged_in.stored.refresh_token
     # A single refresh: the rotated token still works (a second refresh with the old token would
     # have revoked the grant, and this would fail with invalid_grant).
-    with open_client(live_logged_in.settings) as client:
-        assert isinstance(client.tokens, TokenManager)
-        client.tokens.force_refresh()
+    with connect(live_logged_in.settings) as service:
+        service.tokens.force_refresh()

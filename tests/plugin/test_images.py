@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from mkdocs_blogsvc.api import BlogServiceClient, display_url
-from mkdocs_blogsvc.images import download_all, file_name, is_fetchable
+from mkdocs_blogsvc.cache import Cache
+from mkdocs_blogsvc.images import download_all, is_fetchable
 from mkdocs_blogsvc.imagetypes import sniff
 from mkdocs_blogsvc.server import media
 from mkdocs_blogsvc.server.database import Database
@@ -62,7 +63,7 @@ def test_only_http_urls_are_fetched() -> None:
 
 
 def test_file_name_is_a_hash_of_the_url() -> None:
-    name = file_name("https://a.test/../../x.png", "png")
+    name = Cache.image_name("https://a.test/../../x.png", "png")
     assert name.startswith("images/") and name.endswith(".png") and ".." not in name and len(name) == 7 + 32 + 4
 
 
@@ -80,31 +81,31 @@ def hosted(db: Database, app) -> Iterator[tuple[BlogServiceClient, dict[str, str
 
 def test_downloads_are_saved_under_hashed_names_and_failures_reported(hosted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     client, urls = hosted
-    result = download_all(client, [urls["png"], urls["gif"], urls["png"], urls["missing"], "ftp://x/y.png"], tmp_path)
-    assert result.saved == {urls["png"]: (file_name(urls["png"], "png"), len(PNG)), urls["gif"]: (file_name(urls["gif"], "gif"), 26)}
-    assert (tmp_path / file_name(urls["png"], "png")).read_bytes() == PNG
+    result = download_all(client, [urls["png"], urls["gif"], urls["png"], urls["missing"], "ftp://x/y.png"], Cache(tmp_path))
+    assert result.saved == {urls["png"]: (Cache.image_name(urls["png"], "png"), len(PNG)), urls["gif"]: (Cache.image_name(urls["gif"], "gif"), 26)}
+    assert (tmp_path / Cache.image_name(urls["png"], "png")).read_bytes() == PNG
     assert set(result.failed) == {urls["missing"], "ftp://x/y.png"}
     assert "not an http(s) URL" in result.failed["ftp://x/y.png"]
 
 
 def test_size_limit_and_non_images_are_refused(hosted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     client, urls = hosted
-    result = download_all(client, [urls["png"]], tmp_path, max_bytes=100)
+    result = download_all(client, [urls["png"]], Cache(tmp_path), max_bytes=100)
     assert "larger than 100 bytes" in result.failed[urls["png"]]
 
     class Svg:
         def download(self, url: str, *, max_bytes: int) -> tuple[bytes, str]:
             return SVG, "image/svg+xml"
 
-    refused = download_all(Svg(), ["https://a.test/x.svg"], tmp_path)
+    refused = download_all(Svg(), ["https://a.test/x.svg"], Cache(tmp_path))
     assert "SVG" in refused.failed["https://a.test/x.svg"]
     assert not (tmp_path / "images").exists() or not any((tmp_path / "images").glob("*.svg"))
 
 
 def test_unchanged_image_is_not_rewritten(hosted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     client, urls = hosted
-    download_all(client, [urls["png"]], tmp_path)
-    target = tmp_path / file_name(urls["png"], "png")
+    download_all(client, [urls["png"]], Cache(tmp_path))
+    target = tmp_path / Cache.image_name(urls["png"], "png")
     before = target.stat().st_mtime_ns
-    download_all(client, [urls["png"]], tmp_path)
+    download_all(client, [urls["png"]], Cache(tmp_path))
     assert target.stat().st_mtime_ns == before

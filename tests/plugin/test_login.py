@@ -96,9 +96,8 @@ def test_listener_on_a_configured_port_and_a_busy_one() -> None:
     port = free_port()
     with LoopbackListener("s", port) as listener:
         assert listener.redirect_uri == f"http://127.0.0.1:{port}/callback"
-        with pytest.raises(errors.LoginError, match=f"127.0.0.1:{port}.*redirect_port"):
-            with LoopbackListener("s", port):
-                pass
+        with pytest.raises(errors.LoginError, match=f"127.0.0.1:{port}.*redirect_port"), LoopbackListener("s", port):
+            pass
 
 
 def test_listener_listens_on_loopback_only() -> None:

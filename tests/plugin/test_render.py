@@ -12,10 +12,9 @@ import pytest
 import yaml
 from material.plugins.blog.structure.config import PostConfig
 
-from mkdocs_blogsvc.errors import ConfigurationError
+from mkdocs_blogsvc.errors import BadTemplate, ConfigurationError
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.render import (
-    BadTemplate,
     PagePaths,
     Renderer,
     assign_slugs,

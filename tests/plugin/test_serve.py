@@ -22,13 +22,13 @@ from mkdocs.config import load_config
 from mkdocs.livereload import LiveReloadServer
 
 from mkdocs_blogsvc import watch
+from mkdocs_blogsvc.cache import SIGNAL_NAME, Cache
 from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server.database import Database
-from mkdocs_blogsvc.sync import CacheLock
 from tests.conftest import LiveServer, Owner, add_article, add_owner, free_port, issue_access_token
 from tests.e2e.sites import Service, snapshot, write_credentials, write_site
 
-SIGNAL = watch.SIGNAL_NAME
+SIGNAL = SIGNAL_NAME
 
 
 def make_site(tmp_path: Path, base_url: str, token: str, **plugin: object) -> Path:
@@ -55,16 +55,16 @@ def test_background_sync_signals_changes_only(tmp_path: Path, service: Service, 
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
     plugin = serve_build(config, first=True)
     cache = tmp_path / ".cache" / "blogsvc"
-    watch.prepare_signal(cache)
+    Cache(cache).prepare_signal()
     quiet = snapshot(cache)
 
-    site_cache = plugin.site_cache
-    assert site_cache is not None
+    coordinator = plugin.coordinator
+    assert coordinator is not None
 
     def poll_now() -> float:
-        assert site_cache.last_sync_attempt is not None
-        site_cache.last_sync_attempt -= 60  # as if sync_interval had passed
-        return site_cache.poll()
+        assert coordinator.last_sync_attempt is not None
+        coordinator.last_sync_attempt -= 60  # as if sync_interval had passed
+        return coordinator.poll()
 
     service.requests.clear()
     assert poll_now() == 60
@@ -102,15 +102,15 @@ def test_background_sync_waits_while_another_process_holds_the_cache(tmp_path: P
                                                                      owner: Owner) -> None:
     add_article(db, owner.blog_id, "First words")
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
-    site_cache = serve_build(config, first=True).site_cache
-    assert site_cache is not None and site_cache.last_sync_attempt is not None
-    site_cache.last_sync_attempt -= 60
+    coordinator = serve_build(config, first=True).coordinator
+    assert coordinator is not None and coordinator.last_sync_attempt is not None
+    coordinator.last_sync_attempt -= 60
     service.requests.clear()
-    with CacheLock(tmp_path / ".cache" / "blogsvc"):  # `mkdocs-blogsvc sync` running in another process
-        assert site_cache.poll() == 1.0, "try again soon"
+    with Cache(tmp_path / ".cache" / "blogsvc").locked():  # `mkdocs-blogsvc sync` running in another process
+        assert coordinator.poll() == 1.0, "try again soon"
     assert service.requests == []
-    assert site_cache.poll() == 60 and service.requests == ["/api/v1/sync"]
-    assert not site_cache.lock.locked()
+    assert coordinator.poll() == 60 and service.requests == ["/api/v1/sync"]
+    assert not coordinator.lock.locked()
 
 
 def test_on_serve_starts_and_on_shutdown_stops_the_poller(tmp_path: Path, service: Service, db: Database,

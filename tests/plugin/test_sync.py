@@ -1,5 +1,5 @@
-"""sync.py against the real service in-process: the transaction, deletions, rendering without
-rewrites, interrupted syncs, bad answers, the cache lock."""
+"""sync.py (and pages.py, cache.py) against the real service in-process: the transaction,
+deletions, rendering without rewrites, interrupted syncs, bad answers, the cache lock."""
 
 from __future__ import annotations
 
@@ -18,16 +18,17 @@ import httpx
 import pytest
 from sqlalchemy import update
 
-from mkdocs_blogsvc import manifest
-from mkdocs_blogsvc import sync as sync_module
+from mkdocs_blogsvc import cache as cache_module
 from mkdocs_blogsvc.api import BlogServiceClient
-from mkdocs_blogsvc.credentials import open_client
-from mkdocs_blogsvc.errors import InvalidResponse, TransportError
+from mkdocs_blogsvc.cache import Cache
+from mkdocs_blogsvc.connection import connect
+from mkdocs_blogsvc.errors import CacheBusy, CacheUnwritable, InvalidResponse, TransportError
 from mkdocs_blogsvc.models import format_timestamp
+from mkdocs_blogsvc.pages import render_pages
 from mkdocs_blogsvc.render import Renderer
 from mkdocs_blogsvc.server import media, tables
 from mkdocs_blogsvc.server.database import Database
-from mkdocs_blogsvc.sync import CacheBusy, CacheLock, read_cache, render_all, sync_cache
+from mkdocs_blogsvc.sync import sync_cache
 from tests.conftest import IN_PROCESS_URL, Owner, add_article, add_owner, issue_access_token
 from tests.e2e.sites import settings, snapshot, write_credentials
 from tests.plugin.test_render import article as sample_article
@@ -52,14 +53,14 @@ def blog(db: Database, app, tmp_path: Path, seen: list[str]) -> Iterator[tuple[O
         seen.append(environ["PATH_INFO"])
         return app(environ, start_response)
 
-    with open_client(config, transport=httpx.WSGITransport(app=counting)) as client:
-        yield owner, client, config.cache_dir
+    with connect(config, transport=httpx.WSGITransport(app=counting)) as service:
+        yield owner, service.client, config.cache_dir
 
 
 def mock_client(tmp_path: Path, handler: Callable[[httpx.Request], httpx.Response]) -> BlogServiceClient:
     """A client of the blog fixture's settings whose answers come from `handler` (for answers
     the reference service cannot give)."""
-    client = open_client(settings(tmp_path, IN_PROCESS_URL), transport=httpx.MockTransport(handler))
+    client = connect(settings(tmp_path, IN_PROCESS_URL), transport=httpx.MockTransport(handler)).client
     client.retries = 0
     return client
 
@@ -72,15 +73,15 @@ def with_cover(db: Database, owner: Owner, title: str, **fields) -> str:  # type
 
 
 def render(cache_dir: Path, index: bool = False):  # type: ignore[no-untyped-def]
-    return render_all(cache_dir, read_cache(cache_dir), Renderer(), blog_dir="blog", posts_dir="blog/posts",
-                      index_title="Blog" if index else None)
+    cache = Cache(cache_dir)
+    return render_pages(cache, cache.read(), Renderer(), blog_dir="blog", posts_dir="blog/posts", with_index=index)
 
 
 def test_first_sync_caches_articles_images_and_renders_pages(db: Database, blog) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     first = with_cover(db, owner, "First Post", minutes_ago=5)
     add_article(db, owner.blog_id, "A Draft", status="draft")
-    state, report = sync_cache(cache_dir, client)
+    state, report = sync_cache(Cache(cache_dir), client)
     assert (report.new, report.updated, report.deleted, report.unchanged) == ([first], [], [], 0)
     assert state.manifest.blog_language == "en" and state.manifest.blog_name == "Alice's Blog"
     entry = state.manifest.entries[first]
@@ -98,7 +99,7 @@ def test_changes_on_the_service_are_applied_and_old_files_removed(db: Database, 
     edit = add_article(db, owner.blog_id, "Edit")
     hide = with_cover(db, owner, "Hide")
     gone = add_article(db, owner.blog_id, "Gone")
-    sync_cache(cache_dir, client)
+    sync_cache(Cache(cache_dir), client)
     render(cache_dir)
     before = snapshot(cache_dir)
     with db.session(write=True) as session:
@@ -106,7 +107,7 @@ def test_changes_on_the_service_are_applied_and_old_files_removed(db: Database, 
         session.execute(update(tables.Article).where(tables.Article.id == hide).values(status="unpublished"))
         session.execute(tables.Article.__table__.delete().where(tables.Article.id == gone))
     added = add_article(db, owner.blog_id, "Added")
-    state, report = sync_cache(cache_dir, client)
+    state, report = sync_cache(Cache(cache_dir), client)
     assert (report.new, report.updated, sorted(report.deleted), report.unchanged) == ([added], [edit], sorted([hide, gone]), 1)
     assert "1 new, 1 updated, 2 deleted, 1 unchanged in " in report.summary()
     assert set(state.articles) == {keep, edit, added}
@@ -123,10 +124,10 @@ def test_a_second_sync_without_changes_rewrites_nothing(db: Database, blog) -> N
     owner, client, cache_dir = blog
     with_cover(db, owner, "One")
     add_article(db, owner.blog_id, "Two")
-    sync_cache(cache_dir, client)
+    sync_cache(Cache(cache_dir), client)
     render(cache_dir, index=True)
     before = snapshot(cache_dir)
-    _state, report = sync_cache(cache_dir, client)
+    _state, report = sync_cache(Cache(cache_dir), client)
     site = render(cache_dir, index=True)
     assert (len(report.new), len(report.updated), len(report.deleted), report.unchanged) == (0, 0, 0, 2)
     assert site.written == 0 and snapshot(cache_dir) == before
@@ -135,13 +136,13 @@ def test_a_second_sync_without_changes_rewrites_nothing(db: Database, blog) -> N
 def test_damaged_cache_is_repaired_by_the_next_sync(db: Database, blog) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     article_id = with_cover(db, owner, "One")
-    state, _ = sync_cache(cache_dir, client)
+    state, _ = sync_cache(Cache(cache_dir), client)
     image = cache_dir / next(iter(state.manifest.entries[article_id].images.values()))
     image.unlink()
-    _state, report = sync_cache(cache_dir, client)
+    _state, report = sync_cache(Cache(cache_dir), client)
     assert report.new == [article_id] and image.read_bytes() == PNG
     (cache_dir / "manifest.json").write_text("{broken")
-    _state, report = sync_cache(cache_dir, client)
+    _state, report = sync_cache(Cache(cache_dir), client)
     assert report.new == [article_id]
     assert len(list((cache_dir / "articles").iterdir())) == 1
 
@@ -149,21 +150,21 @@ def test_damaged_cache_is_repaired_by_the_next_sync(db: Database, blog) -> None:
 def test_a_failed_sync_leaves_the_cache_untouched(db: Database, blog, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     add_article(db, owner.blog_id, "One")
-    sync_cache(cache_dir, client)
+    sync_cache(Cache(cache_dir), client)
     before = snapshot(cache_dir)
     config = settings(tmp_path, "http://127.0.0.1:9")  # nothing listens on the discard port
     write_credentials(config.credentials_file, config.base_url, "svc_at_x")
-    with open_client(config) as offline:
-        offline.retries = 0
+    with connect(config) as offline:
+        offline.client.retries = 0
         with pytest.raises(TransportError):
-            sync_cache(cache_dir, offline)
+            sync_cache(Cache(cache_dir), offline.client)
     assert snapshot(cache_dir) == before
 
 
 def test_deletes_only_files_the_manifest_owns_inside_the_cache(db: Database, blog, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     article_id = add_article(db, owner.blog_id, "One")
-    sync_cache(cache_dir, client)
+    sync_cache(Cache(cache_dir), client)
     render(cache_dir)
     page = cache_dir / "docs" / "blog" / "posts" / "one.md"
     assert page.exists()
@@ -176,11 +177,11 @@ def test_deletes_only_files_the_manifest_owns_inside_the_cache(db: Database, blo
     (cache_dir / "manifest.json").write_text(json.dumps(data))
     with db.session(write=True) as session:
         session.execute(update(tables.Article).where(tables.Article.id == article_id).values(status="draft"))
-    _state, report = sync_cache(cache_dir, client)
+    _state, report = sync_cache(Cache(cache_dir), client)
     render(cache_dir)
     assert report.deleted == [article_id]
     assert victim.read_text() == "keep me" and stranger.exists()
-    assert manifest.load(cache_dir).entries == {}
+    assert Cache(cache_dir).load().entries == {}
     assert not any(p for p in (cache_dir / "articles").iterdir() if p != stranger)
     assert not page.exists()
 
@@ -188,14 +189,14 @@ def test_deletes_only_files_the_manifest_owns_inside_the_cache(db: Database, blo
 def test_an_update_that_keeps_its_image_urls_downloads_nothing(db: Database, blog, seen: list[str]) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     article_id = with_cover(db, owner, "One")
-    state, _ = sync_cache(cache_dir, client)
+    state, _ = sync_cache(Cache(cache_dir), client)
     images = state.manifest.entries[article_id].images
     assert len(images) == 1 and any(path.startswith("/media/") for path in seen)
     with db.session() as session:
         session.execute(update(tables.Article).where(tables.Article.id == article_id).values(
             title="One, edited", updated_at=db.now() + timedelta(minutes=1)))
     seen.clear()
-    state, report = sync_cache(cache_dir, client)
+    state, report = sync_cache(Cache(cache_dir), client)
     assert report.updated == [article_id]
     assert seen == ["/api/v1/sync"], "the cached copy of an unchanged image URL is reused"
     assert state.manifest.entries[article_id].images == images
@@ -219,7 +220,7 @@ def test_image_urls_are_logged_without_their_query_string(tmp_path: Path, blog, 
         return httpx.Response(404, json={"error": "not_found"})
 
     with mock_client(tmp_path, handler) as client:
-        _state, report = sync_cache(cache_dir, client)
+        _state, report = sync_cache(Cache(cache_dir), client)
     assert len(report.image_failures) == 2
     ours = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("mkdocs"))
     assert "image https://cdn.test/cover.png of article" in ours and "image https://cdn.test/inline.png of article" in ours
@@ -236,7 +237,7 @@ def test_a_malformed_sync_answer_leaves_the_cache_untouched(db: Database, blog, 
                                                            body: bytes, problem: str) -> None:
     owner, client, cache_dir = blog
     with_cover(db, owner, "One")
-    sync_cache(cache_dir, client)
+    sync_cache(Cache(cache_dir), client)
     render(cache_dir)
     before = snapshot(cache_dir)
 
@@ -244,7 +245,7 @@ def test_a_malformed_sync_answer_leaves_the_cache_untouched(db: Database, blog, 
         return httpx.Response(200, content=body, headers={"Content-Type": "application/json"})
 
     with mock_client(tmp_path, handler) as broken, pytest.raises(InvalidResponse, match=problem):
-        sync_cache(cache_dir, broken)
+        sync_cache(Cache(cache_dir), broken)
     assert snapshot(cache_dir) == before
 
 
@@ -256,11 +257,11 @@ KILLED_CHILD = """
 import os, signal, sys
 from pathlib import Path
 import httpx
-from mkdocs_blogsvc import manifest
-from mkdocs_blogsvc.credentials import open_client
-from mkdocs_blogsvc.server import create_app, tables
+from mkdocs_blogsvc import cache
+from mkdocs_blogsvc.connection import connect
+from mkdocs_blogsvc.server import create_app
 from mkdocs_blogsvc.server.database import Database
-from mkdocs_blogsvc.sync import CacheLock, sync_cache
+from mkdocs_blogsvc.sync import sync_cache
 from tests.e2e.sites import settings
 
 root = Path(sys.argv[1])
@@ -269,11 +270,11 @@ def killed_mid_write(path, data, **options):
     path.with_name(f".{path.name}.0123456789abcdef.tmp").write_bytes(data[: len(data) // 2])
     os.kill(os.getpid(), signal.SIGKILL)
 
-manifest.atomic_write = killed_mid_write
+cache.atomic_write = killed_mid_write
 app = create_app(Database.from_path(root / "service.db"), secret_key="test")
 config = settings(root, "http://testserver")
-with CacheLock(config.cache_dir), open_client(config, transport=httpx.WSGITransport(app=app)) as client:
-    sync_cache(config.cache_dir, client)
+with cache.Cache(config.cache_dir).locked(), connect(config, transport=httpx.WSGITransport(app=app)) as service:
+    sync_cache(cache.Cache(config.cache_dir), service.client)
 """
 
 
@@ -282,14 +283,14 @@ def fail_saving_the_manifest(monkeypatch: pytest.MonkeyPatch, cache_dir: Path, c
         raise OSError(28, "No space left on device")
 
     with monkeypatch.context() as patch:
-        patch.setattr(manifest, "save", disk_full)
-        with pytest.raises(OSError, match="No space left"):
-            sync_cache(cache_dir, client)
+        patch.setattr(Cache, "save", disk_full)
+        with pytest.raises(CacheUnwritable, match="No space left"):
+            sync_cache(Cache(cache_dir), client)
 
 
 def kill_a_sync_process(monkeypatch: pytest.MonkeyPatch, cache_dir: Path, client: BlogServiceClient) -> None:
     child = subprocess.run([sys.executable, "-c", KILLED_CHILD, str(cache_dir.parent)], cwd=REPO,
-                           capture_output=True, text=True, timeout=60)
+                           check=False, capture_output=True, text=True, timeout=60)
     assert child.returncode == -signal.SIGKILL, child.stderr
     assert list(cache_dir.glob(".manifest.json.*.tmp")), "the child died while writing the manifest"
 
@@ -304,7 +305,7 @@ def test_an_interrupted_sync_leaves_the_previous_cache_usable_and_the_next_sync_
     owner, client, cache_dir = blog
     edit = with_cover(db, owner, "Edit")
     gone = add_article(db, owner.blog_id, "Gone")
-    sync_cache(cache_dir, client)
+    sync_cache(Cache(cache_dir), client)
     render(cache_dir)
     with db.session() as session:
         session.execute(update(tables.Article).where(tables.Article.id == edit).values(
@@ -315,20 +316,20 @@ def test_an_interrupted_sync_leaves_the_previous_cache_usable_and_the_next_sync_
     interrupt(monkeypatch, cache_dir, client)
 
     # The previous site still builds from the cache: same articles, every page and image there.
-    state = read_cache(cache_dir)
+    state = Cache(cache_dir).read()
     assert set(state.articles) == {edit, gone} and state.articles[edit].title == "Edit"
     site = render(cache_dir)
     assert sorted(p.src_uri for p in site.pages) == ["blog/posts/edit.md", "blog/posts/gone.md"]
     assert all(f.abs_path.is_file() for f in [*site.pages, *site.images])
-    assert CacheLock(cache_dir).try_acquire(0), "an interrupted sync leaves the cache unlocked"
+    assert Cache(cache_dir).try_acquire(0), "an interrupted sync leaves the cache unlocked"
 
     # The next sync repairs everything: the changes applied, no stray file left.
-    state, report = sync_cache(cache_dir, client)
+    state, report = sync_cache(Cache(cache_dir), client)
     assert (report.new, report.updated, report.deleted) == ([added], [edit], [gone])
     render(cache_dir)
     assert state.articles[edit].title == "Edited"
     on_disk = {name for name in snapshot(cache_dir) if name not in ("manifest.json", ".lock")}
-    assert on_disk == manifest.load(cache_dir).owned_files()
+    assert on_disk == Cache(cache_dir).load().owned_files()
 
 
 # --- the cross-process cache lock -------------------------------------------------------------
@@ -339,14 +340,14 @@ def test_the_cache_lock_excludes_other_holders_and_names_the_cache_when_it_gives
 ) -> None:
     caplog.set_level(logging.INFO)
     cache_dir = tmp_path / "cache"
-    holder = CacheLock(cache_dir)
+    holder = Cache(cache_dir)
     holder.acquire()
-    monkeypatch.setattr(sync_module, "LOCK_TIMEOUT", 0.2)
+    monkeypatch.setattr(cache_module, "LOCK_TIMEOUT", 0.2)
     started = time.monotonic()
     with pytest.raises(CacheBusy, match=f"the cache in {cache_dir} is still in use by another process"):
-        CacheLock(cache_dir).acquire()
+        Cache(cache_dir).acquire()
     assert time.monotonic() - started >= 0.2
     assert "waiting for another process that is using the cache in" in caplog.text
     holder.release()
-    with CacheLock(cache_dir):
-        assert not CacheLock(cache_dir).try_acquire(0)
+    with Cache(cache_dir).locked():
+        assert not Cache(cache_dir).try_acquire(0)

@@ -1,4 +1,5 @@
-"""manifest.py: load never crashes, verify drops damaged entries, save is atomic, paths stay inside."""
+"""cache.py's manifest: load never crashes, check drops damaged entries, save is atomic, paths
+stay inside, recorded data survives."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mkdocs_blogsvc import manifest
-from mkdocs_blogsvc.manifest import Entry, Manifest, inside, sha256
+from mkdocs_blogsvc.cache import Cache, Entry, Manifest
+from mkdocs_blogsvc.fileio import inside, sha256
 from mkdocs_blogsvc.models import Article
 from tests.plugin.test_render import article
 
@@ -32,19 +33,19 @@ def cached(cache_dir: Path, item: Article, image: bytes | None = b"\x89PNG\r\n\x
 def test_round_trip(tmp_path: Path) -> None:
     entry = cached(tmp_path, article())
     saved = Manifest({entry.id: entry}, rendered=["docs/blog/posts/a.md"], blog_language="en", blog_name="B")
-    manifest.save(tmp_path, saved)
-    loaded = manifest.load(tmp_path)
+    Cache(tmp_path).save(saved)
+    loaded = Cache(tmp_path).load()
     assert loaded == saved
-    assert manifest.verify(tmp_path, loaded) == {entry.id: article()}
+    assert Cache(tmp_path).check(loaded) == {entry.id: article()}
     assert loaded.known_articles()[0].content_hash == "0" * 64
     assert loaded.owned_files() == {"articles/ck1abcdefghijklmnopqrstuv.json", "images/c.png", "docs/blog/posts/a.md"}
 
 
 @pytest.mark.parametrize("content", [b"", b"{not json", b"[]", b'{"version": 99, "articles": {}}', b"\xff\xfe"])
 def test_missing_corrupt_or_unknown_version_is_an_empty_manifest(tmp_path: Path, content: bytes) -> None:
-    assert manifest.load(tmp_path) == Manifest()
+    assert Cache(tmp_path).load() == Manifest()
     (tmp_path / "manifest.json").write_bytes(content)
-    assert manifest.load(tmp_path) == Manifest()
+    assert Cache(tmp_path).load() == Manifest()
 
 
 def test_a_broken_entry_is_dropped_and_the_others_kept(tmp_path: Path) -> None:
@@ -52,7 +53,7 @@ def test_a_broken_entry_is_dropped_and_the_others_kept(tmp_path: Path) -> None:
     data = Manifest({good.id: good}).to_json()
     data["articles"]["broken"] = {"contentHash": 5}
     (tmp_path / "manifest.json").write_text(json.dumps(data))
-    assert list(manifest.load(tmp_path).entries) == [good.id]
+    assert list(Cache(tmp_path).load().entries) == [good.id]
 
 
 @pytest.mark.parametrize("damage", ["json missing", "json altered", "image missing", "image truncated", "path escapes"])
@@ -72,7 +73,7 @@ def test_verify_drops_damaged_articles_so_they_are_sent_again(tmp_path: Path, da
         outside.write_text(json.dumps(article().to_json()))
         entry = Entry(entry.id, entry.content_hash, "../outside.json", sha256(outside.read_bytes()))
     loaded = Manifest({entry.id: entry, other.id: other})
-    assert list(manifest.verify(tmp_path, loaded)) == [other.id]
+    assert list(Cache(tmp_path).check(loaded)) == [other.id]
     assert [known.id for known in loaded.known_articles()] == [other.id]
 
 
@@ -85,7 +86,18 @@ def test_inside_refuses_every_way_out() -> None:
 
 def test_save_creates_the_folder_replaces_and_leaves_no_temp_file(tmp_path: Path) -> None:
     cache_dir = tmp_path / "new" / "cache"
-    manifest.save(cache_dir, Manifest(blog_name="one"))
-    manifest.save(cache_dir, Manifest(blog_name="two"))
-    assert manifest.load(cache_dir).blog_name == "two"
+    Cache(cache_dir).save(Manifest(blog_name="one"))
+    Cache(cache_dir).save(Manifest(blog_name="two"))
+    assert Cache(cache_dir).load().blog_name == "two"
     assert [p.name for p in cache_dir.iterdir()] == ["manifest.json"]
+
+
+def test_recorded_data_of_entries_and_of_the_blog_survives_a_round_trip(tmp_path: Path) -> None:
+    entry = cached(tmp_path, article())
+    recorded = Entry(entry.id, entry.content_hash, entry.article_file, entry.article_sha256, entry.images,
+                     entry.image_sizes, records={"urls": ["blog/posts/a/"], "renderHash": "abc"})
+    saved = Manifest({entry.id: recorded}, records={"redirects": {"old/": "new/"}})
+    Cache(tmp_path).save(saved)
+    assert Cache(tmp_path).load() == saved
+    plain = Manifest({entry.id: entry})
+    assert "records" not in plain.to_json() and "records" not in plain.to_json()["articles"][entry.id]

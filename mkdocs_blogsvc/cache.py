@@ -1,0 +1,397 @@
+"""The plugin's cache folder and its one owner, `Cache`: the layout, the lock, the manifest,
+and what may be deleted. Everything else asks a `Cache` object and never builds a cache path.
+
+Layout of the cache folder (`cache_dir`, default `.cache/blogsvc` next to mkdocs.yml; every
+path in the manifest is relative to it, POSIX style):
+
+    manifest.json                                         MANIFEST_NAME: the single source of truth
+    .lock                                                 LOCK_NAME: the cross-process lock
+    serve-signal.json                                     SIGNAL_NAME: raised by the background sync
+    articles/<sha256(id)[:24]>-<sha256(json)[:16]>.json   ARTICLES_DIR: the article as the service sent it
+    images/<sha256(url)[:32]>.<ext>                       IMAGES_DIR: downloaded images
+    docs/<posts_dir>/<slug>.md                            PAGES_DIR: rendered pages (and the index page)
+
+The manifest is written atomically and durably (`fileio.atomic_write`), so a process killed at
+any point leaves the old manifest or the new one. The files it names are content-addressed or
+written before the manifest that refers to them: whatever manifest is on disk describes files
+that exist, or `check` notices that they do not. A missing, corrupt or unknown-version manifest
+is an empty one (a full sync), never a crash. Only files a manifest named are ever deleted
+(`remove_unowned`), plus the temp files of killed writers (`sweep_temp_files`).
+
+Each manifest entry may carry `records`: data other features record per article (a page's path
+and URL history, a hash of the render inputs, file sizes and mtimes...), kept as-is by load,
+save and the sync (an updated article keeps its records; a deleted one loses them). The
+manifest itself has `records` for blog-wide data.
+
+The lock (`.lock`, an OS file lock that dies with its process) is held by every process that
+syncs, renders or reads the cache for a build: a `mkdocs-blogsvc sync` must not delete files a
+`mkdocs serve` build is copying, nor two builds interleave their writes. One `Cache` object's
+lock is shared by its threads (`thread_local=False`): a build may release it from another
+thread than the one that took it. Threads of one process serialise first with their own lock
+(see `coordinator.SyncCoordinator`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import filelock
+
+from mkdocs_blogsvc.errors import CacheBusy, CacheUnwritable, InvalidResponse
+from mkdocs_blogsvc.fileio import atomic_write, inside, sha256, write_if_changed
+from mkdocs_blogsvc.logs import log
+from mkdocs_blogsvc.models import Article, KnownArticle
+
+MANIFEST_NAME = "manifest.json"
+MANIFEST_VERSION = 1
+LOCK_NAME = ".lock"
+#: In the cache folder; watched by `mkdocs serve`, written only by the background sync.
+SIGNAL_NAME = "serve-signal.json"
+ARTICLES_DIR = "articles"
+IMAGES_DIR = "images"
+PAGES_DIR = "docs"
+#: Longest wait for another process's hold on the cache: one sync plus one build of a big site.
+LOCK_TIMEOUT = 300.0
+#: Temp files of `fileio.atomic_write` (`.<name>.<16 hex digits>.tmp`), left only by a killed writer.
+_TEMP_FILE = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What the cache holds for one article."""
+
+    id: str
+    content_hash: str
+    article_file: str
+    article_sha256: str
+    #: remote URL -> cached image file (relative to the cache folder), for images downloaded.
+    images: dict[str, str] = field(default_factory=dict)
+    #: size of each image file, checked by `check` (cheap, unlike hashing megabytes each build).
+    image_sizes: dict[str, int] = field(default_factory=dict)
+    #: data other features record for this article (JSON values), kept as-is; see the module doc.
+    records: dict[str, Any] = field(default_factory=dict)
+
+    def files(self) -> Iterator[str]:
+        yield self.article_file
+        yield from self.images.values()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "contentHash": self.content_hash,
+            "article": self.article_file,
+            "articleSha256": self.article_sha256,
+            "images": dict(sorted(self.images.items())),
+            "imageSizes": dict(sorted(self.image_sizes.items())),
+        }
+        if self.records:
+            data["records"] = dict(sorted(self.records.items()))
+        return data
+
+    @classmethod
+    def from_json(cls, article_id: str, data: Any) -> Entry:
+        if not isinstance(data, dict):
+            raise ValueError("entry is not an object")  # noqa: TRY004  (load catches ValueError)
+        images, sizes, records = data.get("images", {}), data.get("imageSizes", {}), data.get("records", {})
+        if not (isinstance(images, dict) and isinstance(sizes, dict) and isinstance(records, dict)):
+            raise ValueError("entry has fields of the wrong type")  # noqa: TRY004
+        return cls(
+            id=article_id,
+            content_hash=_str(data, "contentHash"),
+            article_file=_str(data, "article"),
+            article_sha256=_str(data, "articleSha256"),
+            images={str(k): str(v) for k, v in images.items()},
+            image_sizes={str(k): int(v) for k, v in sizes.items()},
+            records={str(k): v for k, v in records.items()},
+        )
+
+
+def _str(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{key!r} is missing")
+    return value
+
+
+@dataclass
+class Manifest:
+    """The manifest in memory. `entries` by article id; `rendered` lists page files we wrote."""
+
+    entries: dict[str, Entry] = field(default_factory=dict)
+    rendered: list[str] = field(default_factory=list)
+    blog_language: str | None = None
+    blog_name: str | None = None
+    #: blog-wide data other features record (JSON values), kept as-is.
+    records: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "version": MANIFEST_VERSION,
+            "blogLanguage": self.blog_language,
+            "blogName": self.blog_name,
+            "articles": {key: self.entries[key].to_json() for key in sorted(self.entries)},
+            "rendered": sorted(set(self.rendered)),
+        }
+        if self.records:
+            data["records"] = dict(sorted(self.records.items()))
+        return data
+
+    def known_articles(self) -> list[KnownArticle]:
+        return [KnownArticle(entry.id, entry.content_hash) for entry in self.entries.values()]
+
+    def owned_files(self) -> set[str]:
+        """Every cache file (relative path) the manifest says we created."""
+        owned = {path for entry in self.entries.values() for path in entry.files()}
+        return owned | set(self.rendered)
+
+
+@dataclass
+class CacheContents:
+    """The cache as checked against the disk: the manifest, the intact articles, and every
+    file any manifest entry owned before the check (so dropped entries get cleaned up too)."""
+
+    manifest: Manifest
+    articles: dict[str, Article]
+    owned: set[str]
+
+
+class Cache:
+    """The cache folder of one plugin instance (or one CLI command): its paths, its lock, its
+    manifest, and the only code that deletes files in it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._lock = filelock.FileLock(root / LOCK_NAME, thread_local=False)
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.root)!r})"
+
+    # --- layout ----------------------------------------------------------------------------
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / MANIFEST_NAME
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root / LOCK_NAME
+
+    @property
+    def signal_path(self) -> Path:
+        return self.root / SIGNAL_NAME
+
+    def resolve(self, relative: str) -> Path | None:
+        """The file of a manifest path, or None when the path would leave the cache folder."""
+        return inside(self.root, relative)
+
+    @staticmethod
+    def page_name(src_uri: str) -> str:
+        """The manifest path of a page whose docs-relative path is `src_uri`."""
+        return f"{PAGES_DIR}/{src_uri}"
+
+    def page_path(self, src_uri: str) -> Path:
+        """Where the page of docs-relative path `src_uri` is written (its `abs_src_path`)."""
+        return self.root / PAGES_DIR / src_uri
+
+    @staticmethod
+    def article_name(article_id: str, digest: str) -> str:
+        """The manifest path of an article's JSON: named by its id and its content's hash."""
+        return f"{ARTICLES_DIR}/{sha256(article_id)[:24]}-{digest[:16]}.json"
+
+    @staticmethod
+    def image_name(url: str, extension: str) -> str:
+        """`images/<sha256(url)[:32]>.<ext>`: stable, safe, collision-free."""
+        return f"{IMAGES_DIR}/{sha256(url)[:32]}.{extension}"
+
+    # --- the cross-process lock --------------------------------------------------------------
+
+    def wait_message(self) -> str:
+        """What a process says while it waits for another one's hold on the cache."""
+        return f"waiting for another process that is using the cache in {self.root}"
+
+    def try_acquire(self, timeout: float) -> bool:
+        """Take the lock within `timeout` seconds; False when another process still holds it.
+        Raises `CacheUnwritable` when the folder cannot be created."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self._lock.acquire(timeout=timeout)
+        except filelock.Timeout:
+            return False
+        except OSError as exc:
+            raise CacheUnwritable(self.root, exc) from None
+        return True
+
+    def acquire(self, timeout: float | None = None, *, on_wait: Callable[[str], object] | None = None) -> None:
+        """Take the lock, waiting at most `timeout` (default `LOCK_TIMEOUT`) seconds for another
+        process; `on_wait` gets `wait_message()` when it has to wait (default: an info log
+        line). `CacheBusy` after that, `CacheUnwritable` when the folder cannot be created."""
+        if self.try_acquire(0):
+            return
+        limit = LOCK_TIMEOUT if timeout is None else timeout
+        (on_wait or log.info)(self.wait_message())
+        if not self.try_acquire(limit):
+            raise CacheBusy(
+                f"blogsvc: the cache in {self.root} is still in use by another process "
+                f"(a build, `mkdocs serve` or `mkdocs-blogsvc sync`/`export`) after {limit:.0f} s; "
+                "wait for it to finish (or stop it), then try again"
+            )
+
+    def release(self) -> None:
+        self._lock.release()
+
+    @contextlib.contextmanager
+    def locked(self, *, on_wait: Callable[[str], object] | None = None) -> Iterator[Cache]:
+        """Hold the lock for the block (see `acquire`)."""
+        self.acquire(on_wait=on_wait)
+        try:
+            yield self
+        finally:
+            self.release()
+
+    # --- the manifest --------------------------------------------------------------------------
+
+    def load(self) -> Manifest:
+        """The manifest; an empty one when it is missing, corrupt or of another version."""
+        path = self.manifest_path
+        try:
+            data = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            log.debug("no manifest in %s: full sync", self.root)
+            return Manifest()
+        except (OSError, ValueError) as exc:
+            log.info("the cache manifest %s cannot be read (%s): full sync", path, exc)
+            return Manifest()
+        if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
+            version = data.get("version") if isinstance(data, dict) else None
+            log.info("the cache manifest has format version %r, not %r: full sync", version, MANIFEST_VERSION)
+            return Manifest()
+        manifest = Manifest()
+        language = data.get("blogLanguage")
+        manifest.blog_language = language if isinstance(language, str) else None
+        name = data.get("blogName")
+        manifest.blog_name = name if isinstance(name, str) else None
+        rendered = data.get("rendered")
+        manifest.rendered = [p for p in rendered if isinstance(p, str)] if isinstance(rendered, list) else []
+        records = data.get("records")
+        manifest.records = {str(k): v for k, v in records.items()} if isinstance(records, dict) else {}
+        articles = data.get("articles")
+        for article_id, raw in (articles.items() if isinstance(articles, dict) else ()):
+            try:
+                manifest.entries[article_id] = Entry.from_json(article_id, raw)
+            except (ValueError, TypeError) as exc:
+                log.info("cache entry of article %r dropped (%s): it will be downloaded again", article_id, exc)
+        return manifest
+
+    def save(self, manifest: Manifest) -> None:
+        """Replace the manifest atomically and durably (the commit point of a sync)."""
+        text = json.dumps(manifest.to_json(), indent=1, ensure_ascii=False, sort_keys=False) + "\n"
+        self.root.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.manifest_path, text.encode("utf-8"))
+
+    def check(self, manifest: Manifest) -> dict[str, Article]:
+        """Check every entry against the disk; return the cached articles that are intact.
+
+        An entry whose article JSON is missing, altered, unparsable or for another id, or whose
+        image files are missing or of the wrong size, is removed from `manifest.entries`: it is
+        then left out of `knownArticles` and the service sends it again as new. (`read` takes
+        `owned_files()` before calling this, so the files of a dropped entry are still cleaned up.)
+        """
+        articles: dict[str, Article] = {}
+        for article_id, entry in list(manifest.entries.items()):
+            problem = self._check_entry(entry)
+            if isinstance(problem, Article):
+                articles[article_id] = problem
+                continue
+            log.info("cached article %s is damaged (%s): it will be downloaded again", article_id, problem)
+            del manifest.entries[article_id]
+        return articles
+
+    def read(self) -> CacheContents:
+        """The manifest, checked against the disk."""
+        manifest = self.load()
+        owned = manifest.owned_files()
+        return CacheContents(manifest, self.check(manifest), owned)
+
+    def _check_entry(self, entry: Entry) -> Article | str:
+        path = self.resolve(entry.article_file)
+        if path is None:
+            return "article path outside the cache"
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return "article file missing"
+        if sha256(raw) != entry.article_sha256:
+            return "article file altered"
+        try:
+            article = Article.from_json(json.loads(raw))
+        except (ValueError, InvalidResponse) as exc:
+            return f"article file unreadable: {exc}"
+        if article.id != entry.id or article.content_hash != entry.content_hash:
+            return "article file belongs to another version"
+        for url, relative in entry.images.items():
+            image = self.resolve(relative)
+            if image is None:
+                return "image path outside the cache"
+            try:
+                size = image.stat().st_size
+            except OSError:
+                return f"image {relative} missing"
+            if size != entry.image_sizes.get(url, -1):
+                return f"image {relative} altered"
+        return article
+
+    # --- files -------------------------------------------------------------------------------
+
+    def write_article(self, article: Article) -> Entry:
+        """Write the article's JSON (content-addressed, so an older manifest's file stays
+        untouched) and return its entry, without images or records."""
+        data = (json.dumps(article.to_json(), ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+        digest = sha256(data)
+        relative = self.article_name(article.id, digest)
+        write_if_changed(self.root / relative, data)
+        return Entry(id=article.id, content_hash=article.content_hash, article_file=relative, article_sha256=digest)
+
+    def remove_unowned(self, before: set[str], after: set[str]) -> None:
+        """Delete the files named in `before` but not in `after` (manifest paths), only inside
+        the cache folder: a manifest names the only files the plugin may delete."""
+        for relative in sorted(before - after):
+            path = self.resolve(relative)
+            if path is not None:
+                path.unlink(missing_ok=True)
+
+    def sweep_temp_files(self) -> None:
+        """Remove the temp files of writers killed mid-write (the caller holds the lock, so no
+        live writer owns one). Only our folders, only our writer's temp-file names."""
+        found = [*self.root.glob(f".{MANIFEST_NAME}.*.tmp")]
+        for folder in (ARTICLES_DIR, IMAGES_DIR):
+            found += (self.root / folder).glob(".*.tmp")
+        found += (self.root / PAGES_DIR).rglob(".*.tmp")
+        for path in found:
+            if _TEMP_FILE.fullmatch(path.name) and path.is_file():
+                path.unlink(missing_ok=True)
+
+    # --- the signal file of `mkdocs serve` ------------------------------------------------------
+
+    def prepare_signal(self) -> Path:
+        """The signal file, created when missing (a watched path must exist). Raises
+        `CacheUnwritable`."""
+        if not self.signal_path.is_file():
+            self.raise_signal("created")
+        return self.signal_path
+
+    def raise_signal(self, summary: str) -> None:
+        """Replace the signal file: the server sees a change and rebuilds the site. Raises
+        `CacheUnwritable`."""
+        record = {"at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "summary": summary}
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            # Not durable: a signal lost in a power cut only means one rebuild less.
+            atomic_write(self.signal_path, (json.dumps(record) + "\n").encode("utf-8"), durable=False)
+        except OSError as exc:
+            raise CacheUnwritable(self.root, exc) from None
