@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
+from mkdocs.exceptions import PluginError
 
 from mkdocs_blogsvc import cache as cache_module
 from mkdocs_blogsvc.cache import Cache
@@ -154,3 +155,22 @@ def test_refresh_token_expiring_soon_warns(tmp_path: Path, service: Service, db:
     build_with(config)
     assert "the stored refresh token expires on" in caplog.text and "mkdocs-blogsvc login" in caplog.text
     assert "svc_rt_" not in caplog.text and "svc_at_" not in caplog.text
+
+
+def test_an_unwritable_cache_is_one_message_for_the_build_sync_and_export(tmp_path: Path, service: Service,
+                                                                         db: Database, owner: Owner) -> None:
+    add_article(db, owner.blog_id, "One")
+    (tmp_path / "in-the-way").write_text("a file where the cache's parent folder should be\n")
+    config = make_site(tmp_path, service, db, owner, cache_dir="in-the-way/cache")
+    expected = (f"the cache in {tmp_path / 'in-the-way' / 'cache'} cannot be written (Not a directory); "
+                "check the folder's permissions and free space")
+    for args in (["sync"], ["export", str(tmp_path / "out")]):
+        result = CliRunner().invoke(main, [*args, "-f", str(config)])
+        assert result.exit_code == 1 and result.output == f"Error: {expected}\n", result.output
+    loaded = load_config(str(config))
+    loaded.plugins.on_startup(command="build", dirty=False)
+    loaded = loaded.plugins.on_config(loaded)
+    with pytest.raises(PluginError) as caught:  # on_pre_build: where `mkdocs build` takes the cache
+        loaded.plugins.on_pre_build(config=loaded)
+    assert str(caught.value) == f"blogsvc: {expected}"
+    assert "/api/v1/sync" not in service.requests

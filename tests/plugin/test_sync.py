@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -351,3 +352,25 @@ def test_the_cache_lock_excludes_other_holders_and_names_the_cache_when_it_gives
     holder.release()
     with Cache(cache_dir).locked():
         assert not Cache(cache_dir).try_acquire(0)
+
+
+def test_recorded_data_follows_its_article_through_updates_and_goes_with_it(db: Database, blog) -> None:  # type: ignore[no-untyped-def]
+    owner, client, cache_dir = blog
+    kept = add_article(db, owner.blog_id, "Kept")
+    gone = add_article(db, owner.blog_id, "Gone")
+    cache = Cache(cache_dir)
+    sync_cache(cache, client)
+    manifest = cache.load()
+    for article_id in (kept, gone):
+        manifest.entries[article_id] = replace(manifest.entries[article_id], records={"urls": [f"blog/posts/{article_id}/"]})
+    manifest.records = {"redirects": {"old/": "new/"}}
+    cache.save(manifest)
+    with db.session(write=True) as session:
+        session.execute(update(tables.Article).where(tables.Article.id == kept).values(
+            title="Kept, edited", updated_at=db.now() + timedelta(minutes=1)))
+        session.execute(tables.Article.__table__.delete().where(tables.Article.id == gone))
+    contents, report = sync_cache(cache, client)
+    assert (report.updated, report.deleted) == ([kept], [gone])
+    assert contents.manifest.entries[kept].records == {"urls": [f"blog/posts/{kept}/"]}
+    assert cache.load().entries[kept].records == {"urls": [f"blog/posts/{kept}/"]}
+    assert gone not in cache.load().entries and cache.load().records == {"redirects": {"old/": "new/"}}
