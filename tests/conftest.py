@@ -149,13 +149,14 @@ class LiveServer:
                 self.process.wait()
 
 
-def start_live_server(db_path: Path) -> LiveServer:
+def start_live_server(db_path: Path, *args: str, env: dict[str, str] | None = None) -> LiveServer:
+    """`server run` on a free loopback port; `args` are more `server run` options."""
     port = free_port()
     log_path = db_path.with_suffix(".log")
     with log_path.open("wb") as log:  # a file: a full pipe would block it; the child keeps its own handle
         process = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs_blogsvc", "server", "run", "--db", str(db_path), "--host", "127.0.0.1", "--port", str(port)],
-            stdout=subprocess.DEVNULL, stderr=log,
+            [sys.executable, "-m", "mkdocs_blogsvc", "server", "run", "--db", str(db_path), "--host", "127.0.0.1", "--port", str(port), *args],
+            stdout=subprocess.DEVNULL, stderr=log, env=None if env is None else {**os.environ, **env},
         )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30

@@ -6,7 +6,6 @@ Every refusal is one line on stderr (`Error: ...`) with exit status 1, never a t
 
 from __future__ import annotations
 
-import secrets
 import signal
 import socket
 import threading
@@ -18,12 +17,17 @@ import click
 from sqlalchemy import func, select
 from werkzeug.serving import WSGIRequestHandler, make_server
 
-from mkdocs_blogsvc.fileio import atomic_write
 from mkdocs_blogsvc.server import tables
 from mkdocs_blogsvc.server.admin_cli import DB_OPTION, admin_group, open_database
 from mkdocs_blogsvc.server.app import create_app
 from mkdocs_blogsvc.server.clients import is_loopback_host
 from mkdocs_blogsvc.server.serialize import normalize_public_url
+from mkdocs_blogsvc.server.wsgi import (
+    ConfigurationError,
+    open_target,
+    serve_with_gunicorn,
+    session_secret,
+)
 
 
 @click.group()
@@ -45,13 +49,24 @@ class _AccessLog(WSGIRequestHandler):
 @DB_OPTION
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port).")
-@click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host (plain HTTP: test use only).")
+@click.option(
+    "--allow-remote", is_flag=True,
+    help="Allow a non-loopback --host. The service speaks plain HTTP: put a TLS proxy in front and set --public-url https://...",
+)
 @click.option(
     "--public-url", callback=lambda _ctx, _param, value: _public_url(value),
     help="Address clients use (e.g. behind a proxy), named in media URLs, /openapi.json and the home page. "
     "Default: the address each request came to.",
 )
-def run(db_path: Path, host: str, port: int, allow_remote: bool, public_url: str | None) -> None:
+@click.option(
+    "--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+    help="Worker processes. 1: one process (Werkzeug, threaded). More: gunicorn with this many processes.",
+)
+@click.option(
+    "--threads", default=4, show_default=True, type=click.IntRange(1, 64),
+    help="Requests each gunicorn worker serves at once (with --workers above 1).",
+)
+def run(db_path: Path, host: str, port: int, allow_remote: bool, public_url: str | None, workers: int, threads: int) -> None:
     """Serve the service until Ctrl-C or SIGTERM."""
     host = host.strip("[]")  # an IPv6 literal may be given as in a URL
     if not allow_remote and not is_loopback_host(host):
@@ -64,16 +79,33 @@ def run(db_path: Path, host: str, port: int, allow_remote: bool, public_url: str
         listener = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    with listener:
-        database = open_database(db_path)
-        app = create_app(database, secret_key=_session_secret(db_path), public_url=public_url)
-        httpd = make_server(host, port, app, threaded=True, request_handler=_AccessLog, fd=listener.fileno())
+    database = open_database(db_path)
+    try:
+        secret = session_secret(str(db_path), database)
+    except ConfigurationError as exc:
+        raise click.ClickException(str(exc)) from None
     shown_host = f"[{host}]" if ":" in host else host
     public = f", public URL {public_url}" if public_url else ""
-    click.echo(f"Blog Content Service on http://{shown_host}:{httpd.socket.getsockname()[1]} (database {db_path}{public})")
+    processes = f", {workers} worker processes" if workers > 1 else ""
     with database.session() as session:
-        if not session.scalar(select(func.count()).select_from(tables.User)):
+        no_users = not session.scalar(select(func.count()).select_from(tables.User))
+    if workers > 1:
+        database.dispose()  # each worker opens its own connections after the fork
+        click.echo(f"Blog Content Service on http://{shown_host}:{listener.getsockname()[1]} (database {db_path}{public}{processes})")
+        if no_users:
             click.echo(f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {db_path} seed`.", err=True)
+        serve_with_gunicorn(  # gunicorn owns (and closes) the socket from here
+            lambda: create_app(open_target(str(db_path)), secret_key=secret, public_url=public_url),
+            listener_fd=listener.detach(), workers=workers, threads=threads,
+        )
+        click.echo("Stopped.", err=True)
+        return
+    with listener:
+        app = create_app(database, secret_key=secret, public_url=public_url)
+        httpd = make_server(host, port, app, threaded=True, request_handler=_AccessLog, fd=listener.fileno())
+    click.echo(f"Blog Content Service on http://{shown_host}:{httpd.socket.getsockname()[1]} (database {db_path}{public})")
+    if no_users:
+        click.echo(f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {db_path} seed`.", err=True)
 
     def stop(_signum: int, _frame: FrameType | None) -> None:
         # shutdown() waits for serve_forever() to return, so it cannot run on this thread.
@@ -95,21 +127,6 @@ def _public_url(value: str | None) -> str | None:
         return None if value is None else normalize_public_url(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
-
-
-def _session_secret(db_path: Path) -> str:
-    """The key that signs browser sessions, kept in `<db>.secret` (mode 0600) so sign-ins survive
-    a restart. Deleting the file signs everyone out at the next start."""
-    path = db_path.with_name(db_path.name + ".secret")
-    if not path.exists():
-        try:  # never overwrites: two first starts agree on one key
-            atomic_write(path, secrets.token_hex(32).encode("ascii"), mode=0o600, overwrite=False)
-        except FileExistsError:
-            pass
-    secret = path.read_text().strip()
-    if len(secret) < 32:
-        raise click.ClickException(f"the session key file {path} is damaged: delete it and start again")
-    return secret
 
 
 server.add_command(admin_group)

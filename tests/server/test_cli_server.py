@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from mkdocs_blogsvc.server import tables
-from mkdocs_blogsvc.server.cli import _session_secret
 from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.wsgi import session_secret
 from tests.conftest import LiveServer, Owner, issue_access_token, start_live_server
 
 pytestmark = pytest.mark.slow
@@ -87,9 +87,9 @@ def test_home_page_and_hosted_images_over_a_socket(live_server: LiveServer) -> N
     assert image.headers.get_list("Date") and len(image.headers.get_list("Date")) == 1
 
 
-@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
-def test_signals_stop_the_server_cleanly(tmp_path: Path, stop_signal: signal.Signals) -> None:
-    server = start_live_server(tmp_path / "stop.db")
+@pytest.mark.parametrize(("stop_signal", "workers"), [(signal.SIGTERM, "1"), (signal.SIGINT, "1"), (signal.SIGTERM, "2")])
+def test_signals_stop_the_server_cleanly(tmp_path: Path, stop_signal: signal.Signals, workers: str) -> None:
+    server = start_live_server(tmp_path / "stop.db", "--workers", workers)
     try:
         server.process.send_signal(stop_signal)
         assert server.process.wait(timeout=15) == 0
@@ -151,8 +151,8 @@ def test_a_busy_port_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_session_key_is_private_and_stable(tmp_path: Path) -> None:
     db_path = tmp_path / "k.db"
-    first = _session_secret(db_path)
-    assert _session_secret(db_path) == first and len(first) >= 32
+    first = session_secret(str(db_path))
+    assert session_secret(str(db_path)) == first and len(first) >= 32
     key_file = tmp_path / "k.db.secret"
     assert key_file.read_text() == first
     if os.name == "posix":

@@ -1,0 +1,131 @@
+"""The service as a WSGI application for production servers, and `server run --workers N`.
+
+Operators who run their own WSGI server point it at `mkdocs_blogsvc.server.wsgi:app`, which is
+built from environment variables when the server first asks for it (in each worker, after the
+fork: a database connection pool must never be shared across a fork):
+
+- `BLOGSVC_DB` (required): a SQLite file path or a SQLAlchemy URL (`postgresql+psycopg://...`);
+- `BLOGSVC_PUBLIC_URL`: the address clients use (`--public-url`);
+- `BLOGSVC_SECRET_KEY`: the key signing browser sessions. Without it the key every process of
+  this database shares is used (`PATH.secret` next to a SQLite file, or the database's own
+  `service_keys` table); a random key per process would sign a user out whenever the next
+  request reaches another worker.
+
+Nothing that matters lives in one process: sessions and CSRF tokens are in the signed cookie,
+the test clock, tokens, codes and rate-limit counters are in the database.
+`server run --workers N` (N > 1) runs gunicorn with the same application (`GunicornServer`).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from mkdocs_blogsvc.fileio import atomic_write
+from mkdocs_blogsvc.server.app import create_app
+from mkdocs_blogsvc.server.database import Database
+
+DB_VARIABLE = "BLOGSVC_DB"
+PUBLIC_URL_VARIABLE = "BLOGSVC_PUBLIC_URL"
+SECRET_VARIABLE = "BLOGSVC_SECRET_KEY"
+
+
+class ConfigurationError(Exception):
+    """The environment does not describe a service; the message says which variable and why."""
+
+
+def open_target(target: str) -> Database:
+    """The database named by a `--db` value or `BLOGSVC_DB`: a SQLAlchemy URL or a SQLite path."""
+    return Database(target) if "://" in target else Database.from_path(target)
+
+
+def session_secret(target: str, database: Database | None = None) -> str:
+    """The session signing key every process serving `target` shares.
+
+    SQLite: kept in `<db>.secret` (mode 0600) next to the file, made on first use (never
+    overwritten, so two first starts agree). Deleting the file signs everyone out.
+    Another database: kept in the database itself when it supports that (`service_keys`).
+    """
+    if "://" not in target:
+        path = Path(target)
+        path = path.with_name(path.name + ".secret")
+        if not path.exists():
+            try:
+                atomic_write(path, secrets.token_hex(32).encode("ascii"), mode=0o600, overwrite=False)
+            except FileExistsError:
+                pass
+        secret = path.read_text().strip()
+        if len(secret) < 32:
+            raise ConfigurationError(f"the session key file {path} is damaged: delete it and start again")
+        return secret
+    service_key: Callable[[str], str] | None = getattr(database or open_target(target), "service_key", None)
+    if service_key is None:
+        raise ConfigurationError(f"set {SECRET_VARIABLE}: this database cannot keep the session key")
+    return service_key("session")
+
+
+def from_environment(environ: Mapping[str, str] | None = None) -> Flask:
+    """The application described by `BLOGSVC_*` variables (see the module docstring)."""
+    env = os.environ if environ is None else environ
+    target = env.get(DB_VARIABLE, "").strip()
+    if not target:
+        raise ConfigurationError(f"{DB_VARIABLE} is not set: give a SQLite file path or a postgresql+psycopg:// URL")
+    database = open_target(target)
+    secret = env.get(SECRET_VARIABLE) or session_secret(target, database)
+    return create_app(database, secret_key=secret, public_url=env.get(PUBLIC_URL_VARIABLE) or None)
+
+
+_app: Flask | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """`app` is built on first access, so importing this module needs no environment."""
+    global _app
+    if name == "app":
+        if _app is None:
+            _app = from_environment()
+        return _app
+    raise AttributeError(name)
+
+
+def serve_with_gunicorn(factory: Callable[[], Flask], *, listener_fd: int, workers: int, threads: int) -> None:
+    """Serve `factory()` (called in each worker) with gunicorn on an already bound socket.
+
+    Workers are `gthread` workers: each serves `threads` requests at once. The access log keeps
+    no query string (authorization requests carry codes and state). Returns after SIGINT or
+    SIGTERM once the workers have finished their requests.
+    """
+    from gunicorn.app.base import BaseApplication
+
+    class GunicornServer(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            settings = {
+                "bind": [f"fd://{listener_fd}"],
+                "workers": workers,
+                "worker_class": "gthread",
+                "threads": threads,
+                "accesslog": "-",
+                "access_log_format": '%(h)s "%(m)s %(U)s" %(s)s',
+                "errorlog": "-",
+                "loglevel": "warning",
+                "graceful_timeout": 10,
+                "timeout": 60,
+                "proc_name": "mkdocs-blogsvc",
+            }
+            for key, value in settings.items():
+                self.cfg.set(key, value)
+
+        def load(self) -> Flask:
+            return factory()
+
+    master = os.getpid()
+    try:
+        GunicornServer().run()
+    except SystemExit as exc:  # the arbiter (and each forked worker) ends with sys.exit
+        if os.getpid() != master or exc.code not in (0, None):
+            raise

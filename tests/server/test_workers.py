@@ -1,0 +1,151 @@
+"""`server run --workers 4` (gunicorn): races between processes are settled in the database.
+
+From 16 threads at once against four worker processes: one refresh token presented 16 times
+(exactly one succeeds; the 15 reuses revoke the connection, the spec's rotation rules), one
+authorization code redeemed 16 times (exactly one succeeds), and 1,000 views of one article
+(`viewCount` exactly 1,000 more). Sign-in sessions and CSRF tokens, and the test clock, work
+whichever worker answers each request.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from mkdocs_blogsvc.server import tables
+from mkdocs_blogsvc.server.consent_driver import drive_consent
+from mkdocs_blogsvc.server.database import Database
+from tests.conftest import LiveServer, add_article, add_owner, issue_access_token, start_live_server
+from tests.server.oauth_support import (
+    Authorized,
+    RegisteredClient,
+    add_client,
+    authorize_url,
+    exchange,
+    pkce_pair,
+    query_of,
+    refresh,
+)
+
+pytestmark = pytest.mark.slow
+
+T = TypeVar("T")
+CONTENDERS = 16
+
+
+@pytest.fixture(params=["sqlite"])
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The `--db` value of the service under test."""
+    return str(tmp_path / "workers.db")
+
+
+@pytest.fixture
+def four_workers(target: str) -> Iterator[tuple[LiveServer, Database]]:
+    db = Database(target) if "://" in target else Database.from_path(target)
+    db.dispose()  # created the schema; the server opens its own connections
+    server = start_live_server(Path(target), "--workers", "4")
+    try:
+        yield server, db
+    finally:
+        server.stop()
+        db.dispose()
+
+
+def at_once(base: str, count: int, call: Callable[[httpx.Client], T]) -> list[T]:
+    """`call` from `count` threads released together, each with its own connection to `base`."""
+    barrier = threading.Barrier(count)
+
+    def contend(_: int) -> T:
+        with httpx.Client(base_url=base, timeout=60) as http:
+            barrier.wait()
+            return call(http)
+
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(contend, range(count)))
+
+
+def code_over_http(server: LiveServer, client: RegisteredClient, username: str, password: str) -> tuple[str, str]:
+    """Sign in and approve through the running service (each request may reach another worker)."""
+    verifier, challenge = pkce_pair()
+    url = authorize_url(client, code_challenge=challenge, code_challenge_method="S256").replace("http://testserver", server.url)
+    location = drive_consent(url, username=username, password=password)
+    return query_of(location)["code"], verifier
+
+
+def worker_processes(master_pid: int) -> int:
+    """How many processes `master_pid` has started (Linux /proc), or -1 where unknown."""
+    if not Path("/proc").is_dir():
+        return -1
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            count += int(fields[1]) == master_pid
+    return count
+
+
+def test_races_between_four_worker_processes(four_workers: tuple[LiveServer, Database]) -> None:
+    server, db = four_workers
+    if os.name == "posix" and (count := worker_processes(server.process.pid)) != -1:
+        assert count == 4
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    article_id = add_article(db, owner.blog_id, "Counted")
+    base = server.url
+
+    # Two codes through the sign-in and consent pages of four workers: session and CSRF hold.
+    first_code, first_verifier = code_over_http(server, client, owner.username, owner.password)
+    second_code, second_verifier = code_over_http(server, client, owner.username, owner.password)
+
+    with httpx.Client(base_url=base, timeout=60) as http:
+        tokens = exchange(http, client, Authorized(first_code, first_verifier, client.redirect_uri)).json()
+    refresh_token = tokens["refresh_token"]
+
+    # One refresh token, 16 presentations at once: one new pair, and reuse revokes the family.
+    answers = at_once(base, CONTENDERS, lambda http: refresh(http, client, refresh_token))
+    assert sorted(a.status_code for a in answers) == [200] + [400] * (CONTENDERS - 1)
+    assert all(a.json()["error"] == "invalid_grant" for a in answers if a.status_code == 400)
+    winner = next(a.json() for a in answers if a.status_code == 200)
+    with httpx.Client(base_url=base, timeout=60) as http:
+        assert http.get("/api/v1/status", headers={"Authorization": f"Bearer {winner['access_token']}"}).status_code == 401
+        assert refresh(http, client, winner["refresh_token"]).status_code == 400
+
+    # One code, 16 redemptions at once: one succeeds.
+    second = Authorized(second_code, second_verifier, client.redirect_uri)
+    redeemed = at_once(base, CONTENDERS, lambda http: exchange(http, client, second))
+    assert sorted(a.status_code for a in redeemed) == [200] + [400] * (CONTENDERS - 1)
+    with db.session() as session:
+        grants = session.scalars(select(tables.Grant).order_by(tables.Grant.id)).all()
+        assert [g.revoked_at is not None for g in grants] == [True, True]  # reuse revoked each family
+
+    # 1,000 views of one article from 16 threads: none lost.
+    with db.session() as session:
+        before = session.get_one(tables.Article, article_id).view_count
+    slug_url = f"{base}/blogs/{owner.blog_slug}/counted"
+
+    def view(_: int) -> int:
+        return httpx.get(slug_url, timeout=60).status_code
+
+    with ThreadPoolExecutor(CONTENDERS) as pool:
+        statuses = list(pool.map(view, range(1000)))
+    assert statuses == [200] * 1000
+    with db.session() as session:
+        assert session.get_one(tables.Article, article_id).view_count == before + 1000
+
+    # The test clock is in the database: every worker sees it move.
+    access = issue_access_token(db, owner)
+    headers = {"Authorization": f"Bearer {access}"}
+    assert {a.status_code for a in at_once(base, 8, lambda http: http.get("/api/v1/status", headers=headers))} == {200}
+    db.advance_clock(3601)
+    assert {a.status_code for a in at_once(base, 8, lambda http: http.get("/api/v1/status", headers=headers))} == {401}
