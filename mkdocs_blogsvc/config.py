@@ -47,6 +47,8 @@ class BlogServiceConfig(base.Config):
     head_template = c.Optional(c.File(exists=True))
     offline = c.Type(bool, default=False)
     on_error = c.Choice(("warn", "fail"), default="warn")
+    # No credentials at all: warn on a person's machine, fail in CI (`auto`); see access.py.
+    on_missing_credentials = c.Choice(("auto", "warn", "fail"), default="auto")
     sync_interval = c.Type(int, default=60)
     timeout = c.Type((int, float), default=30)
 
@@ -69,6 +71,7 @@ class Settings:
     head_template: Path | None = None
     offline: bool = False
     on_error: str = "warn"
+    on_missing_credentials: str = "auto"
     sync_interval: int = 60
     timeout: float = 30.0
     enabled: bool = True
@@ -99,6 +102,7 @@ class Settings:
             head_template=Path(config.head_template) if config.head_template else None,
             offline=config.offline,
             on_error=config.on_error,
+            on_missing_credentials=config.on_missing_credentials,
             sync_interval=config.sync_interval,
             timeout=float(config.timeout),
             enabled=config.enabled,

@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from mkdocs_blogsvc import connection, watch
+from mkdocs_blogsvc import access, connection, watch
 from mkdocs_blogsvc.api import redact
 from mkdocs_blogsvc.cache import Cache, CacheContents
 from mkdocs_blogsvc.config import Settings
@@ -101,6 +101,12 @@ class SyncCoordinator:
         cached = SyncReport(unchanged=len(contents.articles))
         if settings.offline:
             return contents, cached, " (offline: built from the cache)"
+        if not access.has_credentials(settings):
+            # A contributor or a fork's pull request: warn and build without the blog (or from
+            # the cache); in CI, or with on_missing_credentials: fail, stop (NotLoggedIn).
+            log.warning(access.build_without(settings, len(contents.articles)))
+            reason = "built from the cache" if contents.articles else "built without the blog"
+            return contents, cached, f" (no credentials: {reason})"
         if is_serve and self._seconds_until_due(settings) > 0:
             return contents, cached, f" (synced less than {settings.sync_interval} s ago: built from the cache)"
         self.last_sync_attempt = time.monotonic()
@@ -164,6 +170,8 @@ class SyncCoordinator:
     def _poll_locked(self, settings: Settings, cache: Cache) -> float:
         if (wait := self._seconds_until_due(settings)) > 0:
             return wait  # the build that just ended synced
+        if not access.has_credentials(settings):
+            return settings.sync_interval  # the build warned; sync once someone logs in
         self.last_sync_attempt = time.monotonic()
         try:
             _, report = self._sync(settings, None, warn=self._poll_notices.warn)

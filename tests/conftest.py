@@ -32,6 +32,14 @@ IN_PROCESS_URL = "http://testserver"
 pytest_plugins = ["tests.e2e.sites", "tests.plugin.auth_helpers"]
 
 
+@pytest.fixture(autouse=True)
+def not_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs as on a person's machine unless it sets `CI` itself: the suite runs in CI
+    with `CI=true`, and there the plugin stops a build that has no credentials (access.py).
+    Subprocesses started with `os.environ` inherit this."""
+    monkeypatch.delenv("CI", raising=False)
+
+
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
     database = Database.from_path(tmp_path / "service.db")
