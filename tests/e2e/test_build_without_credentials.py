@@ -180,14 +180,14 @@ def test_mkdocs_serve_without_credentials_waits_quietly_for_a_login(
     loaded.plugins.on_startup(command="serve", dirty=False)
     build(loaded)
     assert article_pages(tmp_path / "site") == []
-    assert plugin.site_cache is not None
+    assert plugin.coordinator is not None
     caplog.clear()
-    assert plugin.site_cache.poll() == 60
-    assert plugin.site_cache.poll() == 60
+    assert plugin.coordinator.poll() == 60
+    assert plugin.coordinator.poll() == 60
     assert service.requests == [] and not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
     write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))  # `login` in another terminal
-    assert plugin.site_cache.poll() == 60
+    assert plugin.coordinator.poll() == 60
     assert "/api/v1/sync" in service.requests
     build(load_config(str(config)))  # the rebuild the signal file causes
     assert article_pages(tmp_path / "site") == ["after-the-login"]
