@@ -59,9 +59,14 @@ _INSTANCE_OPTION = click.option(
 def _site_settings(config_file: str | None, blog_dir: str | None) -> Settings:
     """The `Settings` of the chosen blogsvc instance of the site."""
     from mkdocs_blogsvc.config import load_site_settings
+
+    return _choose(load_site_settings(config_file), blog_dir)
+
+
+def _choose(instances: list[Settings], blog_dir: str | None) -> Settings:
+    """The instance whose blog_dir is `blog_dir`, or the only one."""
     from mkdocs_blogsvc.errors import ConfigurationError
 
-    instances = load_site_settings(config_file)
     if blog_dir is not None:
         chosen = [s for s in instances if s.blog_dir == blog_dir.strip("/")]
         if not chosen:
@@ -251,32 +256,102 @@ def sync(config_file: str | None, blog_dir: str | None) -> None:
 
 
 @main.command()
-@click.argument("dest", type=click.Path(file_okay=False, path_type=str))
+@click.argument("dest", type=click.Path(file_okay=False, path_type=Path))
 @_CONFIG_FILE_OPTION
 @_INSTANCE_OPTION
 @click.option("--offline", is_flag=True, help="Do not sync first: export what the cache holds.")
 @click.option("--index", "with_index", is_flag=True, help="Also write <blog_dir>/index.md listing the articles.")
+@click.option("--theme-dir", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
+              help="Also write the theme override that puts the Open Graph, article: and keywords tags of "
+                   "exported pages into <head> (DIR is the theme's custom_dir).")
+@click.option("--watch", is_flag=True, help="Keep exporting as the blog changes, until Ctrl-C.")
+@click.option("--interval", type=click.IntRange(min=1), default=None, metavar="SECONDS",
+              help="With --watch (implies it): seconds between two syncs (default: sync_interval, else 60).")
 @reports_errors
-def export(dest: str, config_file: str | None, blog_dir: str | None, offline: bool, with_index: bool) -> None:
+def export(dest: Path, config_file: str | None, blog_dir: str | None, offline: bool, with_index: bool,
+           theme_dir: Path | None, watch: bool, interval: int | None) -> None:
     """Write the articles as plain Markdown pages and images into DEST (e.g. your docs folder),
     for committing them or for generators that cannot run MkDocs plugins (Zensical)."""
-    from mkdocs_blogsvc.export import export_site
-    from mkdocs_blogsvc.pages import render_pages
-    from mkdocs_blogsvc.render import Renderer
+    from mkdocs_blogsvc.config import load_site
+    from mkdocs_blogsvc.errors import ConfigurationError
+    from mkdocs_blogsvc.render import ExportHead, Renderer
 
-    settings = _site_settings(config_file, blog_dir)
+    site = load_site(config_file)
+    settings = _choose(site.instances, blog_dir)
+    watch = watch or interval is not None
+    if watch and (offline or settings.offline):
+        raise ConfigurationError("--watch syncs with the service: it cannot run offline (--offline, offline: true)")
     renderer = Renderer(settings.page_template, settings.head_template)  # a broken template fails before the sync
-    with _locked_cache(settings) as cache:
-        contents = _run_sync(settings, cache)[0] if not (offline or settings.offline) else cache.read()
-        site = render_pages(
-            cache, contents, renderer,
-            blog_dir=settings.blog_dir, posts_dir=settings.posts_dir, with_index=with_index,
-        )
-        try:
-            written, removed = export_site(site, Path(dest))
-        except OSError as exc:
-            raise click.ClickException(f"cannot export into {dest}: {exc.strerror or exc}") from None
-    click.echo(f"Exported {len(site.pages)} articles and {len(site.images)} images to {dest} ({written} files written, {removed} removed).")
+    if theme_dir is not None:
+        _write_theme_override(theme_dir, site.custom_dir)
+
+    def export_once(sync: bool, only_if_changed: bool) -> tuple[Any, int, int, int, int]:
+        from mkdocs_blogsvc.export import export_site
+        from mkdocs_blogsvc.pages import render_pages
+        from mkdocs_blogsvc.sync import SyncReport
+
+        with _locked_cache(settings) as cache:
+            contents, report = _run_sync(settings, cache) if sync else (cache.read(), SyncReport())
+            if only_if_changed and not report.changed:
+                return report, 0, 0, len(contents.articles), 0
+            head = ExportHead(site.site_url, contents.manifest.blog_language)
+            rendered = render_pages(cache, contents, renderer, blog_dir=settings.blog_dir,
+                                    posts_dir=settings.posts_dir, with_index=with_index, export=head)
+            try:
+                written, removed = export_site(rendered, dest)
+            except OSError as exc:
+                raise ConfigurationError(f"cannot export into {dest}: {exc.strerror or exc}") from None
+            return report, written, removed, len(rendered.pages), len(rendered.images)
+
+    _, written, removed, pages, images = export_once(not (offline or settings.offline), False)
+    click.echo(f"Exported {pages} articles and {images} images to {dest} ({written} files written, {removed} removed).")
+    if watch:
+        _watch_export(settings, interval or settings.sync_interval or 60, lambda: export_once(True, True))
+
+
+def _write_theme_override(theme_dir: Path, custom_dir: Path | None) -> None:
+    from mkdocs_blogsvc.theme_override import HEAD_PARTIAL, write_theme_override
+
+    result = write_theme_override(theme_dir)
+    for path in result.written:
+        click.echo(f"Wrote {path}")
+    if result.main_to_edit is not None:
+        click.echo(f'{result.main_to_edit} is yours and was left as it is: add {{% include "{HEAD_PARTIAL}" %}} '
+                   "to its {% block extrahead %} (after {{ super() }}) to get the head tags of exported pages.")
+    if custom_dir != theme_dir.resolve():
+        click.echo(f"Set `custom_dir: {theme_dir}` under `theme:` in mkdocs.yml (a path relative to mkdocs.yml) "
+                   "so that the theme uses this override.")
+
+
+def _watch_export(settings: Settings, interval: int, export_round: Callable[[], tuple[Any, int, int, int, int]]) -> None:
+    """`export --watch`: a sync every `interval` seconds until Ctrl-C or SIGTERM, which end it
+    between two rounds (never in the middle of writing), without a traceback."""
+    import signal
+    import threading
+
+    from mkdocs_blogsvc.export import ExportRound, keep_exporting
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C interrupts at once
+
+    def one_round() -> ExportRound:
+        report, written, removed, _, _ = export_round()
+        return ExportRound(f"blogsvc: {report.summary()}", report.changed, written, removed)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    click.echo(f"Watching {settings.base_url} for changes every {interval} s; Ctrl-C stops.")
+    try:
+        keep_exporting(one_round, interval, stop, say=click.echo,
+                       warn=lambda message: click.echo(f"Warning: {message}", err=True))
+    except KeyboardInterrupt:  # the second Ctrl-C
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    click.echo("Stopped.")
 
 
 # --- the reference service ------------------------------------------------------------------

@@ -176,10 +176,27 @@ def _site_path(name: str, value: str) -> str:
     return cleaned
 
 
-def load_site_settings(config_file: str | None) -> list[Settings]:
-    """The resolved settings of every `blogsvc` instance of a site (for the CLI).
+@dataclass(frozen=True)
+class Site:
+    """What the CLI needs of a site: its blogsvc instances and the settings of mkdocs.yml
+    that the pages of an export depend on."""
 
-    `config_file` None means `mkdocs.yml` (or `mkdocs.yaml`) in the current folder. MkDocs loads
+    instances: list[Settings]
+    site_url: str | None
+    #: `theme.custom_dir`, absolute (None when not set).
+    custom_dir: Path | None
+
+
+def load_site_settings(config_file: str | None) -> list[Settings]:
+    """The resolved settings of every `blogsvc` instance of a site (for the CLI)."""
+    return load_site(config_file).instances
+
+
+def load_site(config_file: str | None) -> Site:
+    """The site of `config_file` with the resolved settings of every `blogsvc` instance.
+
+    An instance counts whether it is enabled or not (`enabled: false`): a site built without
+    the plugin (Zensical, `mkdocs-blogsvc export`) keeps its settings there. `config_file` None means `mkdocs.yml` (or `mkdocs.yaml`) in the current folder. MkDocs loads
     and validates the whole file (plugins included), so an error here is what `mkdocs build`
     would report; it is raised as one `ConfigurationError` naming the file.
     """
@@ -213,5 +230,9 @@ def load_site_settings(config_file: str | None) -> list[Settings]:
     for settings in instances:  # what a build would refuse, `login` must not write either
         settings.check_outside_docs(Path(site.docs_dir))
     if not instances:
-        raise ConfigurationError(f"no blogsvc plugin in {site.config_file_path or shown}: add `- blogsvc` under `plugins:`")
-    return instances
+        raise ConfigurationError(
+            f"no blogsvc plugin in {site.config_file_path or shown}: add `- blogsvc` under `plugins:` "
+            "(for builds without the plugin, such as Zensical's, keep it there with `enabled: false`)"
+        )
+    custom_dir = getattr(site.theme, "custom_dir", None)
+    return Site(instances, site.site_url or None, Path(custom_dir).resolve() if custom_dir else None)

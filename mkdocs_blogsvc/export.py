@@ -1,20 +1,45 @@
 """`mkdocs-blogsvc export`: the rendered pages and images copied into a folder as plain files,
-for committing them or for generators that cannot run MkDocs plugins (Zensical).
+for committing them or for generators that cannot run MkDocs plugins (Zensical), and
+`export --watch`, which keeps doing so as the blog changes.
 
-The pages come from `pages.render_pages`, the same path a build takes. `DEST/.blogsvc-export.json`
-records what the export wrote, so a later export removes its own files that are no longer part
-of the site and never touches anything else in DEST.
+The pages come from `pages.render_pages`, the same path a build takes (with the exported
+variant of each page: `render.ExportHead`). `DEST/.blogsvc-export.json` records what the export
+owns, so a later export removes its own files that are no longer part of the site and never
+touches anything else in DEST.
+
+A kill at any moment leaves a usable folder: every file is written atomically; images before
+the pages that show them; stale files are removed only after every new file is in place; and
+the record is written twice, first listing the old and the new files together (so files
+written by an export killed before its end are still known to the next one, which removes them
+if their article is gone), then listing only the new ones.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from mkdocs_blogsvc.fileio import inside, write_if_changed
+from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, CredentialsError
+from mkdocs_blogsvc.fileio import inside, temp_pattern, write_if_changed
 from mkdocs_blogsvc.pages import RenderedSite
 
 EXPORT_RECORD = ".blogsvc-export.json"
+
+
+def read_record(dest: Path) -> set[str]:
+    """The docs-relative paths an earlier export wrote into `dest` (empty when none)."""
+    try:
+        return {p for p in json.loads((dest / EXPORT_RECORD).read_text(encoding="utf-8")) if isinstance(p, str)}
+    except (OSError, ValueError, TypeError):
+        return set()
+
+
+def _write_record(dest: Path, paths: set[str]) -> None:
+    write_if_changed(dest / EXPORT_RECORD, (json.dumps(sorted(paths), indent=1) + "\n").encode("utf-8"))
 
 
 def export_site(site: RenderedSite, dest: Path) -> tuple[int, int]:
@@ -22,23 +47,69 @@ def export_site(site: RenderedSite, dest: Path) -> tuple[int, int]:
 
     Returns (files written, files removed). Raises `OSError` when `dest` cannot be written.
     """
-    record = dest / EXPORT_RECORD
-    try:
-        previous = {p for p in json.loads(record.read_text(encoding="utf-8")) if isinstance(p, str)}
-    except (OSError, ValueError, TypeError):
-        previous = set()
-    written, current = 0, []
-    for item in site.files():
-        target = inside(dest, item.src_uri)
-        if target is None:
-            continue
-        written += write_if_changed(target, item.abs_path.read_bytes())
-        current.append(item.src_uri)
+    dest.mkdir(parents=True, exist_ok=True)
+    previous = read_record(dest)
+    targets = [(item, target) for item in site.files() if (target := inside(dest, item.src_uri)) is not None]
+    current = {item.src_uri for item, _ in targets}
+    _write_record(dest, previous | current)  # intent: a kill from here on leaves no unknown file
+    written = 0
+    for item, target in targets:
+        written += write_if_changed(target, item.read())
     removed = 0
-    for relative in sorted(previous - set(current)):
+    for relative in sorted(previous - current):
         path = inside(dest, relative)
         if path is not None and path.is_file():
             path.unlink()
             removed += 1
-    write_if_changed(record, (json.dumps(sorted(current), indent=1) + "\n").encode("utf-8"))
+    for _, target in targets:  # temp files of our own files, left by a process killed while writing
+        for temp in target.parent.glob(temp_pattern(target)):
+            temp.unlink(missing_ok=True)
+    _write_record(dest, current)
     return written, removed
+
+
+@dataclass(frozen=True)
+class ExportRound:
+    """One round of `export --watch`: what the sync found and what the export changed."""
+
+    summary: str  # the sync's one-line summary ("1 new, 0 updated, ...")
+    changed: bool  # the sync found changes (the export then ran)
+    written: int = 0
+    removed: int = 0
+
+
+def keep_exporting(
+    export_round: Callable[[], ExportRound],
+    interval: float,
+    stop: threading.Event,
+    *,
+    say: Callable[[str], None],
+    warn: Callable[[str], None],
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Run `export_round` every `interval` seconds until `stop` is set (Ctrl-C, SIGTERM).
+
+    The same background sync as under `mkdocs serve`: one sync request per round, files written
+    only when the blog changed. A failure that may pass (the service down, the cache busy) is
+    warned about once per distinct message and tried again at the next round; one that cannot
+    (credentials to renew, a setting, a template) ends the watch by propagating.
+    """
+    last_error: str | None = None
+    while not stop.is_set():
+        started = clock()
+        try:
+            result = export_round()
+        except (CredentialsError, ConfigurationError):
+            raise
+        except BlogServiceError as exc:
+            if str(exc) != last_error:
+                warn(f"the sync failed ({exc}); the exported files stay as they are; trying again every {interval:g} s")
+                last_error = str(exc)
+        else:
+            if last_error is not None:
+                say("the sync works again")
+                last_error = None
+            if result.changed:
+                say(f"{time.strftime('%H:%M:%S')} {result.summary}: "
+                    f"{result.written} files written, {result.removed} removed")
+        stop.wait(max(0.0, interval - (clock() - started)))

@@ -113,10 +113,10 @@ def md_url(url: str) -> str:
     return quote(url, safe=":/?#@!$&'*+,;=%~[]-._")
 
 
-def script_json(value: Any) -> Markup:
+def script_json(value: Any, *, sort_keys: bool = False) -> Markup:
     """JSON for a `<script>` element: `<`, `>`, `&`, U+2028 and U+2029 become `\\uXXXX`
     escapes (valid JSON, identical value), so no string inside can end the element."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
     for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(char, escape)
     return Markup(text)
@@ -191,8 +191,12 @@ class Renderer:
         self.index_template = _load(markdown_env, None, "index.md.j2", "index")
         self.head_template = _load(html_env, head_template, "head.html.j2", "head_template")
 
-    def page(self, article: Article, slug: str, paths: PagePaths) -> str:
-        """The Markdown page of `article`: YAML front matter, heading, cover image, body."""
+    def page(self, article: Article, slug: str, paths: PagePaths, *, export: ExportHead | None = None) -> str:
+        """The Markdown page of `article`: YAML front matter, heading, cover image, body.
+
+        With `export` (pages for generators that run no plugins, see `ExportHead`), the front
+        matter also carries the head tags' values in a `blogsvc` mapping, and the page ends
+        with the JSON-LD, after everything the page template produced."""
         here = posixpath.dirname(paths.src_uri)
 
         def local(url: str) -> str | None:
@@ -208,16 +212,31 @@ class Renderer:
             if relative:
                 body = body.replace(url, relative)
         heading, body = _split_heading(body)
-        return self.page_template.render(
+        extra = None
+        if export is not None:
+            image_url = export.image_url(article, paths)
+            extra = {key: value for key, value in (
+                ("published", format_timestamp(article.published_at)),
+                ("modified", format_timestamp(article.updated_at)),
+                ("image", neutral(image_url) if image_url else None),
+            ) if value is not None}
+        text = self.page_template.render(
             f"article {article.id}",
             article=article,
             slug=slug,
-            front_matter=front_matter(article, slug, paths),
+            front_matter=front_matter(article, slug, paths, extra),
             heading=heading or f"# {md_text(article.title)}",
             cover=cover,
             cover_alt=md_text(article.title),
             body=body.strip("\n"),
         )
+        if export is None:
+            return text
+        data = self.json_ld(article, page_url=None, image_url=export.image_url(article, paths), language=export.language)
+        # A raw HTML block of its own (blank lines around it): Python-Markdown passes it through.
+        # Keys sorted: an article fresh from the service and the same read back from the cache
+        # must give the same file, which is then not rewritten.
+        return f'{text.rstrip()}\n\n<script type="application/ld+json">{script_json(data, sort_keys=True)}</script>\n'
 
     def index(self, title: str, items: Sequence[tuple[Article, str]], src_uri: str) -> str:
         """The blog index (used without Material's blog plugin): newest first."""
@@ -237,9 +256,7 @@ class Renderer:
 
     def head(self, article: Article, *, page_url: str | None, image_url: str | None, language: str | None) -> str:
         """The HTML inserted before `</head>` of the article's page."""
-        data = article.schema_org_json if article.schema_org_json is not None else blog_posting(
-            article, page_url=page_url, image_url=image_url, language=language
-        )
+        data = self.json_ld(article, page_url=page_url, image_url=image_url, language=language)
         return self.head_template.render(
             f"article {article.id}",
             article=article,
@@ -253,6 +270,36 @@ class Renderer:
             tags=article.tags,
             keywords=", ".join(article.seo_keywords),
         )
+
+
+    @staticmethod
+    def json_ld(article: Article, *, page_url: str | None, image_url: str | None, language: str | None) -> Any:
+        """The article's `schemaOrgJson` unchanged, or (when null) a schema.org BlogPosting."""
+        if article.schema_org_json is not None:
+            return article.schema_org_json
+        return blog_posting(article, page_url=page_url, image_url=image_url, language=language)
+
+
+@dataclass(frozen=True)
+class ExportHead:
+    """What an exported page needs to carry the plugin's head tags without the plugin.
+
+    The page's own URL depends on the generator (Material's and Zensical's blog plugins have
+    their own URL formats), so it is left out of the JSON-LD; the theme override takes it from
+    `page.canonical_url`. Images are absolute (`site_url` + their path in the site) when
+    `site_url` is set, as social networks need; without it the JSON-LD and `og:image` name
+    no image unless the cover was not downloaded (then its remote URL)."""
+
+    site_url: str | None
+    language: str | None
+
+    def image_url(self, article: Article, paths: PagePaths) -> str | None:
+        if not article.cover_image_url:
+            return None
+        local = paths.images.get(article.cover_image_url)
+        if local is None:
+            return article.cover_image_url
+        return f"{self.site_url.rstrip('/')}/{local}" if self.site_url else None
 
 
 def _load(env: jinja2.Environment, override: Path | None, name: str, setting: str) -> _Template:
@@ -284,9 +331,9 @@ def _split_heading(body: str) -> tuple[str | None, str]:
     return None, body
 
 
-def front_matter(article: Article, slug: str, paths: PagePaths) -> str:
+def front_matter(article: Article, slug: str, paths: PagePaths, blogsvc: dict[str, str] | None = None) -> str:
     """YAML for Material's blog (`date`, `slug`), tags (`tags`), rss (`image`, dates) and
-    MkDocs (`title`, `description`). Datetimes are dumped as YAML timestamps, never as text."""
+    MkDocs (`title`, `description`); `blogsvc` for exported pages. Datetimes are dumped as YAML timestamps, never as text."""
     meta: dict[str, Any] = {"title": neutral(article.title)}
     if article.description:
         meta["description"] = neutral(article.description)
@@ -298,6 +345,8 @@ def front_matter(article: Article, slug: str, paths: PagePaths) -> str:
         meta["keywords"] = [neutral(keyword) for keyword in article.seo_keywords]
     if article.cover_image_url:
         meta["image"] = paths.images.get(article.cover_image_url) or article.cover_image_url
+    if blogsvc is not None:  # exported pages only: read by the theme override (theme_override.py)
+        meta["blogsvc"] = blogsvc
     return dump_yaml(meta)
 
 

@@ -1,0 +1,221 @@
+"""`mkdocs-blogsvc export` for sites built without the plugin (issue 9): settings read from a
+disabled plugin entry, the theme override, kills in the middle of an export, and `--watch`.
+
+The export runs as a real child process where a kill or Ctrl-C is the point of the test,
+against the reference service in a thread of this process (`service`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from mkdocs_blogsvc.cli import main
+from mkdocs_blogsvc.server import content
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.theme_override import HEAD_PARTIAL
+from tests.conftest import Owner, add_article, issue_access_token
+from tests.e2e.sites import CLIENT_ID, Service, snapshot, write_credentials
+
+RECORD = ".blogsvc-export.json"
+
+
+def site(root: Path, service: Service, db: Database, owner: Owner, enabled: str = "false") -> Path:
+    """A plain site (`mkdocs` theme) whose blogsvc entry is disabled (`enabled: <enabled>`)."""
+    (root / "docs").mkdir(parents=True, exist_ok=True)
+    (root / "docs" / "index.md").write_text("# Home\n")
+    config = root / "mkdocs.yml"
+    config.write_text(
+        "site_name: Plain\ntheme: mkdocs\nplugins:\n  - blogsvc:\n"
+        f"      enabled: {enabled}\n      base_url: {service.url}\n      client_id: {CLIENT_ID}\n"
+        "      credentials_file: credentials.json\n",
+        encoding="utf-8",
+    )
+    write_credentials(root / "credentials.json", service.url, issue_access_token(db, owner))
+    return config
+
+
+def run_export(config: Path, *args: str) -> str:
+    result = CliRunner().invoke(main, ["export", str(config.parent / "docs"), "-f", str(config), *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize("enabled", ["false", "!ENV [BLOGSVC_PLUGIN, false]"])
+def test_export_reads_a_disabled_plugin_entry_and_mkdocs_then_builds_without_warning(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, enabled: str, caplog: pytest.LogCaptureFixture,
+) -> None:
+    add_article(db, owner.blog_id, "First words", tags=["one"])
+    config = site(tmp_path, service, db, owner, enabled)
+    output = run_export(config)
+    assert output.startswith("Exported 1 articles"), output
+    page = tmp_path / "docs" / "blog" / "posts" / "first-words.md"
+    front, body = page.read_text(encoding="utf-8").split("---\n", 2)[1:]
+    meta = yaml.safe_load(front)
+    assert meta["title"] == "First words" and meta["tags"] == ["one"] and meta["blogsvc"]["published"]
+    assert body.rstrip().endswith("</script>") and '"headline":"First words"' in body
+
+    from mkdocs_blogsvc.demo import build_site
+
+    build_site(config)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= 30] == []
+    html = (tmp_path / "site" / "blog" / "posts" / "first-words" / "index.html").read_text(encoding="utf-8")
+    assert html.count('<script type="application/ld+json">') == 1
+
+
+def test_export_without_a_plugin_entry_says_how_to_keep_it(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    config = tmp_path / "mkdocs.yml"
+    config.write_text("site_name: Plain\ntheme: mkdocs\n")
+    result = CliRunner().invoke(main, ["export", str(tmp_path / "docs"), "-f", str(config)])
+    assert result.exit_code == 1
+    assert "enabled: false" in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_theme_dir_writes_the_partial_and_never_changes_an_existing_main_html(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    add_article(db, owner.blog_id, "One")
+    config = site(tmp_path, service, db, owner)
+    output = run_export(config, "--theme-dir", str(tmp_path / "overrides"))
+    theme = tmp_path / "overrides"
+    assert sorted(p.name for p in theme.iterdir()) == [HEAD_PARTIAL, "main.html"]
+    assert '{% include "blogsvc-head.html" %}' in (theme / "main.html").read_text()
+    assert "overrides" in output
+
+    (theme / "main.html").write_text('{% extends "base.html" %}\n')  # the user's own, without the include
+    (theme / HEAD_PARTIAL).write_text("stale")
+    output = run_export(config, "--theme-dir", str(tmp_path / "overrides"))
+    assert (theme / "main.html").read_text() == '{% extends "base.html" %}\n'
+    assert (theme / HEAD_PARTIAL).read_text() != "stale"
+    assert f'{{% include "{HEAD_PARTIAL}" %}}' in output and "main.html" in output
+
+
+#: A child process that runs the export and kills itself (SIGKILL, no clean-up of any kind)
+#: right after its N-th rename into the export folder.
+KILLER = """
+import os, signal, sys
+limit, dest, config = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+real, count = os.replace, [0]
+def replace(src, dst, *args, **kwargs):
+    real(src, dst, *args, **kwargs)
+    if os.fspath(dst).startswith(dest):
+        count[0] += 1
+        if count[0] == limit:
+            os.kill(os.getpid(), signal.SIGKILL)
+os.replace = replace
+from mkdocs_blogsvc.cli import main
+main(["export", dest, "-f", config])
+"""
+
+
+def usable(docs: Path) -> None:
+    """Every exported page is whole (front matter, body) and every image it shows exists."""
+    for page in (docs / "blog" / "posts").glob("*.md"):
+        text = page.read_text(encoding="utf-8")
+        front = text.split("---\n", 2)[1]
+        assert yaml.safe_load(front)["title"], page
+        for image in (line.split("](", 1)[1].split(")", 1)[0] for line in text.splitlines() if line.startswith("![")):
+            assert (page.parent / image).is_file(), (page, image)
+    json.loads((docs / RECORD).read_text())
+
+
+def test_a_kill_during_export_leaves_the_previous_export_usable_and_the_next_one_complete(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    from tests.e2e.test_build import cover_article
+
+    keep = cover_article(db, owner, "Kept", minutes_ago=30)
+    edited = cover_article(db, owner, "Edited", minutes_ago=20)
+    config = site(tmp_path, service, db, owner)
+    docs = tmp_path / "docs"
+    run_export(config)
+    content.update_article(db, edited, content.ArticleInput(title="Edited again"))
+    added = add_article(db, owner.blog_id, "Added later")
+    previous = tmp_path / "previous"
+    shutil.copytree(docs, previous)
+    for limit in (1, 2, 3):  # the export's renames: its record (intent), two pages, its record (final)
+        shutil.rmtree(docs)
+        shutil.copytree(previous, docs)
+        child = subprocess.run([sys.executable, "-c", KILLER, str(limit), str(docs), str(config)], check=False,
+                               capture_output=True, text=True, timeout=120)
+        assert child.returncode == -signal.SIGKILL, child.stderr
+        usable(docs)
+    assert (docs / "blog" / "posts" / "added-later.md").is_file(), "the last kill came after the new page"
+    content.delete_article(db, added)  # a page the killed exports may have written before their record
+    run_export(config)
+    usable(docs)
+    assert sorted(p.name for p in (docs / "blog" / "posts").glob("*.md")) == ["edited.md", "kept.md"]
+    assert "Edited again" in (docs / "blog" / "posts" / "edited.md").read_text()
+    fresh = tmp_path / "fresh"
+    CliRunner().invoke(main, ["export", str(fresh), "-f", str(config), "--offline"])
+    ours = {k: v[1] for k, v in snapshot(docs).items() if not k.startswith(".") and k != "index.md"}
+    assert ours == {k: v[1] for k, v in snapshot(fresh).items() if not k.startswith(".")}
+    assert not list(docs.rglob(".*.tmp")), "no temp file is left once an export completed"
+    assert keep
+
+
+def test_export_watch_picks_up_a_published_article_and_stops_on_ctrl_c(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    add_article(db, owner.blog_id, "Already there")
+    config = site(tmp_path, service, db, owner)
+    docs = tmp_path / "docs"
+    with (tmp_path / "watch.log").open("w+") as log:
+        output = watch_until_published(docs, config, service, db, owner, log)
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    assert "1 new" in output and output.rstrip().endswith("Stopped."), output
+    data = [p for p in service.requests if p.startswith("/api/v1/") and p != "/api/v1/sync"]
+    assert len(data) <= 1, f"one request per interval (the blog's status once): {data}"
+
+
+def watch_until_published(docs: Path, config: Path, service: Service, db: Database, owner: Owner, log: IO[str]) -> str:
+    """Run `export --watch --interval 1` as a real process; publish an article; Ctrl-C it."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs_blogsvc", "export", str(docs), "-f", str(config), "--watch", "--interval", "1"],
+        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        first = docs / "blog" / "posts" / "already-there.md"
+        assert wait_for(lambda: "Watching" in read(log)), read(log)
+        before = first.stat().st_mtime_ns
+        syncs = service.requests.count("/api/v1/sync")
+        add_article(db, owner.blog_id, "Published meanwhile")
+        assert wait_for((docs / "blog" / "posts" / "published-meanwhile.md").is_file), read(log)
+        assert first.stat().st_mtime_ns == before, "an unchanged page is not rewritten"
+        assert service.requests.count("/api/v1/sync") > syncs
+        child.send_signal(signal.SIGINT)
+        assert child.wait(timeout=30) == 0, read(log)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    return read(log)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def read(log: IO[str]) -> str:
+    """What the child printed so far (its stdout and stderr go to a file: a full pipe would block it)."""
+    log.seek(0)
+    return log.read()

@@ -1,0 +1,195 @@
+"""The Zensical path (issue 9): `mkdocs-blogsvc export` into `docs`, then a real `zensical build`.
+
+Zensical runs no third-party plugins, so these tests check what its users get from the export
+alone: the article pages with their cover served from the site, the JSON-LD in the body, the
+Open Graph and `article:` tags from the theme override that export writes, the tags, and the
+blog's changes after a second export. One `mkdocs.yml` also builds with MkDocs and the plugin.
+Zensical builds cost CPU: each test runs as few as it needs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import select
+
+from mkdocs_blogsvc.cli import main
+from mkdocs_blogsvc.demo import build_site
+from mkdocs_blogsvc.server import content, tables
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.seed import seed
+from tests.conftest import Owner, issue_access_token
+from tests.e2e.sites import CLIENT_ID, Service, snapshot, write_credentials
+from tests.e2e.test_build import json_ld, meta_property, parse
+
+SITE_URL = "https://example.test/notes/"
+#: The seed's draft and unpublished articles: never on the site.
+HIDDEN = {"notes-on-a-plugin-architecture": "Notes on a plugin architecture",
+          "our-old-deployment-checklist": "Our old deployment checklist"}
+
+
+def one_site(root: Path, base_url: str) -> Path:
+    """A site whose one mkdocs.yml serves MkDocs with the plugin (BLOGSVC_PLUGIN=true) and
+    Zensical with exported files (the plugin entry stays, disabled)."""
+    (root / "docs" / "blog").mkdir(parents=True)
+    (root / "docs" / "index.md").write_text("# Home\n")
+    (root / "docs" / "blog" / "index.md").write_text("# Blog\n")
+    (root / "overrides").mkdir()
+    config = root / "mkdocs.yml"
+    config.write_text(
+        "site_name: Field Notes\n"
+        f"site_url: {SITE_URL}\n"
+        "theme:\n  name: material\n  custom_dir: overrides\n"
+        "plugins:\n"
+        "  - search\n"
+        "  - blogsvc:\n"
+        "      enabled: !ENV [BLOGSVC_PLUGIN, false]\n"
+        f"      base_url: {base_url}\n"
+        f"      client_id: {CLIENT_ID}\n"
+        "      credentials_file: credentials.json\n"
+        "  - blog:\n      post_url_format: \"{slug}\"\n      authors: false\n"
+        "  - tags\n",
+        encoding="utf-8",
+    )
+    return config
+
+
+def seeded_owner(db: Database) -> Owner:
+    """The seed's user and blog as an `Owner`, to mint the site's access token."""
+    with db.session() as session:
+        blog = session.scalars(select(tables.Blog).where(tables.Blog.slug == "demo-blog")).one()
+        user = session.get(tables.User, blog.owner_id)
+        assert user is not None
+        return Owner(user.id, user.username, "demo-password", blog.id, blog.slug)
+
+
+@pytest.fixture
+def seeded(tmp_path: Path, service: Service, db: Database) -> tuple[Path, str]:
+    """The sample blog on the reference service and a site logged in to it: (mkdocs.yml, token)."""
+    seed(db, base_url_hint=service.url)
+    token = issue_access_token(db, seeded_owner(db))
+    config = one_site(tmp_path, service.url)
+    write_credentials(tmp_path / "credentials.json", service.url, token)
+    return config, token
+
+
+def published(service: Service, token: str) -> list[dict[str, Any]]:
+    response = httpx.get(f"{service.url}/api/v1/articles", params={"limit": 100},
+                         headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    response.raise_for_status()
+    articles: list[dict[str, Any]] = response.json()["articles"]
+    return articles
+
+
+def export(config: Path, *args: str) -> str:
+    result = CliRunner().invoke(main, ["export", str(config.parent / "docs"), "-f", str(config), *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def zensical_build(root: Path) -> str:
+    """`zensical build --strict` (a warning fails it) in `root`; returns what it printed."""
+    result = subprocess.run([sys.executable, "-m", "zensical", "build", "--strict"], check=False, cwd=root,
+                            capture_output=True, text=True, timeout=120)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "Warning" not in output and "Traceback" not in output, output
+    return output
+
+
+def check_page(site_dir: Path, article: dict[str, Any]) -> None:
+    """One article page built from exported files, as a search engine or link preview reads it."""
+    page = site_dir / "blog" / article["slug"] / "index.html"
+    html = page.read_text(encoding="utf-8")
+    parsed = parse(page)
+    (posting,) = json_ld(parsed)
+    if article["schemaOrgJson"] is not None:
+        assert posting == article["schemaOrgJson"], article["slug"]
+    else:
+        assert posting["@type"] == "BlogPosting" and posting["headline"] == article["title"]
+        assert posting["datePublished"] == article["publishedAt"]
+    assert meta_property(parsed, "og:title") == [article["title"]]
+    assert meta_property(parsed, "og:url") == [f"{SITE_URL}blog/{article['slug']}/"]
+    assert meta_property(parsed, "article:published_time") == [article["publishedAt"]]
+    assert meta_property(parsed, "article:tag") == article["tags"]
+    (og_image,) = meta_property(parsed, "og:image")
+    assert og_image is not None and og_image.startswith(f"{SITE_URL}blog/images/")
+    served = site_dir / og_image.removeprefix(SITE_URL)
+    assert served.read_bytes() == httpx.get(article["coverImageUrl"], timeout=10).content, article["slug"]
+    cover = re.search(r'<img alt="[^"]*" src="([^"]+)"', html)
+    assert cover and (page.parent / cover.group(1)).resolve() == served.resolve(), "the cover is served from the site"
+    chips = re.findall(r'<(?:a|span) [^>]*class="md-tag[^"]*"[^>]*>([^<]+)<', html)
+    assert sorted(chips) == sorted(article["tags"]), article["slug"]
+
+
+def test_zensical_builds_the_exported_blog_and_follows_its_changes(
+    tmp_path: Path, service: Service, db: Database, seeded: tuple[Path, str]
+) -> None:
+    config, token = seeded
+    output = export(config, "--theme-dir", str(tmp_path / "overrides"))
+    articles = published(service, token)
+    assert len(articles) == 12 and "Exported 12 articles" in output
+    zensical_build(tmp_path)
+    site_dir = tmp_path / "site"
+    assert {p.parent.name for p in site_dir.glob("blog/*/index.html")} >= {a["slug"] for a in articles}
+    for article in articles:
+        check_page(site_dir, article)
+    every_page = "".join(p.read_text(encoding="utf-8") for p in site_dir.rglob("*.html"))
+    for slug, title in HIDDEN.items():
+        assert not (site_dir / "blog" / slug).exists() and title not in every_page
+
+    edited, deleted = articles[0], articles[1]
+    content.update_article(db, edited["id"], content.ArticleInput(title="Docs next to the code, revisited"))
+    content.delete_article(db, deleted["id"])
+    before = snapshot(tmp_path / "docs")
+    output = export(config, "--theme-dir", str(tmp_path / "overrides"))
+    after = snapshot(tmp_path / "docs")
+    changed = {path for path in before.keys() & after.keys() if before[path] != after[path]}
+    assert changed == {f"blog/posts/{edited['slug']}.md", ".blogsvc-export.json"}
+    assert f"blog/posts/{deleted['slug']}.md" in before.keys() - after.keys()
+    assert after.keys() <= before.keys()
+    zensical_build(tmp_path)
+    assert not (site_dir / "blog" / deleted["slug"]).exists()
+    now = published(service, token)
+    assert len(now) == 11
+    check_page(site_dir, next(a for a in now if a["id"] == edited["id"]))
+    assert "<title>Docs next to the code, revisited - Field Notes</title>" in \
+        (site_dir / "blog" / edited["slug"] / "index.html").read_text(encoding="utf-8")
+
+
+def test_one_mkdocs_yml_builds_with_mkdocs_and_the_plugin_and_with_zensical_from_the_export(
+    tmp_path: Path, service: Service, seeded: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    config, token = seeded
+    article = published(service, token)[0]
+    page = tmp_path / "site" / "blog" / article["slug"] / "index.html"
+
+    monkeypatch.setenv("BLOGSVC_PLUGIN", "true")  # the MkDocs job: the plugin runs
+    build_site(config)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert "blogsvc: 12 new" in caplog.text
+    assert len(json_ld(parse(page))) == 1 and meta_property(parse(page), "og:title") == [article["title"]]
+
+    monkeypatch.delenv("BLOGSVC_PLUGIN")  # the Zensical job: the same file, the plugin entry disabled
+    export(config, "--theme-dir", str(tmp_path / "overrides"))
+    zensical_build(tmp_path)
+    assert len(json_ld(parse(page))) == 1 and meta_property(parse(page), "og:title") == [article["title"]]
+
+    caplog.clear()  # and MkDocs with the plugin disabled, on the exported files: no warning either
+    build_site(config)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert len(json_ld(parse(page))) == 1 and meta_property(parse(page), "og:title") == [article["title"]]
+    assert json.loads((tmp_path / "docs" / ".blogsvc-export.json").read_text())
+    assert os.environ.get("BLOGSVC_PLUGIN") is None
