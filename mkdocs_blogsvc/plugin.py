@@ -46,6 +46,7 @@ from mkdocs_blogsvc.cache import CacheContents
 from mkdocs_blogsvc.config import BlogServiceConfig, Settings
 from mkdocs_blogsvc.coordinator import SyncCoordinator
 from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable
+from mkdocs_blogsvc.export import read_record
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.pages import render_pages
@@ -131,6 +132,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         blog_plugin = _material_blog(config)
         if blog_plugin is not None:
             _check_post_dir(blog_plugin, settings.posts_dir)
+        _leave_out_exported(files, Path(config.docs_dir))
         try:
             site = render_pages(
                 self.coordinator.cache, contents, self.renderer,
@@ -253,6 +255,21 @@ def _check_post_dir(blog_plugin: Any, posts_dir: str) -> None:
             f"posts_dir is {posts_dir!r} but Material's blog plugin reads posts from {post_dir!r}: "
             "the articles will not be blog posts; set posts_dir (or the blog plugin's post_dir) to match"
         )
+
+
+def _leave_out_exported(files: Files, docs_dir: Path) -> None:
+    """Leave out of the build the files `mkdocs-blogsvc export` wrote into docs_dir (listed in
+    its record): the plugin adds the current ones itself. So one mkdocs.yml and one docs folder
+    serve the plugin and generators that run none (Zensical), without a warning per file,
+    without an article the blog deleted since the export. Nothing is deleted from docs_dir."""
+    left_out = 0
+    for src_uri in sorted(read_record(docs_dir)):
+        exported = files.get_file_from_path(src_uri)
+        if exported is not None:
+            files.remove(exported)
+            left_out += 1
+    if left_out:
+        log.debug(f"{left_out} files of `mkdocs-blogsvc export` in docs_dir left out: the plugin adds its own")
 
 
 def _has_index(files: Files, blog_dir: str) -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import subprocess
 import sys
@@ -168,7 +167,7 @@ def test_zensical_builds_the_exported_blog_and_follows_its_changes(
 
 
 def test_one_mkdocs_yml_builds_with_mkdocs_and_the_plugin_and_with_zensical_from_the_export(
-    tmp_path: Path, service: Service, seeded: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, service: Service, db: Database, seeded: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO)
@@ -192,4 +191,14 @@ def test_one_mkdocs_yml_builds_with_mkdocs_and_the_plugin_and_with_zensical_from
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert len(json_ld(parse(page))) == 1 and meta_property(parse(page), "og:title") == [article["title"]]
     assert json.loads((tmp_path / "docs" / ".blogsvc-export.json").read_text())
-    assert os.environ.get("BLOGSVC_PLUGIN") is None
+
+    caplog.clear()  # the plugin again, now with the exported files in docs: it uses its own instead
+    monkeypatch.setenv("BLOGSVC_PLUGIN", "true")
+    content.delete_article(db, article["id"])
+    build_site(config)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert "blogsvc: 0 new, 0 updated, 1 deleted, 11 unchanged" in caplog.text
+    assert not page.exists(), "an article deleted since the export is not built from the exported file"
+    other = tmp_path / "site" / "blog" / published(service, token)[0]["slug"] / "index.html"
+    assert len(json_ld(parse(other))) == 1 and len(meta_property(parse(other), "og:title")) == 1
+    assert (tmp_path / "docs" / "blog" / "posts" / f"{article['slug']}.md").is_file(), "docs_dir is not touched"
