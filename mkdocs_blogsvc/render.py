@@ -32,6 +32,7 @@ import jinja2
 import yaml
 from markupsafe import Markup
 
+from mkdocs_blogsvc import jsonld
 from mkdocs_blogsvc.errors import BadTemplate
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import Article, format_timestamp
@@ -232,7 +233,11 @@ class Renderer:
         )
         if export is None:
             return text
-        data = self.json_ld(article, page_url=None, image_url=export.image_url(article, paths), language=export.language)
+        image_url = export.image_url(article, paths)
+        data = jsonld.localise(
+            self.json_ld(article, page_url=None, image_url=image_url, language=export.language),
+            images=export.site_images(paths), page_url=None, cover_url=image_url,
+        )
         # A raw HTML block of its own (blank lines around it): Python-Markdown passes it through.
         # Keys sorted: an article fresh from the service and the same read back from the cache
         # must give the same file, which is then not rewritten.
@@ -300,6 +305,12 @@ class ExportHead:
         if local is None:
             return article.cover_image_url
         return f"{self.site_url.rstrip('/')}/{local}" if self.site_url else None
+
+    def site_images(self, paths: PagePaths) -> dict[str, str]:
+        """Remote URL -> absolute URL of the site's copy (empty without `site_url`)."""
+        if not self.site_url:
+            return {}
+        return {url: f"{self.site_url.rstrip('/')}/{local}" for url, local in paths.images.items()}
 
 
 def _load(env: jinja2.Environment, override: Path | None, name: str, setting: str) -> _Template:

@@ -112,17 +112,17 @@ def check_page(site_dir: Path, article: dict[str, Any]) -> None:
     html = page.read_text(encoding="utf-8")
     parsed = parse(page)
     (posting,) = json_ld(parsed)
-    if article["schemaOrgJson"] is not None:
-        assert posting == article["schemaOrgJson"], article["slug"]
+    (og_image,) = meta_property(parsed, "og:image")
+    assert og_image is not None and og_image.startswith(f"{SITE_URL}blog/images/")
+    if article["schemaOrgJson"] is not None:  # as the service sent it, its images the site's copies
+        assert posting == {**article["schemaOrgJson"], "image": og_image}, article["slug"]
     else:
         assert posting["@type"] == "BlogPosting" and posting["headline"] == article["title"]
-        assert posting["datePublished"] == article["publishedAt"]
+        assert posting["datePublished"] == article["publishedAt"] and posting["image"] == og_image
     assert meta_property(parsed, "og:title") == [article["title"]]
     assert meta_property(parsed, "og:url") == [f"{SITE_URL}blog/{article['slug']}/"]
     assert meta_property(parsed, "article:published_time") == [article["publishedAt"]]
     assert meta_property(parsed, "article:tag") == article["tags"]
-    (og_image,) = meta_property(parsed, "og:image")
-    assert og_image is not None and og_image.startswith(f"{SITE_URL}blog/images/")
     served = site_dir / og_image.removeprefix(SITE_URL)
     assert served.read_bytes() == httpx.get(article["coverImageUrl"], timeout=10).content, article["slug"]
     cover = re.search(r'<img alt="[^"]*" src="([^"]+)"', html)
