@@ -298,7 +298,7 @@ def export(dest: Path, config_file: str | None, blog_dir: str | None, offline: b
             rendered = render_pages(cache, contents, renderer, blog_dir=settings.blog_dir,
                                     posts_dir=settings.posts_dir, with_index=with_index, export=head)
             try:
-                written, removed = export_site(rendered, dest)
+                written, removed = export_site(rendered, dest, settings.blog_dir)
             except OSError as exc:
                 raise ConfigurationError(f"cannot export into {dest}: {exc.strerror or exc}") from None
             return report, written, removed, len(rendered.pages), len(rendered.images)

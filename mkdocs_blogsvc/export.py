@@ -4,8 +4,8 @@ for committing them or for generators that cannot run MkDocs plugins (Zensical),
 
 The pages come from `pages.render_pages`, the same path a build takes (with the exported
 variant of each page: `render.ExportHead`). `DEST/.blogsvc-export.json` records what the export
-owns, so a later export removes its own files that are no longer part of the site and never
-touches anything else in DEST.
+owns (one list per blog, by blog_dir), so a later export removes its own files that are no
+longer part of the site and never touches anything else in DEST, another blog's files included.
 
 A kill at any moment leaves a usable folder: every file is written atomically; images before
 the pages that show them; stale files are removed only after every new file is in place; and
@@ -30,28 +30,50 @@ from mkdocs_blogsvc.pages import RenderedSite
 EXPORT_RECORD = ".blogsvc-export.json"
 
 
-def read_record(dest: Path) -> set[str]:
-    """The docs-relative paths an earlier export wrote into `dest` (empty when none)."""
+def _load_record(dest: Path) -> dict[str, list[str]]:
+    """blog_dir of each exported instance -> the paths its export wrote (a site may export
+    several blogs into one folder: each export replaces only its own list). A record of the
+    first format, a plain list, is returned under the key ""."""
     try:
-        return {p for p in json.loads((dest / EXPORT_RECORD).read_text(encoding="utf-8")) if isinstance(p, str)}
-    except (OSError, ValueError, TypeError):
-        return set()
+        data = json.loads((dest / EXPORT_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if isinstance(data, list):
+        return {"": [p for p in data if isinstance(p, str)]}
+    instances = data.get("instances") if isinstance(data, dict) else None
+    if not isinstance(instances, dict):
+        return {}
+    return {str(key): [p for p in value if isinstance(p, str)]
+            for key, value in instances.items() if isinstance(value, list)}
 
 
-def _write_record(dest: Path, paths: set[str]) -> None:
-    write_if_changed(dest / EXPORT_RECORD, (json.dumps(sorted(paths), indent=1) + "\n").encode("utf-8"))
+def read_record(dest: Path, instance: str | None = None) -> set[str]:
+    """The docs-relative paths earlier exports wrote into `dest`: those of the instance whose
+    blog_dir is `instance` (with a first-format record's), or of every instance (None)."""
+    record = _load_record(dest)
+    keys = record.keys() if instance is None else {instance, ""}
+    return {path for key in keys for path in record.get(key, [])}
 
 
-def export_site(site: RenderedSite, dest: Path) -> tuple[int, int]:
-    """Copy the rendered pages and images into `dest` (docs-relative layout) as plain files.
+def _write_record(dest: Path, instance: str, paths: set[str]) -> None:
+    record = _load_record(dest)
+    record.pop("", None)  # a first-format list belonged to this export (one instance then)
+    record[instance] = sorted(paths)
+    data = {"version": 1, "instances": dict(sorted(record.items()))}
+    write_if_changed(dest / EXPORT_RECORD, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
+
+
+def export_site(site: RenderedSite, dest: Path, instance: str) -> tuple[int, int]:
+    """Copy the rendered pages and images of the blog whose blog_dir is `instance` into `dest`
+    (docs-relative layout) as plain files.
 
     Returns (files written, files removed). Raises `OSError` when `dest` cannot be written.
     """
     dest.mkdir(parents=True, exist_ok=True)
-    previous = read_record(dest)
+    previous = read_record(dest, instance)
     targets = [(item, target) for item in site.files() if (target := inside(dest, item.src_uri)) is not None]
     current = {item.src_uri for item, _ in targets}
-    _write_record(dest, previous | current)  # intent: a kill from here on leaves no unknown file
+    _write_record(dest, instance, previous | current)  # intent: a kill from here on leaves no unknown file
     written = 0
     for item, target in targets:
         written += write_if_changed(target, item.read())
@@ -64,7 +86,7 @@ def export_site(site: RenderedSite, dest: Path) -> tuple[int, int]:
     for _, target in targets:  # temp files of our own files, left by a process killed while writing
         for temp in target.parent.glob(temp_pattern(target)):
             temp.unlink(missing_ok=True)
-    _write_record(dest, current)
+    _write_record(dest, instance, current)
     return written, removed
 
 

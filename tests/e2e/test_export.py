@@ -219,3 +219,31 @@ def read(log: IO[str]) -> str:
     """What the child printed so far (its stdout and stderr go to a file: a full pipe would block it)."""
     log.seek(0)
     return log.read()
+
+
+def test_two_blogs_exported_into_one_folder_keep_each_others_files(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    add_article(db, owner.blog_id, "Shared story")
+    (tmp_path / "docs").mkdir()
+    token = issue_access_token(db, owner)
+    for name in ("credentials.json", "news-credentials.json"):
+        write_credentials(tmp_path / name, service.url, token)
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(
+        "site_name: Two blogs\ntheme: mkdocs\nplugins:\n"
+        + "".join(
+            f"  - blogsvc:\n      enabled: false\n      base_url: {service.url}\n      client_id: {CLIENT_ID}\n"
+            f"      blog_dir: {blog}\n      cache_dir: .cache/{blog}\n      credentials_file: {credentials}\n"
+            for blog, credentials in (("blog", "credentials.json"), ("news", "news-credentials.json"))
+        ),
+        encoding="utf-8",
+    )
+    run_export(config, "--instance", "blog")
+    run_export(config, "--instance", "news")
+    output = run_export(config, "--instance", "blog")
+    assert "0 files written, 0 removed" in output
+    pages = sorted(str(p.relative_to(tmp_path / "docs")) for p in (tmp_path / "docs").rglob("*.md"))
+    assert pages == ["blog/posts/shared-story.md", "news/posts/shared-story.md"]
+    record = json.loads((tmp_path / "docs" / RECORD).read_text())
+    assert record["instances"] == {"blog": ["blog/posts/shared-story.md"], "news": ["news/posts/shared-story.md"]}
