@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -27,9 +28,10 @@ from mkdocs_blogsvc.demo import build_site
 from mkdocs_blogsvc.server import content, tables
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.seed import seed
-from tests.conftest import Owner, issue_access_token
+from tests.conftest import Owner, free_port, issue_access_token
 from tests.e2e.sites import CLIENT_ID, Service, snapshot, write_credentials
 from tests.e2e.test_build import json_ld, meta_property, parse
+from tests.e2e.test_export import read, wait_for
 
 SITE_URL = "https://example.test/notes/"
 #: The seed's draft and unpublished articles: never on the site.
@@ -202,3 +204,43 @@ def test_one_mkdocs_yml_builds_with_mkdocs_and_the_plugin_and_with_zensical_from
     other = tmp_path / "site" / "blog" / published(service, token)[0]["slug"] / "index.html"
     assert len(json_ld(parse(other))) == 1 and len(meta_property(parse(other), "og:title")) == 1
     assert (tmp_path / "docs" / "blog" / "posts" / f"{article['slug']}.md").is_file(), "docs_dir is not touched"
+
+
+def test_zensical_serve_next_to_export_watch_shows_a_published_article(
+    tmp_path: Path, service: Service, db: Database, seeded: tuple[Path, str],
+) -> None:
+    config, _ = seeded
+    export(config, "--theme-dir", str(tmp_path / "overrides"))
+    port = free_port()
+    with (tmp_path / "processes.log").open("w+") as log:
+        watcher = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs_blogsvc", "export", str(tmp_path / "docs"), "-f", str(config), "--interval", "1"],
+            stdout=log, stderr=subprocess.STDOUT,
+        )
+        server = subprocess.Popen([sys.executable, "-m", "zensical", "serve", "-a", f"127.0.0.1:{port}"],
+                                  cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            def status(path: str) -> int:
+                try:
+                    return httpx.get(f"http://127.0.0.1:{port}{path}", timeout=2).status_code
+                except httpx.TransportError:
+                    return 0
+
+            assert wait_for(lambda: status("/blog/") == 200), read(log)
+            assert status("/blog/fresh-off-the-service/") == 404
+            content.add_article(db, "demo-blog", content.ArticleInput(title="Fresh off the service", content="Hello."))
+            assert wait_for(lambda: status("/blog/fresh-off-the-service/") == 200), read(log)
+            page = httpx.get(f"http://127.0.0.1:{port}/blog/fresh-off-the-service/", timeout=5).text
+            assert "<title>Fresh off the service - Field Notes</title>" in page and "og:title" in page
+            watcher.send_signal(signal.SIGINT)
+            assert watcher.wait(timeout=30) == 0, read(log)
+        finally:
+            for child in (server, watcher):
+                if child.poll() is None:
+                    child.terminate()
+                    try:
+                        child.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        child.kill()
+                        child.wait()
+        assert "Traceback" not in read(log)
