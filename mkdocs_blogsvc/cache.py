@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,9 @@ class Entry:
     image_sizes: dict[str, int] = field(default_factory=dict)
     #: data other features record for this article (JSON values), kept as-is; see the module doc.
     records: dict[str, Any] = field(default_factory=dict)
+    #: (size, mtime in ns) of the article file when its hash was last checked or it was written:
+    #: `check` hashes the file only when these differ.
+    article_stat: tuple[int, int] | None = None
 
     def files(self) -> Iterator[str]:
         yield self.article_file
@@ -92,6 +96,8 @@ class Entry:
         }
         if self.records:
             data["records"] = dict(sorted(self.records.items()))
+        if self.article_stat is not None:
+            data["articleStat"] = list(self.article_stat)
         return data
 
     @classmethod
@@ -109,7 +115,14 @@ class Entry:
             images={str(k): str(v) for k, v in images.items()},
             image_sizes={str(k): int(v) for k, v in sizes.items()},
             records={str(k): v for k, v in records.items()},
+            article_stat=_stat(data.get("articleStat")),
         )
+
+
+def _stat(value: Any) -> tuple[int, int] | None:
+    if isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value):
+        return value[0], value[1]
+    return None
 
 
 def _str(data: dict[str, Any], key: str) -> str:
@@ -129,6 +142,8 @@ class Manifest:
     blog_name: str | None = None
     #: blog-wide data other features record (JSON values), kept as-is.
     records: dict[str, Any] = field(default_factory=dict)
+    #: set by `Cache.check` when it recorded a new stat of an article file: saving is worthwhile.
+    stats_refreshed: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -297,6 +312,8 @@ class Cache:
     def check(self, manifest: Manifest) -> dict[str, Article]:
         """Check every entry against the disk; return the cached articles that are intact.
 
+        An article file whose size and mtime are the ones recorded (`Entry.article_stat`) is
+        trusted without hashing; any other is hashed (and its stat recorded when intact).
         An entry whose article JSON is missing, altered, unparsable or for another id, or whose
         image files are missing or of the wrong size, is removed from `manifest.entries`: it is
         then left out of `knownArticles` and the service sends it again as new. (`read` takes
@@ -305,8 +322,11 @@ class Cache:
         articles: dict[str, Article] = {}
         for article_id, entry in list(manifest.entries.items()):
             problem = self._check_entry(entry)
-            if isinstance(problem, Article):
-                articles[article_id] = problem
+            if isinstance(problem, tuple):
+                articles[article_id], stat = problem
+                if stat != entry.article_stat:
+                    manifest.entries[article_id] = replace(entry, article_stat=stat)
+                    manifest.stats_refreshed = True
                 continue
             log.info("cached article %s is damaged (%s): it will be downloaded again", article_id, problem)
             del manifest.entries[article_id]
@@ -318,15 +338,19 @@ class Cache:
         owned = manifest.owned_files()
         return CacheContents(manifest, self.check(manifest), owned)
 
-    def _check_entry(self, entry: Entry) -> Article | str:
+    def _check_entry(self, entry: Entry) -> tuple[Article, tuple[int, int]] | str:
+        """The article and its file's (size, mtime_ns), or what is wrong."""
         path = self.resolve(entry.article_file)
         if path is None:
             return "article path outside the cache"
         try:
-            raw = path.read_bytes()
+            with path.open("rb") as file:
+                found = os.fstat(file.fileno())
+                raw = file.read()
         except OSError:
             return "article file missing"
-        if sha256(raw) != entry.article_sha256:
+        stat = (found.st_size, found.st_mtime_ns)
+        if stat != entry.article_stat and sha256(raw) != entry.article_sha256:
             return "article file altered"
         try:
             article = Article.from_json(json.loads(raw))
@@ -344,7 +368,7 @@ class Cache:
                 return f"image {relative} missing"
             if size != entry.image_sizes.get(url, -1):
                 return f"image {relative} altered"
-        return article
+        return article, stat
 
     # --- files -------------------------------------------------------------------------------
 
@@ -354,8 +378,11 @@ class Cache:
         data = (json.dumps(article.to_json(), ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
         digest = sha256(data)
         relative = self.article_name(article.id, digest)
-        write_if_changed(self.root / relative, data)
-        return Entry(id=article.id, content_hash=article.content_hash, article_file=relative, article_sha256=digest)
+        path = self.root / relative
+        write_if_changed(path, data)
+        found = path.stat()
+        return Entry(id=article.id, content_hash=article.content_hash, article_file=relative, article_sha256=digest,
+                     article_stat=(found.st_size, found.st_mtime_ns))
 
     def remove_unowned(self, before: set[str], after: set[str]) -> None:
         """Delete the files named in `before` but not in `after` (manifest paths), only inside

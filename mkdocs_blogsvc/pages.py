@@ -5,21 +5,34 @@ Shared by the plugin's on_files and `mkdocs-blogsvc export`, so both produce the
 No network, no MkDocs imports; the caller holds the cache's lock. A page is rendered by
 `render.Renderer`; this module decides paths, writes files and keeps the manifest's list of
 rendered pages, so that pages no longer rendered are removed.
+
+A build with nothing changed renders nothing: each page's manifest record (`PAGE_RECORD` in
+the article's `records`, `INDEX_RECORD` in the manifest's) holds the hash of its inputs (the
+article file's hash, slug, paths, image paths and `Renderer.fingerprint`) and the size and
+mtime of the file written. When both match, the page is neither rendered nor read; when the
+inputs changed, or the file was changed or removed behind the manifest's back, it is rendered
+and written again (only if its bytes differ).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mkdocs_blogsvc.cache import Cache, CacheContents
 from mkdocs_blogsvc.errors import CacheUnwritable
-from mkdocs_blogsvc.fileio import write_if_changed
+from mkdocs_blogsvc.fileio import sha256, write_if_changed
 from mkdocs_blogsvc.render import ExportHead, PagePaths, Renderer, assign_slugs
 
 #: The index page's title when the blog's name is not known yet.
 DEFAULT_INDEX_TITLE = "Blog"
+#: Manifest records (see the module doc): an article page's in its entry, the index page's blog-wide.
+PAGE_RECORD = "page"
+INDEX_RECORD = "indexPage"
 
 
 @dataclass(frozen=True)
@@ -84,34 +97,51 @@ def _render(
     manifest = contents.manifest
     slugs = assign_slugs(contents.articles.values())
     image_src: dict[str, str] = {}
+    seen: set[str] = set()
     for entry in manifest.entries.values():
         for url, relative in entry.images.items():
             src = f"{blog_dir}/{relative}"
             image_src[url] = src
             path = cache.resolve(relative)
-            if path is not None and src not in {f.src_uri for f in site.images}:
+            if path is not None and src not in seen:
+                seen.add(src)
                 site.images.append(SiteFile(src, path))
+    changed = False
     for article_id, article in contents.articles.items():
         src_uri = f"{posts_dir}/{slugs[article_id]}.md"
-        urls = manifest.entries[article_id].images
-        paths = PagePaths(src_uri, {url: image_src[url] for url in urls})
+        entry = manifest.entries[article_id]
+        paths = PagePaths(src_uri, {url: image_src[url] for url in entry.images})
         if export is not None:
             text = renderer.page(article, slugs[article_id], paths, export=export)
             site.pages.append(SiteFile(src_uri, cache.page_path(src_uri), article_id, text.encode("utf-8")))
             continue
         page = SiteFile(src_uri, cache.page_path(src_uri), article_id)
-        text = renderer.page(article, slugs[article_id], paths)
-        site.written += write_if_changed(page.abs_path, text.encode("utf-8"), durable=False)
+        inputs = _inputs(renderer.fingerprint, entry.article_sha256, slugs[article_id], src_uri, sorted(paths.images.items()))
+        record = _write_page(page.abs_path, inputs, entry.records.get(PAGE_RECORD),
+                             functools.partial(renderer.page, article, slugs[article_id], paths))
+        if record is not None:
+            site.written += record.pop("written")
+            entry.records[PAGE_RECORD] = record
+            changed = True
         site.pages.append(page)
     if with_index:
         src_uri = f"{blog_dir}/index.md"
         items = [(contents.articles[p.article_id], p.src_uri) for p in site.pages if p.article_id]
-        text = renderer.index(manifest.blog_name or DEFAULT_INDEX_TITLE, items, src_uri)
+        title = manifest.blog_name or DEFAULT_INDEX_TITLE
         if export is not None:
+            text = renderer.index(title, items, src_uri)
             site.index = SiteFile(src_uri, cache.page_path(src_uri), data=text.encode("utf-8"))
-        else:
-            site.index = SiteFile(src_uri, cache.page_path(src_uri))
-            site.written += write_if_changed(site.index.abs_path, text.encode("utf-8"), durable=False)
+            return site  # the cache's pages and its manifest are the plugin's: untouched
+        site.index = SiteFile(src_uri, cache.page_path(src_uri))
+        inputs = _inputs(renderer.fingerprint, title, src_uri, sorted(
+            (p.src_uri, manifest.entries[p.article_id].article_sha256) for p in site.pages if p.article_id
+        ))
+        record = _write_page(site.index.abs_path, inputs, manifest.records.get(INDEX_RECORD),
+                             functools.partial(renderer.index, title, items, src_uri))
+        if record is not None:
+            site.written += record.pop("written")
+            manifest.records[INDEX_RECORD] = record
+            changed = True
     if export is not None:
         return site  # the cache's pages and its manifest are the plugin's: untouched
 
@@ -119,5 +149,29 @@ def _render(
     if rendered != sorted(set(manifest.rendered)):
         cache.remove_unowned(set(manifest.rendered), set(rendered))
         manifest.rendered = rendered
+        changed = True
+    if changed or manifest.stats_refreshed:
         cache.save(manifest)
+        manifest.stats_refreshed = False
     return site
+
+
+def _inputs(*parts: Any) -> str:
+    """The hash of a page's inputs (JSON values)."""
+    return sha256(json.dumps(parts, ensure_ascii=False, separators=(",", ":")))
+
+
+def _write_page(path: Path, inputs: str, record: Any, render: Callable[[], str]) -> dict[str, Any] | None:
+    """Nothing (None) when `record` says the file at `path` is the page of these `inputs` and
+    the file's size and mtime are the ones recorded; else render, write when the bytes differ,
+    and return the new record (with `written`: 1 when the file was written, for the caller)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        stat = None
+    if (isinstance(record, dict) and record.get("inputs") == inputs and stat is not None
+            and record.get("size") == stat.st_size and record.get("mtimeNs") == stat.st_mtime_ns):
+        return None
+    written = write_if_changed(path, render().encode("utf-8"), durable=False)
+    stat = path.stat()
+    return {"inputs": inputs, "size": stat.st_size, "mtimeNs": stat.st_mtime_ns, "written": int(written)}

@@ -32,7 +32,7 @@ import jinja2
 import yaml
 from markupsafe import Markup
 
-from mkdocs_blogsvc import jsonld
+from mkdocs_blogsvc import __version__, jsonld
 from mkdocs_blogsvc.errors import BadTemplate
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import Article, format_timestamp
@@ -145,11 +145,12 @@ _RENDER_ERRORS = (jinja2.TemplateError, ArithmeticError, AttributeError, LookupE
 
 @dataclass(frozen=True)
 class _Template:
-    """A loaded template and how to name it in a message."""
+    """A loaded template, how to name it in a message, and its source (for `fingerprint`)."""
 
     template: jinja2.Template
     label: str  # "page_template /site/page.md.j2" or "the built-in template page.md.j2"
     filename: str
+    source: str = ""
 
     def render(self, what: str, **context: Any) -> str:
         try:
@@ -184,13 +185,21 @@ class PagePaths:
 
 
 class Renderer:
-    """The three templates of the plugin, built-in or replaced through settings."""
+    """The three templates of the plugin, built-in or replaced through settings.
+
+    `fingerprint` names everything a page's Markdown depends on besides the article, its slug
+    and its paths: the plugin's version, this module's code, the versions of Jinja2 and PyYAML,
+    and the page and index templates. `pages.render_pages` records it with each page and
+    renders again only when it (or the article) changed. An option that changes what `page` or
+    `index` produce must be added to it.
+    """
 
     def __init__(self, page_template: Path | None = None, head_template: Path | None = None) -> None:
         markdown_env, html_env = _environment(False), _environment(True)
         self.page_template = _load(markdown_env, page_template, "page.md.j2", "page_template")
         self.index_template = _load(markdown_env, None, "index.md.j2", "index")
         self.head_template = _load(html_env, head_template, "head.html.j2", "head_template")
+        self.fingerprint = _fingerprint(self.page_template.source, self.index_template.source)
 
     def page(self, article: Article, slug: str, paths: PagePaths, *, export: ExportHead | None = None) -> str:
         """The Markdown page of `article`: YAML front matter, heading, cover image, body.
@@ -318,7 +327,9 @@ def _load(env: jinja2.Environment, override: Path | None, name: str, setting: st
     that errors, at load and at render time, carry its file name and line numbers)."""
     if override is None:
         template = env.get_template(name)
-        return _Template(template, f"the built-in template {name}", template.filename or name)
+        assert env.loader is not None
+        source = env.loader.get_source(env, name)[0]
+        return _Template(template, f"the built-in template {name}", template.filename or name, source)
     filename = str(override)
     label = f"{setting} {filename}"
     try:
@@ -330,7 +341,16 @@ def _load(env: jinja2.Environment, override: Path | None, name: str, setting: st
         code = env.compile(source, name=override.name, filename=filename)
     except jinja2.TemplateError as exc:
         raise BadTemplate(f"blogsvc: {label} cannot be loaded: {_describe(exc, filename)}") from None
-    return _Template(env.template_class.from_code(env, code, env.make_globals(None)), label, filename)
+    return _Template(env.template_class.from_code(env, code, env.make_globals(None)), label, filename, source)
+
+
+def _fingerprint(*sources: str) -> str:
+    """See `Renderer`: what pages depend on besides their article (a SHA-256, hex)."""
+    digest = hashlib.sha256()
+    for part in (__version__, Path(__file__).read_text(encoding="utf-8"), jinja2.__version__, yaml.__version__, *sources):
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def _split_heading(body: str) -> tuple[str | None, str]:

@@ -160,7 +160,7 @@ def _commit(
         )
     if manifest.blog_language is None:
         _learn_blog(client, manifest)
-    if manifest.to_json() != old.to_json():
+    if old.stats_refreshed or manifest.to_json() != old.to_json():
         cache.save(manifest)
     return manifest
 
