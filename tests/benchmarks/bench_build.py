@@ -55,7 +55,7 @@ import httpx
 import yaml
 from werkzeug.serving import make_server
 
-from mkdocs_blogsvc.server import create_app, security, tables
+from mkdocs_blogsvc.server import create_app, media, security, tables
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import add_owner, issue_access_token
 from tests.e2e.sites import write_credentials, write_site
@@ -114,9 +114,8 @@ def create_articles(db: Database, blog_id: str, count: int, cover_every: int) ->
     with db.session(write=True) as session:
         for number in range(count):
             cover = None
-            if cover_every and number % cover_every == 0:
-                cover = f"bench-cover-{number}.png"
-                session.add(tables.Media(key=cover, blog_id=blog_id, content_type="image/png", data=image))
+            if cover_every and number % cover_every == 0:  # bytes after PNG's end: a distinct image each
+                cover = media.store_image(session, blog_id, image + f"bench-cover-{number}".encode())
             article_id = security.new_cuid()
             ids.append(article_id)
             session.add(tables.Article(
@@ -155,6 +154,10 @@ def full_listing_bytes(base_url: str, token: str) -> int:
 # --- builds ---------------------------------------------------------------------------------
 
 
+#: Warnings the builds printed (each shown once).
+WARNINGS: set[str] = set()
+
+
 @dataclass
 class Run:
     seconds: float  # wall time
@@ -177,19 +180,23 @@ finally:
 
 def mkdocs_build(config: Path, *, profile: Path | None = None) -> Run:
     """`mkdocs build` of `config` in its own process: wall time and peak resident memory."""
-    command = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)]
+    command = [sys.executable, "-m", "mkdocs", "build", "-f", str(config)]
     if profile is not None:
         command[1:3] = ["-c", PROFILED_BUILD, str(profile)]
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=config.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert process.stderr is not None
-    errors = process.stderr.read()  # few lines (-q): no deadlock before wait4
+    errors = process.stderr.read()  # a few log lines: no deadlock before wait4
     _pid, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"mkdocs build of {config} failed ({process.returncode}):\n{errors.decode(errors='replace')}")
+    for line in errors.decode(errors="replace").splitlines():
+        if line.startswith("WARNING") and line not in WARNINGS:  # a figure measured with a warning is suspect
+            WARNINGS.add(line)
+            print(f"  (build of {config.parent.name}) {line}", file=sys.stderr)
     return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)  # ru_maxrss is in KiB on Linux
 
 
