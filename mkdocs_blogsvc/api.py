@@ -7,6 +7,12 @@ not an `httpx.HTTPError`; an image URL from the service that cannot be parsed is
 every answer that breaks the spec into `errors.InvalidResponse`. Tokens travel in headers and form bodies only, never in URLs or
 messages.
 
+Deadlines: a sync calls `begin_deadline()` first; from then on every request, retry, backoff
+pause and `Retry-After` wait fits inside that one deadline (`timeout`, default 30 s), and every
+response body, API answers included, is read in chunks against it, so a service that hangs or
+drip-feeds cannot hold a build longer. Each image download also has its own total deadline
+(`MAX_IMAGE_SECONDS`, never past the sync's): a per-read timeout alone resets with every byte.
+
 Retry policy (why it differs by request):
 - data calls (GET/POST /api/v1/...) and image downloads retry connection errors, timeouts,
   429 and 5xx with exponential backoff, honouring `Retry-After` (each wait capped);
@@ -30,6 +36,7 @@ from urllib.parse import quote
 import httpx
 
 from mkdocs_blogsvc import __version__, errors, models
+from mkdocs_blogsvc.deadline import Deadline
 
 USER_AGENT = f"mkdocs-blogsvc/{__version__} (+https://pypi.org/project/mkdocs-blogsvc/)"
 
@@ -37,6 +44,8 @@ USER_AGENT = f"mkdocs-blogsvc/{__version__} (+https://pypi.org/project/mkdocs-bl
 MAX_RETRY_WAIT = 10.0
 #: First backoff step; doubled on each further attempt.
 BACKOFF_BASE = 0.5
+#: Longest total time for one image download (less when the sync's deadline comes first).
+MAX_IMAGE_SECONDS = 20.0
 #: Page size used by `iter_articles` (the spec's maximum).
 MAX_PAGE_SIZE = 100
 
@@ -105,6 +114,8 @@ class BlogServiceClient:
         self._timeout = timeout
         self.retries = max(0, retries)
         self._sleep = sleep
+        #: the deadline of the sync under way (`begin_deadline`), None outside a sync.
+        self.deadline: Deadline | None = None
         self._http = httpx.Client(
             transport=transport,
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
@@ -125,6 +136,29 @@ class BlogServiceClient:
 
     def __repr__(self) -> str:
         return f"BlogServiceClient({self.base_url!r})"
+
+    def begin_deadline(self, seconds: float | None = None) -> Deadline:
+        """Start the one deadline of a sync: `seconds` (default: `timeout`) for everything
+        that follows, retries and pauses included."""
+        self.deadline = Deadline(
+            self._timeout if seconds is None else seconds,
+            what=f"the sync with the Blog Content Service at {self.base_url}",
+        )
+        return self.deadline
+
+    def _timeout_for(self, deadline: Deadline | None) -> httpx.Timeout | None:
+        """httpx's per-operation timeouts, never longer than what is left of `deadline`."""
+        if deadline is None:
+            return None
+        left = deadline.timeout(self._timeout)
+        return httpx.Timeout(left, connect=min(left, 10.0))
+
+    def _pause(self, wait: float, deadline: Deadline | None) -> bool:
+        """Wait before a retry; False when the wait would pass the deadline (give up now)."""
+        if deadline is not None and wait >= deadline.remaining():
+            return False
+        self._sleep(wait)
+        return True
 
     # --- data endpoints --------------------------------------------------------------------
 
@@ -166,10 +200,16 @@ class BlogServiceClient:
         on another host); redirects are followed; a body above `max_bytes` is an error."""
         if not url.lower().startswith(("http://", "https://")):
             raise errors.InvalidResponse(f"image URL {display_url(url)} is not http or https")
+        own = min(self._timeout, MAX_IMAGE_SECONDS)
+        what = f"the download of image {display_url(url)}"
+        deadline = self.deadline.within(own, what=what) if self.deadline else Deadline(own, what=what)
         for attempt in range(self.retries + 1):
             try:
-                with self._http.stream("GET", url, headers={"Accept": "image/*"}, follow_redirects=True) as response:
-                    if self._should_retry(response, attempt):
+                with self._http.stream(
+                    "GET", url, headers={"Accept": "image/*"}, follow_redirects=True,
+                    timeout=self._timeout_for(deadline) or httpx.USE_CLIENT_DEFAULT,
+                ) as response:
+                    if self._should_retry(response, attempt) and self._pause_fits(response, attempt, deadline):
                         wait = self._wait_for(response, attempt)
                     elif not response.is_success:
                         raise errors.ServiceError(
@@ -177,25 +217,34 @@ class BlogServiceClient:
                             status_code=response.status_code, error_code="image_unavailable",
                         )
                     else:
-                        return self._read_limited(response, url, max_bytes), _content_type(response)
+                        return self._read_limited(response, url, max_bytes, deadline), _content_type(response)
             except httpx.InvalidURL as exc:
                 raise errors.InvalidResponse(
                     f"the service sent an image URL that is not valid, {display_url(url)}: {_detail(exc)}"
                 ) from None
             except httpx.HTTPError as exc:
+                deadline.check()  # a timeout because the deadline came: say so
                 if attempt >= self.retries or isinstance(exc, httpx.UnsupportedProtocol):
                     raise self._transport_error(exc, what=f"image {display_url(url)}") from None
                 wait = _backoff(attempt)
-            self._sleep(wait)
+            if not self._pause(wait, deadline):
+                raise errors.DeadlineExceeded(f"{what} ran out of time before its next attempt")
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _pause_fits(self, response: httpx.Response, attempt: int, deadline: Deadline | None) -> bool:
+        """Whether the wait before retrying `response` fits in the deadline (`Retry-After` is
+        respected only within it)."""
+        return deadline is None or self._wait_for(response, attempt) < deadline.remaining()
+
     @staticmethod
-    def _read_limited(response: httpx.Response, url: str, max_bytes: int) -> bytes:
+    def _read_limited(response: httpx.Response, url: str, max_bytes: int, deadline: Deadline | None = None) -> bytes:
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > max_bytes:
             raise errors.InvalidResponse(f"image {display_url(url)} is larger than {max_bytes} bytes")
         body = bytearray()
         for chunk in response.iter_bytes():
+            if deadline is not None:
+                deadline.check()  # a total deadline: a byte at a time never resets it
             body += chunk
             if len(body) > max_bytes:
                 raise errors.InvalidResponse(f"image {display_url(url)} is larger than {max_bytes} bytes")
@@ -245,14 +294,20 @@ class BlogServiceClient:
         attempt = 0
         while True:
             try:
-                response = self._http.post(url, data=dict(form), auth=auth or httpx.USE_CLIENT_DEFAULT)
+                response = self._http.post(
+                    url, data=dict(form), auth=auth or httpx.USE_CLIENT_DEFAULT,
+                    timeout=self._timeout_for(self.deadline) or httpx.USE_CLIENT_DEFAULT,
+                )
                 break
             except _NEVER_SENT as exc:
                 if attempt >= self.retries or isinstance(exc, httpx.UnsupportedProtocol):
                     raise self._transport_error(exc) from None
-                self._sleep(_backoff(attempt))
+                if not self._pause(_backoff(attempt), self.deadline):
+                    raise self._transport_error(exc) from None
                 attempt += 1
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                if self.deadline is not None:
+                    self.deadline.check()
                 raise self._transport_error(exc) from None
         if not response.is_success:
             raise _service_error(response, default=errors.OAuthError)
@@ -277,22 +332,42 @@ class BlogServiceClient:
         """One request with bounded retries on connection errors, 429 and 5xx."""
         url = f"{self.base_url}{path}"
         headers = {"Authorization": f"Bearer {token}"}
+        deadline = self.deadline
         for attempt in range(self.retries + 1):
             try:
-                response = self._http.request(method, url, headers=headers, **kwargs)
+                response = self._request(method, url, headers, deadline, **kwargs)
             except httpx.InvalidURL as exc:
                 raise self._transport_error(exc) from None
             except httpx.HTTPError as exc:
+                if deadline is not None:
+                    deadline.check()  # the timeout was the deadline's: say so
                 if attempt >= self.retries or isinstance(exc, httpx.UnsupportedProtocol):
                     raise self._transport_error(exc) from None
-                self._sleep(_backoff(attempt))
+                if not self._pause(_backoff(attempt), deadline):
+                    raise self._transport_error(exc) from None
                 continue
             if not self._should_retry(response, attempt):
                 return response
-            wait = self._wait_for(response, attempt)
-            response.close()
-            self._sleep(wait)
+            if not self._pause(self._wait_for(response, attempt), deadline):
+                return response  # `Retry-After` beyond the deadline: this answer is final
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _request(
+        self, method: str, url: str, headers: dict[str, str], deadline: Deadline | None, **kwargs: Any
+    ) -> httpx.Response:
+        """One request whose answer is read in chunks, checking `deadline` between them."""
+        if deadline is None:
+            return self._http.request(method, url, headers=headers, **kwargs)
+        timeout = self._timeout_for(deadline)
+        with self._http.stream(method, url, headers=headers, timeout=timeout, **kwargs) as streamed:
+            body = bytearray()
+            for chunk in streamed.iter_bytes():
+                deadline.check()
+                body += chunk
+            # the body is decoded already: the rebuilt answer must not claim an encoding
+            kept = [(k, v) for k, v in streamed.headers.multi_items()
+                    if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+            return httpx.Response(streamed.status_code, headers=kept, content=bytes(body), request=streamed.request)
 
     def _should_retry(self, response: httpx.Response, attempt: int) -> bool:
         return attempt < self.retries and (response.status_code == 429 or response.status_code >= 500)

@@ -233,6 +233,7 @@ def _run_sync(settings: Settings, cache: Cache) -> tuple[CacheContents, SyncRepo
 
     _show_plugin_warnings()
     with connect(settings) as service:
+        service.client.begin_deadline()  # one deadline for the whole sync: `timeout`
         return sync_cache(cache, service.client, download_images=settings.download_images)
 
 
@@ -281,7 +282,8 @@ def export(dest: Path, config_file: str | None, blog_dir: str | None, offline: b
     watch = watch or interval is not None
     if watch and (offline or settings.offline):
         raise ConfigurationError("--watch syncs with the service: it cannot run offline (--offline, offline: true)")
-    renderer = Renderer(settings.page_template, settings.head_template)  # a broken template fails before the sync
+    # a broken template fails before the sync
+    renderer = Renderer(settings.page_template, settings.head_template, sanitise=not settings.trust_article_html)
     if theme_dir is not None:
         _write_theme_override(theme_dir, site.custom_dir)
 
@@ -297,6 +299,10 @@ def export(dest: Path, config_file: str | None, blog_dir: str | None, offline: b
             head = ExportHead(site.site_url, contents.manifest.blog_language)
             rendered = render_pages(cache, contents, renderer, blog_dir=settings.blog_dir,
                                     posts_dir=settings.posts_dir, with_index=with_index, export=head)
+            for page in rendered.pages:  # what the sanitiser removed, once per article, as the plugin logs it
+                found = renderer.removed.get(page.article_id or "")
+                if found:
+                    click.echo(f"{page.src_uri}: removed {found.summary()} (trust_article_html: true keeps it)")
             try:
                 written, removed = export_site(rendered, dest, settings.blog_dir)
             except OSError as exc:

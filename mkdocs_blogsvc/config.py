@@ -51,6 +51,9 @@ class BlogServiceConfig(base.Config):
     on_missing_credentials = c.Choice(("auto", "warn", "fail"), default="auto")
     sync_interval = c.Type(int, default=60)
     timeout = c.Type((int, float), default=30)
+    # Off by default: article HTML passes the nh3 allowlist (see sanitize.py). True keeps raw
+    # HTML (embeds, scripts) as the service sent it: only for a service you fully trust.
+    trust_article_html = c.Type(bool, default=False)
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class Settings:
     sync_interval: int = 60
     timeout: float = 30.0
     enabled: bool = True
+    trust_article_html: bool = False
 
     @classmethod
     def from_config(cls, config: BlogServiceConfig, config_file_path: str | os.PathLike[str] | None) -> Settings:
@@ -106,6 +110,7 @@ class Settings:
             sync_interval=config.sync_interval,
             timeout=float(config.timeout),
             enabled=config.enabled,
+            trust_article_html=config.trust_article_html,
         )
 
     def require_client_id(self) -> str:

@@ -132,6 +132,7 @@ class SyncCoordinator:
         """One sync into the cache, the build's and the background one alike. The caller holds
         the cache locks. Raises `BlogServiceError` (`CacheUnwritable` included)."""
         with connection.connect(settings) as service:
+            service.client.begin_deadline()  # one deadline for the whole sync: `timeout`
             expires = service.tokens.refresh_expires_soon()
             if expires is not None:
                 warn(

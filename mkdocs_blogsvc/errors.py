@@ -17,6 +17,7 @@ The edges translate: `plugin.py` into `mkdocs.exceptions.PluginError`, `cli.py` 
     ├── CacheUnwritable             the cache folder cannot be created or written
     ├── SyncFailed                  a build's sync failed and `on_error: fail` stops the build
     ├── TransportError              the service could not be reached (after retries)
+    │   └── DeadlineExceeded        ... within the sync's deadline (`timeout`), or an image within its own
     ├── InvalidResponse             the service answered something that breaks the spec
     └── ServiceError                the service answered with a spec error object
         ├── OAuthError              token endpoint errors (RFC 6749 5.2)
@@ -94,6 +95,11 @@ class SyncFailed(BlogServiceError):
 
 class TransportError(BlogServiceError):
     """The service could not be reached: connection refused, DNS failure or timeout."""
+
+
+class DeadlineExceeded(TransportError):
+    """The sync's deadline (`timeout`, retries and pauses included) or an image's own deadline
+    passed: a hung, slow or drip-feeding service costs a build at most that long."""
 
 
 class InvalidResponse(BlogServiceError):

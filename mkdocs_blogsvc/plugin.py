@@ -51,6 +51,7 @@ from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.pages import render_pages
 from mkdocs_blogsvc.render import Renderer
+from mkdocs_blogsvc.sanitize import Removed, clean_html
 from mkdocs_blogsvc.sync import SyncReport
 
 _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
@@ -71,8 +72,9 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         #: what the last build's sync changed (None before the first build's on_files).
         self.last_report: SyncReport | None = None
         self.language: str | None = None
-        #: docs-relative page path -> (article, docs-relative cover image path or None).
-        self.pages: dict[str, tuple[Article, str | None]] = {}
+        #: docs-relative page path -> (article, docs-relative cover image path or None,
+        #: remote URL -> docs-relative path of each image downloaded).
+        self.pages: dict[str, tuple[Article, str | None, dict[str, str]]] = {}
         self.files: Files | None = None
         #: what on_pre_build hands to on_files: (cache contents, report, reason, start time).
         self._synced: tuple[CacheContents, SyncReport, str, float] | None = None
@@ -104,7 +106,10 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         except BlogServiceError as exc:
             raise PluginError(str(exc)) from None
         try:
-            self.renderer = Renderer(self.settings.page_template, self.settings.head_template)
+            self.renderer = Renderer(
+                self.settings.page_template, self.settings.head_template,
+                sanitise=not self.settings.trust_article_html,
+            )
         except BlogServiceError as exc:
             raise PluginError(str(exc)) from None
         return None
@@ -152,7 +157,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 article = contents.articles[site_file.article_id]
                 entry = contents.manifest.entries[site_file.article_id]
                 cover = entry.images.get(article.cover_image_url or "")
-                self.pages[site_file.src_uri] = (article, f"{settings.blog_dir}/{cover}" if cover else None)
+                downloaded = {url: f"{settings.blog_dir}/{path}" for url, path in entry.images.items()}
+                self.pages[site_file.src_uri] = (article, f"{settings.blog_dir}/{cover}" if cover else None, downloaded)
         self.files = files
         report.duration = time.perf_counter() - started
         self.last_report = report
@@ -168,19 +174,48 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if self.coordinator is not None:
             self.coordinator.end_build()
 
+    @event_priority(-100)  # last: sanitise what every other plugin and extension produced
+    def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str | None:
+        """An article page's HTML through the allowlist (`sanitize.clean_html`): it sees what
+        Markdown and the site's extensions made of the body, so no Markdown-level trick gets
+        past it. What this and the Markdown pass removed is logged once per article."""
+        found = self.pages.get(page.file.src_uri) if self.config.enabled else None
+        if found is None or self.settings is None or self.settings.trust_article_html:
+            return None
+        article = found[0]
+        cleaned = clean_html(html)
+        removed = Removed()
+        if self.renderer is not None and article.id in self.renderer.removed:
+            removed.update(self.renderer.removed[article.id])
+        removed.update(cleaned.removed)
+        if removed:
+            log.info(
+                f"article {page.file.src_uri}: removed {removed.summary()} from its HTML "
+                "(trust_article_html: true keeps it; see the security page of the docs)"
+            )
+        return cleaned.text
+
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str | None:
         found = self.pages.get(page.file.src_uri) if self.config.enabled else None
         if found is None or self.renderer is None:
             return None
-        article, cover_src = found
+        article, cover_src, downloaded = found
         site_url = config.site_url or ""
         page_url = urljoin(site_url, page.url) if site_url else None
-        image_url = article.cover_image_url
-        cover_file = self.files.get_file_from_path(cover_src) if cover_src and self.files else None
-        if cover_file is not None:
-            image_url = urljoin(site_url, cover_file.url) if site_url else get_relative_url(cover_file.url, page.url)
+
+        def on_site(src: str) -> str | None:
+            """The site's URL of a file (absolute with site_url, else relative to the page)."""
+            file = self.files.get_file_from_path(src) if self.files else None
+            if file is None:
+                return None
+            return urljoin(site_url, file.url) if site_url else get_relative_url(file.url, page.url)
+
+        image_url = (on_site(cover_src) if cover_src else None) or article.cover_image_url
+        images = {url: local for url, src in downloaded.items() if (local := on_site(src))}
         try:
-            head = self.renderer.head(article, page_url=page_url, image_url=image_url, language=self.language)
+            head = self.renderer.head(
+                article, page_url=page_url, image_url=image_url, language=self.language, images=images
+            )
         except BlogServiceError as exc:  # a custom head_template that cannot be rendered
             raise PluginError(_message(exc)) from None
         match = _HEAD_END.search(output)

@@ -36,6 +36,7 @@ from mkdocs_blogsvc import __version__, jsonld
 from mkdocs_blogsvc.errors import BadTemplate
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import Article, format_timestamp
+from mkdocs_blogsvc.sanitize import Removed, clean_markdown
 from mkdocs_blogsvc.shared import slugify
 
 MAX_SLUG = 100
@@ -194,8 +195,14 @@ class Renderer:
     `index` produce must be added to it.
     """
 
-    def __init__(self, page_template: Path | None = None, head_template: Path | None = None) -> None:
+    def __init__(
+        self, page_template: Path | None = None, head_template: Path | None = None, *, sanitise: bool = True
+    ) -> None:
         markdown_env, html_env = _environment(False), _environment(True)
+        #: article bodies pass `sanitize.clean_markdown` (off with `trust_article_html: true`).
+        self.sanitise = sanitise
+        #: article id -> what the last `page` call removed from its body.
+        self.removed: dict[str, Removed] = {}
         self.page_template = _load(markdown_env, page_template, "page.md.j2", "page_template")
         self.index_template = _load(markdown_env, None, "index.md.j2", "index")
         self.head_template = _load(html_env, head_template, "head.html.j2", "head_template")
@@ -217,6 +224,10 @@ class Renderer:
         if article.cover_image_url:
             cover = local(article.cover_image_url) or md_url(article.cover_image_url)
         body = article.content
+        if self.sanitise:
+            cleaned = clean_markdown(body)
+            body = cleaned.text
+            self.removed[article.id] = cleaned.removed
         for url in sorted(article.inline_image_urls, key=len, reverse=True):
             relative = local(url)
             if relative:
@@ -268,9 +279,17 @@ class Renderer:
         meta = dump_yaml({"title": neutral(title)})
         return self.index_template.render("the blog index", title=md_text(title), front_matter=meta, items=rows)
 
-    def head(self, article: Article, *, page_url: str | None, image_url: str | None, language: str | None) -> str:
-        """The HTML inserted before `</head>` of the article's page."""
+    def head(
+        self, article: Article, *, page_url: str | None, image_url: str | None, language: str | None,
+        images: Mapping[str, str] | None = None,
+    ) -> str:
+        """The HTML inserted before `</head>` of the article's page. `images`: remote URL -> the
+        site's URL of each image downloaded, so the JSON-LD names the site's copies
+        (`jsonld.localise`); `image_url` is the cover's URL on the site when it was downloaded."""
         data = self.json_ld(article, page_url=page_url, image_url=image_url, language=language)
+        if article.schema_org_json is not None:
+            local_cover = image_url if image_url != article.cover_image_url else None
+            data = jsonld.localise(data, images=images or {}, page_url=page_url, cover_url=local_cover)
         return self.head_template.render(
             f"article {article.id}",
             article=article,

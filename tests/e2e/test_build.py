@@ -115,7 +115,10 @@ def test_material_blog_site(tmp_path: Path, service: Service, db: Database, owne
 
     page = post_page(site_dir, "cover-story")
     parsed = parse(page)
-    assert json_ld(parsed) == [SCHEMA]
+    page_url = "https://example.test/site/" + str(page.parent.relative_to(site_dir)) + "/"
+    # the service's fields as sent; the page on the site, and the cover's copy on the site
+    assert json_ld(parsed) == [{**SCHEMA, "url": page_url, "mainEntityOfPage": page_url,
+                                "image": meta_property(parsed, "og:image")[0]}]
     cover = re.search(r'<img alt="Cover story" src="([^"]+)"', page.read_text())
     assert cover and not cover.group(1).startswith("http")
     assert (page.parent / cover.group(1)).resolve().read_bytes() == PNG
@@ -200,7 +203,8 @@ def test_hostile_article(tmp_path: Path, service: Service, db: Database, owner: 
         for attrs, text in parsed.scripts:
             assert "alert(1)" not in text or attrs.get("type") == "application/ld+json", page
     article_page = post_page(tmp_path / "site", "script-script-alert-1-script-*")
-    assert json_ld(parse(article_page)) == [hostile_schema]
+    (posted,) = json_ld(parse(article_page))
+    assert {key: posted[key] for key in hostile_schema} == hostile_schema
     assert meta_property(parse(article_page), "og:title") == [EVIL]
 
 
@@ -249,7 +253,8 @@ def test_properdocs_build(tmp_path: Path, service: Service, db: Database, owner:
     index = (tmp_path / "site" / "blog" / "index.html").read_text()
     assert "Cover story" in index and "Secret draft" not in index
     page = post_page(tmp_path / "site", "cover-story")
-    assert json_ld(parse(page)) == [SCHEMA]
+    (posted,) = json_ld(parse(page))
+    assert {key: posted[key] for key in SCHEMA} == SCHEMA and posted["url"].startswith("https://example.test/site/blog/")
     assert meta_property(parse(page), "og:title") == ["Cover story"]
     assert snapshot(tmp_path / "docs") == docs_before
 

@@ -1,0 +1,63 @@
+"""Deadlines: a point in time that work must not pass, not a per-operation timeout.
+
+A per-read timeout resets with every byte, so a service that drip-feeds a response (or
+retries and backoff added up) can hold a build for minutes under a "30 s timeout". One
+`Deadline` for the whole sync is handed down to every request, retry, backoff pause and image
+download; each image takes a child deadline (`within`) that ends at its own limit or the
+sync's, whichever comes first. Network code asks `timeout()` for the time a blocking call may
+take, and `check()` between chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from mkdocs_blogsvc.errors import DeadlineExceeded
+
+
+class Deadline:
+    """`seconds` from now on a monotonic clock (immune to wall-clock changes)."""
+
+    def __init__(self, seconds: float, *, what: str = "the sync", clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self.seconds = seconds
+        self.what = what
+        self.ends = clock() + seconds
+
+    def remaining(self) -> float:
+        return max(0.0, self.ends - self._clock())
+
+    @property
+    def expired(self) -> bool:
+        return self._clock() >= self.ends
+
+    def timeout(self, cap: float | None = None) -> float:
+        """Seconds a blocking call may take now: the time left, at most `cap`; raises when none is left."""
+        self.check()
+        left = self.remaining()
+        return left if cap is None else min(left, cap)
+
+    def check(self) -> None:
+        if self.expired:
+            raise DeadlineExceeded(
+                f"{self.what} did not finish within its {self.seconds:g} s (the `timeout` setting)"
+            )
+
+    def within(self, seconds: float, *, what: str) -> Deadline:
+        """A child deadline: `seconds` from now, but never later than this one."""
+        child = Deadline(seconds, what=what, clock=self._clock)
+        if self.ends < child.ends:
+            child.ends, child.seconds, child.what = self.ends, self.seconds, self.what
+        return child
+
+    def sleep(self, seconds: float) -> bool:
+        """Sleep `seconds` if the deadline leaves that much time; False (and no sleep) otherwise.
+        Used for backoff and `Retry-After`: a pause that would pass the deadline is not taken."""
+        if seconds >= self.remaining():
+            return False
+        time.sleep(seconds)
+        return True
+
+    def __repr__(self) -> str:
+        return f"Deadline({self.what!r}, {self.remaining():.1f} s left of {self.seconds:g} s)"
