@@ -427,7 +427,8 @@ def _json(response: httpx.Response, what: str) -> Any:
     except ValueError:
         kind = response.headers.get("Content-Type", "no content type")
         raise errors.InvalidResponse(
-            f"{what} answered HTTP {response.status_code} with a body that is not JSON ({kind})"
+            f"{what} answered HTTP {response.status_code} with a body that is not JSON ({kind}); check that "
+            "`base_url` in mkdocs.yml is the Blog Content Service itself, not a web page or a proxy's sign-in page"
         ) from None
 
 

@@ -71,7 +71,9 @@ def _choose(instances: list[Settings], blog_dir: str | None) -> Settings:
         chosen = [s for s in instances if s.blog_dir == blog_dir.strip("/")]
         if not chosen:
             known = ", ".join(s.blog_dir for s in instances)
-            raise ConfigurationError(f"no blogsvc instance has blog_dir {blog_dir!r} (instances: {known})")
+            raise ConfigurationError(
+                f"no blogsvc instance has blog_dir {blog_dir!r} (instances: {known}): pass one of them to --instance"
+            )
         return chosen[0]
     if len(instances) > 1:
         known = ", ".join(s.blog_dir for s in instances)
@@ -306,7 +308,9 @@ def export(dest: Path, config_file: str | None, blog_dir: str | None, offline: b
             try:
                 written, removed = export_site(rendered, dest, settings.blog_dir)
             except OSError as exc:
-                raise ConfigurationError(f"cannot export into {dest}: {exc.strerror or exc}") from None
+                raise ConfigurationError(
+                    f"cannot export into {dest}: {exc.strerror or exc}; choose a folder this user can write to"
+                ) from None
             return report, written, removed, len(rendered.pages), len(rendered.images)
 
     _, written, removed, pages, images = export_once(not (offline or settings.offline), False)

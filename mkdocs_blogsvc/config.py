@@ -88,9 +88,14 @@ class Settings:
         blog_dir = _site_path("blog_dir", config.blog_dir)
         posts_dir = _site_path("posts_dir", config.posts_dir or f"{blog_dir}/posts")
         if config.sync_interval < 0:
-            raise ConfigurationError("blogsvc: sync_interval must be 0 or more seconds")
+            raise ConfigurationError(
+                f"blogsvc: sync_interval must be 0 or more seconds, not {config.sync_interval}: fix it in mkdocs.yml "
+                "(0 turns the background sync of `mkdocs serve` off)"
+            )
         if config.timeout <= 0:
-            raise ConfigurationError("blogsvc: timeout must be more than 0 seconds")
+            raise ConfigurationError(
+                f"blogsvc: timeout must be more than 0 seconds, not {config.timeout}: fix it in mkdocs.yml (default 30)"
+            )
         return cls(
             base_url=base_url,
             client_id=config.client_id or os.environ.get(ENV_CLIENT_ID) or None,
@@ -162,9 +167,15 @@ def _base_url(value: str) -> str:
         parts = urlsplit(base_url)
         host, _port = parts.hostname, parts.port  # `port` raises ValueError unless 0 to 65535
     except ValueError as exc:
-        raise ConfigurationError(f"blogsvc: base_url {value!r} is not a valid URL ({exc})") from None
+        raise ConfigurationError(
+            f"blogsvc: base_url {value!r} is not a valid URL ({exc}): set it in mkdocs.yml to the service's "
+            "address, such as https://blogs.example.com"
+        ) from None
     if not host:
-        raise ConfigurationError(f"blogsvc: base_url {value!r} has no host name")
+        raise ConfigurationError(
+            f"blogsvc: base_url {value!r} has no host name: set it in mkdocs.yml to the service's address, "
+            "such as https://blogs.example.com"
+        )
     if parts.query or parts.fragment or " " in base_url or not base_url.isprintable():
         raise ConfigurationError(
             f"blogsvc: base_url {value!r} must be the service's address only "

@@ -33,6 +33,8 @@ from mkdocs_blogsvc.errors import (
     CacheUnwritable,
     ConfigurationError,
     CredentialsError,
+    InsufficientScope,
+    InvalidClient,
     SyncFailed,
 )
 from mkdocs_blogsvc.logs import log
@@ -116,6 +118,10 @@ class SyncCoordinator:
             # Not a passing outage: no later build can succeed until someone logs in again,
             # fixes the setting or the folder, so `on_error: warn` does not apply.
             raise
+        except (InvalidClient, InsufficientScope) as exc:
+            # The service refuses this client or this connection's scope: a setting to fix, not
+            # an outage to wait out, so this stops the build too.
+            raise ConfigurationError(f"the sync with {settings.base_url} failed: {exc}") from None
         except BlogServiceError as exc:
             if settings.on_error == "fail":
                 raise SyncFailed(f"blogsvc: the sync with {settings.base_url} failed: {exc}") from exc

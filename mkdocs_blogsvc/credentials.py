@@ -321,11 +321,7 @@ class TokenManager:
             return None
         client_id = self.settings.require_client_id()
         if (stored.base_url, stored.client_id) != (self.settings.base_url, client_id):
-            raise errors.CredentialsError(
-                f"the credentials in {self.store.path} belong to client {stored.client_id!r} of "
-                f"{stored.base_url}, not to client {client_id!r} of {self.settings.base_url}; "
-                "they are never sent elsewhere: run `mkdocs-blogsvc login`"
-            )
+            raise errors.CredentialsError(_mismatch(self.store.path, stored, self.settings.base_url, client_id))
         return stored
 
     def _usable(self, stored: StoredCredentials) -> bool:
@@ -373,3 +369,27 @@ class TokenManager:
             ) from None
         log.debug("tokens refreshed and saved to %s", self.store.path)
         return fresh
+
+
+def _mismatch(path: Path, stored: StoredCredentials, base_url: str, client_id: str) -> str:
+    """Why the stored credentials are not used, naming only what changed and both ways out:
+    the setting may be the mistake (a typo in mkdocs.yml), or the service or the client may
+    really have changed (then a new login)."""
+    where = f"the credentials in {path}"
+    if stored.client_id == client_id:
+        return (
+            f"{where} were issued by the service at {stored.base_url}, but `base_url` is now {base_url} "
+            f"(credentials are never sent to another address): if that change is a mistake, set `base_url` "
+            f"in mkdocs.yml back to {stored.base_url}; if the service moved, run `mkdocs-blogsvc login`"
+        )
+    if stored.base_url == base_url:
+        return (
+            f"{where} were issued to client_id {stored.client_id!r}, but `client_id` is now {client_id!r} "
+            "(mkdocs.yml or BLOGSVC_CLIENT_ID): if that change is a mistake, set it back to "
+            f"{stored.client_id!r}; if the site was registered again, run `mkdocs-blogsvc login`"
+        )
+    return (
+        f"{where} were issued to client_id {stored.client_id!r} by the service at {stored.base_url}, but the "
+        f"settings now say client_id {client_id!r} at {base_url}: if that change is a mistake, set `base_url` "
+        "and `client_id` in mkdocs.yml back; otherwise run `mkdocs-blogsvc login`"
+    )

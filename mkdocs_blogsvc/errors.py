@@ -114,6 +114,8 @@ class ServiceError(BlogServiceError):
     """
 
     error_code: str = "server_error"
+    #: The one next step for the person who meets this error (empty: none is known).
+    next_step: str = ""
 
     def __init__(self, description: str = "", *, status_code: int = 0, error_code: str | None = None):
         self.description = description
@@ -121,7 +123,8 @@ class ServiceError(BlogServiceError):
         if error_code is not None:
             self.error_code = error_code
         detail = f": {description}" if description else ""
-        super().__init__(f"{self.error_code} (HTTP {status_code}){detail}")
+        step = f"; {self.next_step}" if self.next_step else ""
+        super().__init__(f"{self.error_code} (HTTP {status_code}){detail}{step}")
 
 
 class OAuthError(ServiceError):
@@ -132,36 +135,43 @@ class InvalidGrant(OAuthError):
     """RFC 6749 5.2: the code or refresh token is invalid, expired, revoked or already used."""
 
     error_code = "invalid_grant"
+    next_step = "run `mkdocs-blogsvc login` again"
 
 
 class InvalidClient(OAuthError):
     """RFC 6749 5.2: client_id unknown or client authentication failed."""
 
     error_code = "invalid_client"
+    next_step = ("check `client_id` in mkdocs.yml (or BLOGSVC_CLIENT_ID) against the client registered with the service, "
+                 "and for a confidential client BLOGSVC_CLIENT_SECRET")
 
 
 class InvalidScope(OAuthError):
     """RFC 6749 5.2: a requested scope is invalid or unavailable for this client."""
 
     error_code = "invalid_scope"
+    next_step = "set `scope` in mkdocs.yml to scopes this client may use (the plugin needs articles:read), then run `mkdocs-blogsvc login`"
 
 
 class AccessDenied(OAuthError):
     """RFC 6749 4.1.2.1: the user or the service denied the request."""
 
     error_code = "access_denied"
+    next_step = "run `mkdocs-blogsvc login` again and approve, or ask the service's operator whether this client may connect"
 
 
 class InvalidToken(ServiceError):
     """RFC 6750 3.1: the access token is missing, expired or invalid (HTTP 401)."""
 
     error_code = "invalid_token"
+    next_step = "the connection was probably revoked on the service: run `mkdocs-blogsvc login`"
 
 
 class InsufficientScope(ServiceError):
     """RFC 6750 3.1: the access token lacks the scope the endpoint requires (HTTP 403)."""
 
     error_code = "insufficient_scope"
+    next_step = "add the scope to `scope` in mkdocs.yml (default: articles:read blog:read), then run `mkdocs-blogsvc login`"
 
 
 class NotFound(ServiceError):
@@ -174,12 +184,14 @@ class RateLimited(ServiceError):
     """HTTP 429 still answered after the bounded retries."""
 
     error_code = "rate_limited"
+    next_step = "the service limits requests: try again in a few minutes"
 
 
 class ServerError(ServiceError):
     """HTTP 5xx still answered after the bounded retries."""
 
     error_code = "server_error"
+    next_step = "the service is failing: try again later, or tell its operator"
 
 
 #: `error` codes of the spec's tables, mapped to their exception class.

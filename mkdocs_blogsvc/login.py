@@ -185,10 +185,13 @@ def _code_from(params: dict[str, str]) -> str:
         if error == "access_denied":
             raise errors.LoginError("you denied access on the consent page; run `mkdocs-blogsvc login` to try again")
         detail = f": {description}" if description else ""
-        raise errors.LoginError(f"the service refused the authorization ({redact(error)[:60]}{detail})")
+        raise errors.LoginError(
+            f"the service refused the authorization ({redact(error)[:60]}{detail}): check `client_id` and `scope` "
+            "in mkdocs.yml, then run `mkdocs-blogsvc login` again"
+        )
     code = params.get("code", "")
     if not code:
-        raise errors.LoginError("the login redirect carried no authorization code")
+        raise errors.LoginError("the login redirect carried no authorization code: run `mkdocs-blogsvc login` again")
     return code
 
 

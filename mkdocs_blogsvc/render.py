@@ -75,14 +75,17 @@ def assign_slugs(articles: Iterable[Article]) -> dict[str, str]:
         slug = safe_slug(article)
         if slug != article.slug:
             log.warning(
-                "article %s has an unusable slug %r; using %r instead",
+                "article %s has an unusable slug %r; using %r instead (change the slug on the service to choose)",
                 article.id, article.slug[:120], slug,
             )
         if slug in taken:
             base, number = slug[: MAX_SLUG - 4].rstrip("-"), 2
             while f"{base}-{number}" in taken:
                 number += 1
-            log.warning("articles share the slug %r; article %s uses %r", slug, article.id, f"{base}-{number}")
+            log.warning(
+                "articles share the slug %r; article %s uses %r (give one of them another slug on the service)",
+                slug, article.id, f"{base}-{number}",
+            )
             slug = f"{base}-{number}"
         taken.add(slug)
         slugs[article.id] = slug

@@ -102,7 +102,10 @@ def _diff(contents: CacheContents, result: SyncResult) -> _Diff:
     report = SyncReport()
     for skipped in result.skipped:
         report.skipped.append(f"article {skipped.id or '(no id)'}: {skipped.reason}")
-        log.warning("article %s skipped: %s", skipped.id or "(without an id)", skipped.reason)
+        log.warning(
+            "article %s skipped: %s; fix the article on the service (the cache keeps any earlier version)",
+            skipped.id or "(without an id)", skipped.reason,
+        )
     deleted = [article_id for article_id in dict.fromkeys(result.deleted) if article_id in old.entries]
     changed = {article.id: article for article in (*result.new, *result.updated)}
     report.new = [a.id for a in result.new if a.id not in old.entries]

@@ -64,7 +64,8 @@ def test_the_cli_reports_a_broken_base_url_in_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["status", "-f", str(tmp_path / "mkdocs.yml")])
     assert result.exit_code == 1 and "Traceback" not in result.output
     expected = ("Error: blogsvc: base_url 'http://host:abc' is not a valid URL "
-                "(Port could not be cast to integer value as 'abc')")
+                "(Port could not be cast to integer value as 'abc'): set it in mkdocs.yml to the service's "
+                "address, such as https://blogs.example.com")
     assert result.output.strip().splitlines() == [expected]
 
 
