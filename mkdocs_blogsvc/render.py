@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import importlib.metadata
 import json
 import posixpath
 import re
@@ -29,10 +30,11 @@ from typing import Any
 from urllib.parse import quote
 
 import jinja2
+import markdown
 import yaml
 from markupsafe import Markup
 
-from mkdocs_blogsvc import __version__, jsonld
+from mkdocs_blogsvc import __version__, jsonld, sanitize
 from mkdocs_blogsvc.errors import BadTemplate
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import Article, format_timestamp
@@ -204,12 +206,18 @@ class Renderer:
         markdown_env, html_env = _environment(False), _environment(True)
         #: article bodies pass `sanitize.clean_markdown` (off with `trust_article_html: true`).
         self.sanitise = sanitise
-        #: article id -> what the last `page` call removed from its body.
+        #: article id -> what the last `page` call removed from its body (pages are rendered
+        #: again only when their inputs change, so this names the articles rendered this time).
         self.removed: dict[str, Removed] = {}
         self.page_template = _load(markdown_env, page_template, "page.md.j2", "page_template")
         self.index_template = _load(markdown_env, None, "index.md.j2", "index")
         self.head_template = _load(html_env, head_template, "head.html.j2", "head_template")
-        self.fingerprint = _fingerprint(self.page_template.source, self.index_template.source)
+        # the sanitiser shapes the page too: its switch, its code and what it builds on
+        self.fingerprint = _fingerprint(
+            self.page_template.source, self.index_template.source,
+            f"sanitise={sanitise}", Path(sanitize.__file__).read_text(encoding="utf-8"),
+            importlib.metadata.version("nh3"), markdown.__version__,
+        )
 
     def page(self, article: Article, slug: str, paths: PagePaths, *, export: ExportHead | None = None) -> str:
         """The Markdown page of `article`: YAML front matter, heading, cover image, body.
