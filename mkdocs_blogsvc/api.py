@@ -24,6 +24,7 @@ Retry policy (why it differs by request):
 from __future__ import annotations
 
 import email.utils
+import gzip
 import json
 import re
 import time
@@ -40,6 +41,9 @@ from mkdocs_blogsvc.deadline import Deadline
 
 USER_AGENT = f"mkdocs-blogsvc/{__version__} (+https://pypi.org/project/mkdocs-blogsvc/)"
 
+#: Sync bodies larger than this are sent gzip-compressed (`Content-Encoding: gzip`): about 600
+#: known articles; a 100,000-article list (11 MB) becomes about 6 MB on the wire.
+GZIP_ABOVE_BYTES = 64 * 1024
 #: Longest single wait between two attempts, whatever `Retry-After` asks for.
 MAX_RETRY_WAIT = 10.0
 #: First backoff step; doubled on each further attempt.
@@ -190,7 +194,11 @@ class BlogServiceClient:
 
     def sync(self, known: Sequence[models.KnownArticle]) -> models.SyncResult:
         """`POST /api/v1/sync` with the articles held locally; the service answers the differences."""
-        data = self._authorized("POST", "/api/v1/sync", json={"knownArticles": models.known_articles(known)})
+        body = json.dumps({"knownArticles": models.known_articles(known)}, separators=(",", ":")).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        if len(body) > GZIP_ABOVE_BYTES:  # a large blog: the service takes gzip (and caps it at 16 MiB)
+            body, headers["Content-Encoding"] = gzip.compress(body, compresslevel=6), "gzip"
+        data = self._authorized("POST", "/api/v1/sync", content=body, headers=headers)
         return models.SyncResult.from_json(data)
 
     # --- images ----------------------------------------------------------------------------
@@ -331,7 +339,7 @@ class BlogServiceClient:
     def _send(self, method: str, path: str, token: str, **kwargs: Any) -> httpx.Response:
         """One request with bounded retries on connection errors, 429 and 5xx."""
         url = f"{self.base_url}{path}"
-        headers = {"Authorization": f"Bearer {token}"}
+        headers = {**kwargs.pop("headers", {}), "Authorization": f"Bearer {token}"}
         deadline = self.deadline
         for attempt in range(self.retries + 1):
             try:

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any, NoReturn
 
-from flask import Blueprint, Flask, Response, current_app, request
+from flask import Blueprint, Flask, Response, current_app, request, stream_with_context
 from sqlalchemy import Select, func, select, update
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import HTTPException
@@ -19,16 +19,15 @@ from werkzeug.exceptions import HTTPException
 from mkdocs_blogsvc.models import format_timestamp
 from mkdocs_blogsvc.server import openapi, tables
 from mkdocs_blogsvc.server.bearer import Access, require_token
+from mkdocs_blogsvc.server.bodies import MAX_KNOWN_ARTICLES, MAX_SYNC_BODY_BYTES, decoded_body
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.errors import ApiError
 from mkdocs_blogsvc.server.responses import error_response, invalid_request, json_response
 from mkdocs_blogsvc.server.serialize import article_json, base_url
+from mkdocs_blogsvc.server.sync_answer import SyncAnswer
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
-#: Sync requests listing more articles than this are refused (400): no blog comes close, and the
-#: 1 MiB body limit of the app would stop a much larger list anyway.
-MAX_KNOWN_ARTICLES = 10_000
 ARTICLES_SCOPE = "articles:read"
 #: The browser-facing authorization endpoint keeps its HTML error pages.
 _HTML_PATHS = ("/api/oauth/authorize",)
@@ -86,19 +85,21 @@ def get_article(access: Access, id_or_slug: str) -> Response:
 
 @require_token(ARTICLES_SCOPE)
 def sync(access: Access) -> Response:
+    """Compare, then record `lastSyncAt` in a short write transaction: the long read of a large
+    blog never holds the write lock. The answer streams from spools (`sync_answer`)."""
     known = _known_articles()
     base = base_url()
-    now = _db().now()
-    with _db().session(write=True) as session:  # sets lastSyncAt
-        published = session.scalars(_newest_first(_published(access.blog_id))).all()
-        session.execute(update(tables.Grant).where(tables.Grant.id == access.grant_id).values(last_sync_at=now))
-    current = {article.id: article_json(article, base) for article in published}
-    return json_response({
-        "new": [item for item_id, item in current.items() if item_id not in known],
-        "updated": [item for item_id, item in current.items() if item_id in known and known[item_id] != {item["contentHash"]}],
-        "deleted": [item_id for item_id in known if item_id not in current],
-        "syncedAt": format_timestamp(now),
-    })
+    answer = SyncAnswer()
+    try:
+        with _db().session() as session:
+            answer.compute(session, _newest_first(_published(access.blog_id)), known, base)
+        now = _db().now()
+        with _db().session(write=True) as session:
+            session.execute(update(tables.Grant).where(tables.Grant.id == access.grant_id).values(last_sync_at=now))
+    except BaseException:
+        answer.close()
+        raise
+    return Response(stream_with_context(answer.chunks(format_timestamp(now))), mimetype="application/json")
 
 
 @require_token(None)
@@ -130,7 +131,7 @@ def _openapi() -> Response:
         default_limit=DEFAULT_LIMIT,
         max_limit=MAX_LIMIT,
         max_known_articles=MAX_KNOWN_ARTICLES,
-        max_body_bytes=current_app.config["MAX_CONTENT_LENGTH"],
+        max_body_bytes=MAX_SYNC_BODY_BYTES,
     ))
 
 
@@ -178,8 +179,9 @@ def _known_articles() -> dict[str, set[str]]:
     """
     if not request.is_json:
         raise invalid_request("Content-Type must be application/json")
+    body_bytes = decoded_body(MAX_SYNC_BODY_BYTES)
     try:
-        text = request.get_data().decode("utf-8")
+        text = body_bytes.decode("utf-8")
     except UnicodeDecodeError:
         raise invalid_request("Request body is not UTF-8 text") from None
     try:

@@ -8,8 +8,8 @@ from typing import Any
 
 from flask import Flask
 
-from mkdocs_blogsvc.server import api, blogs, media, oauth
-from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server import api, blogs, faults, media, oauth
+from mkdocs_blogsvc.server.database import REQUEST_LOCK_TIMEOUT, Database
 from mkdocs_blogsvc.server.serialize import PUBLIC_URL_CONFIG, normalize_public_url
 
 #: Request bodies above this are refused with 413 before any parsing (spec: "not shown").
@@ -33,12 +33,15 @@ def create_app(
     if not isinstance(db, Database):
         text = os.fspath(db)
         db = Database(text) if "://" in text else Database.from_path(text)
+    db.lock_timeout = REQUEST_LOCK_TIMEOUT  # a request waits seconds, not half a minute: faults.py
     app = Flask(__name__)
     app.config.update(
         SECRET_KEY=secret_key or secrets.token_hex(32),
         MAX_CONTENT_LENGTH=MAX_REQUEST_BYTES,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
+        # Behind a TLS proxy the app sees http; the public URL says what browsers use.
+        SESSION_COOKIE_SECURE=bool(public and public.startswith("https://")),
         JSON_SORT_KEYS=False,
     )
     app.config.update(config)
@@ -48,4 +51,5 @@ def create_app(
     api.register(app, db)
     media.register(app, db)
     blogs.register(app, db)
+    faults.register(app)
     return app

@@ -18,6 +18,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from mkdocs_blogsvc.server.tables import Base, ClockOffset
 
+#: How long a transaction waits for a lock (or a connection) by default: admin commands may queue.
+DEFAULT_LOCK_TIMEOUT = 30.0
+#: How long a request of the running service waits: past it the request is answered 503 with
+#: `Retry-After` (`faults.py`) instead of holding a worker and answering 500 after 30 s.
+REQUEST_LOCK_TIMEOUT = 5.0
+
 #: The connection execution option `Database.session(write=True)` sets: the transaction may write.
 WRITE_TRANSACTION = "blogsvc_write"
 
@@ -28,13 +34,17 @@ class Database:
     def __init__(self, url: str) -> None:
         self.url = url
         is_sqlite = url.startswith("sqlite")
+        self._lock_timeout = DEFAULT_LOCK_TIMEOUT
         self.engine: Engine = create_engine(
             url,
-            connect_args={"check_same_thread": False, "timeout": 30} if is_sqlite else {},
+            connect_args={"check_same_thread": False, "timeout": DEFAULT_LOCK_TIMEOUT} if is_sqlite else {"connect_timeout": 10},
+            **({} if is_sqlite else {"pool_timeout": REQUEST_LOCK_TIMEOUT}),
         )
         if is_sqlite:
-            event.listen(self.engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine, "connect", lambda connection, _record: _sqlite_pragmas(connection, self._lock_timeout))
             event.listen(self.engine, "begin", _begin)
+        else:
+            event.listen(self.engine, "connect", lambda connection, _record: _server_timeouts(connection, self._lock_timeout))
         Base.metadata.create_all(self.engine)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
 
@@ -57,6 +67,17 @@ class Database:
                 # Options of the session's first connection apply before its BEGIN.
                 session.connection(execution_options={WRITE_TRANSACTION: True})
             yield session
+
+    @property
+    def lock_timeout(self) -> float:
+        """Seconds a statement waits for a lock before it fails (SQLite's busy timeout,
+        PostgreSQL's `lock_timeout`). Setting it closes pooled connections, so it applies at once."""
+        return self._lock_timeout
+
+    @lock_timeout.setter
+    def lock_timeout(self, seconds: float) -> None:
+        self._lock_timeout = seconds
+        self.engine.dispose()
 
     def now(self) -> datetime:
         """The service's notion of now: wall clock plus the test clock's offset."""
@@ -89,10 +110,18 @@ def _begin(connection: Any) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_TRANSACTION) else "BEGIN")
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def _sqlite_pragmas(dbapi_connection: Any, lock_timeout: float) -> None:
     dbapi_connection.isolation_level = None  # let the "begin" listener issue BEGIN
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute(f"PRAGMA busy_timeout={int(lock_timeout * 1000)}")
     cursor.close()
+
+
+def _server_timeouts(dbapi_connection: Any, lock_timeout: float) -> None:
+    """A database server's lock wait limit (PostgreSQL's `lock_timeout`), set per connection."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"SET lock_timeout = {int(lock_timeout * 1000)}")
+    cursor.close()
+    dbapi_connection.commit()

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mkdocs_blogsvc import errors, models
+from mkdocs_blogsvc import api, errors, models
 from mkdocs_blogsvc.api import USER_AGENT, BlogServiceClient
 from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.images import download_all
@@ -350,3 +350,17 @@ def test_real_service_errors_map_to_the_tree(app, db) -> None:  # type: ignore[n
         with pytest.raises(errors.InvalidClient):
             client.token_request({"grant_type": "refresh_token", "refresh_token": "svc_rt_x", "client_id": "nobody"})
     assert "svc_" not in json.dumps([str(caught.value)])
+
+
+def test_a_large_sync_body_is_sent_gzip_and_answered(real_client) -> None:  # type: ignore[no-untyped-def]
+    client, requests = real_client
+    everything = list(client.iter_articles())
+    unknown = [models.KnownArticle(f"c{n:024d}", "0" * 64) for n in range(1000)]  # about 100 kB of JSON
+    known = [models.KnownArticle(a.id, a.content_hash) for a in everything]
+    result = client.sync([*known, *unknown])
+    sync_request = requests[-1]
+    assert sync_request.headers["Content-Encoding"] == "gzip"
+    assert len(sync_request.content) < api.GZIP_ABOVE_BYTES
+    assert result.new == () and result.updated == () and len(result.deleted) == 1000
+    small = client.sync(known)
+    assert "Content-Encoding" not in requests[-1].headers and small.deleted == ()

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from mkdocs_blogsvc.server import create_app
+from mkdocs_blogsvc.server.bodies import MAX_SYNC_BODY_BYTES
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import add_owner, issue_access_token
 
@@ -49,9 +50,9 @@ def test_wrong_method_is_json_405_with_allow(http: httpx.Client, method: str, pa
 def test_oversized_body_is_json_413_even_before_authentication_matters(http: httpx.Client, db: Database) -> None:
     token = issue_access_token(db, add_owner(db))
     response = http.post(
-        "/api/v1/sync", content=b"{" + b" " * (1024 * 1024), headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        "/api/v1/sync", content=b"{" + b" " * MAX_SYNC_BODY_BYTES, headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     )
-    assert_json_error(response, 413, "request_too_large", "Request body exceeds the limit of 1048576 bytes")
+    assert_json_error(response, 413, "request_too_large", f"Request body exceeds the limit of {MAX_SYNC_BODY_BYTES} bytes")
 
 
 def test_unexpected_failure_is_json_500_without_details(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from mkdocs_blogsvc.server import media, security, tables
+from mkdocs_blogsvc.server.bodies import MAX_SYNC_BODY_BYTES
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import LiveServer, Owner, add_article, add_owner, issue_access_token
 
@@ -84,7 +85,7 @@ def test_json_errors_over_a_socket(api: httpx.Client) -> None:
     wrong_method = api.delete("/api/v1/sync")
     assert (wrong_method.status_code, wrong_method.json()["error"]) == (405, "method_not_allowed")
     assert wrong_method.headers["Allow"]
-    too_large = api.post("/api/v1/sync", content=b" " * (2 * 1024 * 1024), headers={"Content-Type": "application/json"})
+    too_large = api.post("/api/v1/sync", content=b" " * (MAX_SYNC_BODY_BYTES + 1), headers={"Content-Type": "application/json"})
     assert (too_large.status_code, too_large.json()["error"]) == (413, "request_too_large")
     malformed = api.post("/api/v1/sync", content=b"{", headers={"Content-Type": "application/json"})
     assert (malformed.status_code, malformed.json()["error"]) == (400, "invalid_request")

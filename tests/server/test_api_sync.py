@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import delete, select, update
 
 from mkdocs_blogsvc.models import format_timestamp, parse_timestamp
-from mkdocs_blogsvc.server import tables
+from mkdocs_blogsvc.server import bodies, tables
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import Owner, add_article, add_owner
 
@@ -180,17 +180,17 @@ def test_json_with_a_charset_parameter_is_accepted(api: httpx.Client) -> None:
 
 
 def test_too_many_known_articles(api: httpx.Client) -> None:
-    known = [{"id": f"{n}", "contentHash": ""} for n in range(10_001)]
+    known = [{"id": f"{n}", "contentHash": ""} for n in range(100_001)]
     response = api.post("/api/v1/sync", json={"knownArticles": known})
     assert response.status_code == 400
-    assert response.json() == {"error": "invalid_request", "error_description": "knownArticles has 10001 entries; the maximum is 10000"}
+    assert response.json() == {"error": "invalid_request", "error_description": "knownArticles has 100001 entries; the maximum is 100000"}
 
 
-def test_body_over_one_mebibyte_is_413(api: httpx.Client) -> None:
-    body = json.dumps({"knownArticles": [], "padding": "x" * (1024 * 1024)}).encode()
+def test_body_over_the_sync_limit_is_413(api: httpx.Client) -> None:
+    body = json.dumps({"knownArticles": [], "padding": "x" * bodies.MAX_SYNC_BODY_BYTES}).encode()
     response = post_raw(api, body)
     assert response.status_code == 413
-    assert response.json() == {"error": "request_too_large", "error_description": "Request body exceeds the limit of 1048576 bytes"}
+    assert response.json() == {"error": "request_too_large", "error_description": "Request body exceeds the limit of 16777216 bytes"}
     assert response.headers["Content-Type"] == "application/json"
     assert response.headers["Cache-Control"] == "no-store"
 

@@ -18,7 +18,7 @@ from openapi_spec_validator import validate
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from mkdocs_blogsvc.server import api, tables
+from mkdocs_blogsvc.server import api, bodies, tables
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import IN_PROCESS_URL, Owner, add_article, add_owner, issue_access_token
 from tests.server.oauth_support import add_client, authorize, exchange, refresh
@@ -85,7 +85,7 @@ def test_document_is_valid_openapi_31(document: dict[str, Any]) -> None:
 def test_document_states_the_spec_and_the_service_limits(document: dict[str, Any]) -> None:
     schemas = document["components"]["schemas"]
     assert set(schemas["Article"]["required"]) == SPEC_ARTICLE_FIELDS == set(schemas["Article"]["properties"])
-    assert schemas["SyncRequest"]["properties"]["knownArticles"]["maxItems"] == api.MAX_KNOWN_ARTICLES
+    assert schemas["SyncRequest"]["properties"]["knownArticles"]["maxItems"] == bodies.MAX_KNOWN_ARTICLES
     limit = document["paths"]["/api/v1/articles"]["get"]["parameters"][1]
     assert limit["schema"] == {"type": "integer", "minimum": 1, "maximum": api.MAX_LIMIT, "default": api.DEFAULT_LIMIT}
     flow = document["components"]["securitySchemes"]["oauth2"]["flows"]["authorizationCode"]
@@ -121,7 +121,7 @@ def test_data_answers_match_the_document(http: httpx.Client, db: Database, owner
     assert [len(synced.json()[key]) for key in ("new", "updated", "deleted")] == [1, 1, 1]
     assert_documented(document, "/api/v1/sync", synced)
     assert_documented(document, "/api/v1/sync", http.post("/api/v1/sync", json={"knownArticles": "all"}))
-    too_large = http.post("/api/v1/sync", content=b" " * (1024 * 1024 + 1), headers={"Content-Type": "application/json"})
+    too_large = http.post("/api/v1/sync", content=b" " * (bodies.MAX_SYNC_BODY_BYTES + 1), headers={"Content-Type": "application/json"})
     assert too_large.status_code == 413
     assert_documented(document, "/api/v1/sync", too_large)
     status_after = http.get("/api/v1/status")

@@ -9,8 +9,8 @@ whichever worker answers each request.
 
 from __future__ import annotations
 
-import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -97,8 +97,10 @@ def worker_processes(master_pid: int) -> int:
 
 def test_races_between_four_worker_processes(four_workers: tuple[LiveServer, Database]) -> None:
     server, db = four_workers
-    if os.name == "posix" and (count := worker_processes(server.process.pid)) != -1:
-        assert count == 4
+    deadline = time.monotonic() + 30  # the first worker answered; the others may still boot
+    while worker_processes(server.process.pid) not in (4, -1) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert worker_processes(server.process.pid) in (4, -1)
     owner = add_owner(db)
     client = add_client(db, public=True)
     article_id = add_article(db, owner.blog_id, "Counted")

@@ -1,0 +1,91 @@
+"""Request bodies of the data API: size limits, gzip, and 413 for a body that is too large.
+
+Limits the spec leaves open ("maximum size of knownArticles and maximum request body size:
+not shown"), derived from the largest blog the service promises to sync, 100,000 articles:
+
+- a `knownArticles` entry is about 110 bytes of JSON (`{"id":"c…25","contentHash":"…64"}`),
+  so 100,000 entries are about 11 MB: the sync body may be up to `MAX_SYNC_BODY_BYTES`
+  (16 MiB) on the wire, and, when sent with `Content-Encoding: gzip`, up to
+  `MAX_DECOMPRESSED_BYTES` (16 MiB) once decompressed (the cap that stops a zip bomb: the
+  decompressor stops one byte past it);
+- every other request body stays within the app's `MAX_CONTENT_LENGTH` (1 MiB).
+
+Beyond a limit the answer is `413 request_too_large` naming the limit, whether the body came with
+a `Content-Length` or chunked without one (Werkzeug alone cuts a chunked body at the limit and
+hands on the truncated text, which then fails as "not valid JSON").
+A `Content-Encoding` other than `gzip` or `identity` is `415 unsupported_media_type`; a body
+that is not valid gzip is `400 invalid_request`.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from flask import request
+
+from mkdocs_blogsvc.server.errors import ApiError
+from mkdocs_blogsvc.server.responses import invalid_request
+
+#: The largest blog the service syncs in one request (`knownArticles` entries).
+MAX_KNOWN_ARTICLES = 100_000
+#: Sync request bodies, as sent (compressed or not).
+MAX_SYNC_BODY_BYTES = 16 * 1024 * 1024
+#: A gzip body, once decompressed.
+MAX_DECOMPRESSED_BYTES = 16 * 1024 * 1024
+_CHUNK = 64 * 1024
+
+
+def too_large(limit: int, what: str = "Request body") -> ApiError:
+    return ApiError(413, "request_too_large", f"{what} exceeds the limit of {limit} bytes")
+
+
+def read_body(limit: int) -> bytes:
+    """The request body as sent, at most `limit` bytes; 413 beyond it, chunked or not."""
+    request.max_content_length = limit  # a larger Content-Length is refused before reading
+    stream = request.stream
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        chunk = stream.read(min(_CHUNK, limit + 1 - size))
+        if not chunk:
+            break
+        parts.append(chunk)
+        size += len(chunk)
+        if size >= limit:  # Werkzeug's limited stream stops here: is there more?
+            if _more_after_limit(stream):
+                raise too_large(limit)
+            break
+    return b"".join(parts)
+
+
+def _more_after_limit(stream: object) -> bool:
+    """True when the client sent more than the limit (Werkzeug raises 413 on a read past it)."""
+    from werkzeug.exceptions import RequestEntityTooLarge
+
+    try:
+        return bool(stream.read(1))  # type: ignore[attr-defined]
+    except RequestEntityTooLarge:
+        return True
+
+
+def decoded_body(limit: int, decompressed_limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
+    """The body with its `Content-Encoding` (gzip or none) undone, within both limits."""
+    raw = read_body(limit)
+    encoding = request.headers.get("Content-Encoding", "").strip().lower()
+    if encoding in ("", "identity"):
+        return raw
+    if encoding != "gzip":
+        raise ApiError(415, "unsupported_media_type", "Content-Encoding must be gzip or identity")
+    decompressor = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        data = decompressor.decompress(raw, decompressed_limit + 1)
+        if len(data) > decompressed_limit or decompressor.unconsumed_tail:
+            raise too_large(decompressed_limit, "Decompressed request body")
+        data += decompressor.flush()
+    except zlib.error:
+        raise invalid_request("Request body is not valid gzip (Content-Encoding: gzip)") from None
+    if not decompressor.eof:
+        raise invalid_request("Request body is not valid gzip: the stream is truncated")
+    if len(data) > decompressed_limit:
+        raise too_large(decompressed_limit, "Decompressed request body")
+    return data

@@ -1,0 +1,93 @@
+"""The sync endpoint's answer for a blog of any size, bounded in memory.
+
+The blog's published articles are read in batches (`yield_per`) from the blog's index, never
+all at once. Each one is compared with the client's `knownArticles`; only new and updated
+articles are serialised, each into a spool (`SpooledTemporaryFile`: memory up to
+`SPOOL_BYTES`, then a temporary file), and the answer streams from the spools. So a first sync
+of a 100,000-article blog (every article new, hundreds of MB of JSON) holds one batch of rows
+and a few MB in memory, and a sync with everything known serialises nothing.
+
+An unchanged known article is recognised by its `contentHash` alone, without building its
+whole JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator
+from typing import IO, Any
+
+from sqlalchemy import Select
+from sqlalchemy.orm import Session
+
+from mkdocs_blogsvc.server import tables
+from mkdocs_blogsvc.server.serialize import article_json, content_hash, served_content
+
+#: Rows fetched per round trip.
+BATCH = 500
+#: Bytes of JSON kept in memory per list before the spool moves to a temporary file.
+SPOOL_BYTES = 4 * 1024 * 1024
+
+
+class JsonArraySpool:
+    """A JSON array written item by item, read back as byte chunks."""
+
+    def __init__(self) -> None:
+        self._file: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 (closed by close())
+        self.count = 0
+
+    def append(self, item: Any) -> None:
+        if self.count:
+            self._file.write(b",")
+        self._file.write(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        self.count += 1
+
+    def chunks(self) -> Iterator[bytes]:
+        yield b"["
+        self._file.seek(0)
+        while chunk := self._file.read(64 * 1024):
+            yield chunk
+        yield b"]"
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class SyncAnswer:
+    """New, updated and deleted articles of one sync; `chunks` streams the JSON answer."""
+
+    def __init__(self) -> None:
+        self.new = JsonArraySpool()
+        self.updated = JsonArraySpool()
+        self.deleted: list[str] = []
+
+    def compute(self, session: Session, published: Select[tables.Article], known: dict[str, set[str]], base: str) -> None:
+        """Compare every published article (the query, read in batches) with `known`."""
+        unseen = set(known)
+        for article in session.scalars(published.execution_options(yield_per=BATCH)):
+            hashes = known.get(article.id)
+            if hashes is None:
+                self.new.append(article_json(article, base))
+                continue
+            unseen.discard(article.id)
+            current = content_hash(article.title, article.description, served_content(article.content, base), list(article.tags or []))
+            if hashes != {current}:
+                self.updated.append(article_json(article, base))
+        self.deleted = [article_id for article_id in known if article_id in unseen]
+
+    def chunks(self, synced_at: str) -> Iterator[bytes]:
+        """The answer's JSON, keys in the spec's order; closes the spools when done."""
+        try:
+            yield b'{"new":'
+            yield from self.new.chunks()
+            yield b',"updated":'
+            yield from self.updated.chunks()
+            yield b',"deleted":' + json.dumps(self.deleted).encode("utf-8")
+            yield b',"syncedAt":' + json.dumps(synced_at).encode("utf-8") + b"}"
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.new.close()
+        self.updated.close()
