@@ -160,3 +160,38 @@ def wait_for(condition: object, timeout: float = 5.0) -> bool:
             return True
         time.sleep(0.02)
     return bool(condition())
+
+
+class StatusServer(_LoopbackServer):
+    """Answers every request with `status`, `headers` and a JSON error body (a service that
+    keeps saying 429 or 503), counting the requests."""
+
+    def __init__(self, status: int, headers: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.status = status
+        self.headers = headers or {}
+        self.requests: list[str] = []
+
+    def handle(self, conn: socket.socket) -> None:
+        while True:
+            head = _read_request(conn, self.stopped)
+            if head is None:
+                return
+            lines = head.split(b"\r\n")
+            length = next((int(line.split(b":", 1)[1]) for line in lines if line.lower().startswith(b"content-length:")), 0)
+            body_seen = len(head.split(b"\r\n\r\n", 1)[1])
+            while body_seen < length:  # drain the request body
+                try:
+                    body_seen += len(conn.recv(length - body_seen))
+                except OSError:
+                    return
+            with self._lock:
+                self.requests.append(lines[0].decode("latin-1"))
+            body = b'{"error": "rate_limited", "error_description": "slow down"}'
+            extra = "".join(f"{name}: {value}\r\n" for name, value in self.headers.items())
+            reply = (f"HTTP/1.1 {self.status} Busy\r\nContent-Type: application/json\r\n{extra}"
+                     f"Content-Length: {len(body)}\r\n\r\n").encode("ascii") + body
+            try:
+                conn.sendall(reply)
+            except OSError:
+                return

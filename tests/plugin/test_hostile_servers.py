@@ -7,7 +7,7 @@ import socket
 import httpx
 import pytest
 
-from tests.hostile import DripServer, SilentServer, wait_for
+from tests.hostile import DripServer, SilentServer, StatusServer, wait_for
 
 
 def test_silent_server_accepts_and_never_answers() -> None:
@@ -38,3 +38,32 @@ def test_drip_server_stops_when_the_client_leaves() -> None:
             next(response.iter_raw())
         assert wait_for(lambda: server.connections == 1)
     assert server.bytes_sent < 1000
+
+
+def test_retry_after_is_respected_only_within_the_deadline() -> None:
+    """A 429 asking for 60 s when the sync has 5 s left: no wait, no retry, one clear error.
+    Asking for 0 s: retried, as many times as the client retries."""
+    from mkdocs_blogsvc.api import BlogServiceClient
+    from mkdocs_blogsvc.errors import RateLimited, ServerError
+
+    class Tokens:
+        def access_token(self) -> str:
+            return "svc_at_test"
+
+        def refresh_rejected(self, rejected: str) -> str:
+            raise AssertionError("no 401 here")
+
+    with StatusServer(429, {"Retry-After": "60"}) as busy:
+        client = BlogServiceClient(busy.url, tokens=Tokens(), timeout=5, retries=3)
+        client.begin_deadline()
+        with pytest.raises(RateLimited):
+            client.sync([])
+        client.close()
+        assert len(busy.requests) == 1
+    with StatusServer(503, {"Retry-After": "0"}) as unavailable:
+        client = BlogServiceClient(unavailable.url, tokens=Tokens(), timeout=5, retries=3)
+        client.begin_deadline()
+        with pytest.raises(ServerError):
+            client.sync([])
+        client.close()
+        assert unavailable.requests == ["POST /api/v1/sync HTTP/1.1"] * 4
