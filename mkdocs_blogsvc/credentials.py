@@ -42,7 +42,7 @@ STALE_TEMP_AGE = 600.0
 
 REAUTHORIZE = (
     "the service refused the refresh token: it was rotated, revoked or has expired. "
-    "Run `mkdocs-blogsvc login` again (in CI, see the README's CI recipe: the stored "
+    "Run `mkdocs-blogsvc login` again (in CI, see the CI recipe, example-site/docs/reference/ci.md: the stored "
     "credentials must be kept between runs, or the BLOGSVC_REFRESH_TOKEN secret updated)"
 )
 
