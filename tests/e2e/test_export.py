@@ -247,3 +247,17 @@ def test_two_blogs_exported_into_one_folder_keep_each_others_files(
     assert pages == ["blog/posts/shared-story.md", "news/posts/shared-story.md"]
     record = json.loads((tmp_path / "docs" / RECORD).read_text())
     assert record["instances"] == {"blog": ["blog/posts/shared-story.md"], "news": ["news/posts/shared-story.md"]}
+
+
+def test_exported_pages_are_sanitised_and_keep_their_json_ld(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    body = "Hello.\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(2)>\n\n[click](javascript:alert(3))\n"
+    add_article(db, owner.blog_id, "Hostile", content=body)
+    config = site(tmp_path, service, db, owner)
+    output = run_export(config)
+    text = (tmp_path / "docs" / "blog" / "posts" / "hostile.md").read_text(encoding="utf-8")
+    assert "alert(" not in text and "onerror" not in text and "javascript:" not in text, text
+    assert text.count("<script") == 1 and text.rstrip().endswith("</script>")
+    assert '<script type="application/ld+json">{"@context":"https://schema.org"' in text
+    assert "blog/posts/hostile.md: removed" in output, output
