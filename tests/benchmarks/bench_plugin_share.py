@@ -1,0 +1,208 @@
+"""The plugin's own share of a build, measured directly at 1,000 to 10,000 articles. Prints figures; not a test.
+
+    python tests/benchmarks/bench_plugin_share.py                  # 1,000, 5,000 and 10,000 articles
+    python tests/benchmarks/bench_plugin_share.py --articles 500 2000 --runs 1
+
+MkDocs itself grows faster than linearly with the number of pages (the navigation is rendered
+into every page, Material's blog plugin compares posts pairwise), so a whole build of 10,000
+articles says little about the plugin. This measures what the plugin does, through its own
+hooks, in one process:
+
+- **sync applied**: `on_pre_build` (the cache read and checked, the service's answer parsed and
+  applied: article files, images, manifest). The answer is the JSON the reference service
+  sends, prepared once and handed over by an in-memory client, so the network and the service's
+  own work are not counted; parsing the answer and encoding `knownArticles` are;
+- **pages rendered and files registered**: `on_files` with MkDocs' `Files` of a minimal site;
+- **head tags**: `on_post_page` for every page of the blog (the article pages and the index).
+
+each for a cold cache (every article new) and for no change (an empty answer), as wall time
+(median of `--runs`) and peak memory allocated by Python during the hooks (tracemalloc, in a
+separate run, since tracing slows everything down). Run from the repository root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
+
+from mkdocs.config import load_config
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.structure.files import get_files
+from mkdocs.structure.pages import Page
+
+from mkdocs_blogsvc import models
+from mkdocs_blogsvc.plugin import BlogServicePlugin
+from mkdocs_blogsvc.server.serialize import content_hash
+from mkdocs_blogsvc.sync import sync_cache
+from tests.e2e.sites import write_site
+
+SAMPLE_COVER = Path(__file__).resolve().parents[2] / "mkdocs_blogsvc" / "server" / "sample_media" / "cover-01.png"
+BASE = "https://blog.example.test"
+TAGS = ["python", "mkdocs", "material", "docs", "api", "oauth", "cache", "performance", "testing", "release"]
+
+
+def article_json(number: int, now: datetime) -> dict[str, Any]:
+    """One article as the service sends it (the spec's Article object)."""
+    body = "\n\n".join(f"Paragraph {i} of article {number}, with some *Markdown*." for i in range(30))
+    title, description = f"Article number {number}", f"What article {number} is about."
+    content, tags = f"# Article {number}\n\n{body}", [TAGS[number % 10], TAGS[(number * 3 + 1) % 10]]
+    stamp = models.format_timestamp(now - timedelta(minutes=number))
+    return {
+        "id": f"c{number:024d}", "slug": f"article-number-{number}", "title": title, "description": description,
+        "content": content, "coverImageUrl": f"{BASE}/media/cover-{number}.png" if number % 10 == 0 else None,
+        "inlineImageUrls": [], "tags": tags, "seoKeywords": ["benchmark"], "seoScore": 7.5, "schemaOrgJson": None,
+        "publishedAt": stamp, "updatedAt": stamp, "viewCount": number,
+        "contentHash": content_hash(title, description, content, tags),
+    }
+
+
+class AnswerClient:
+    """Hands the plugin a prepared /sync answer: what `api.BlogServiceClient` would parse."""
+
+    def __init__(self, answer: bytes, status: dict[str, Any]) -> None:
+        self.answer = answer
+        self.status_json = status
+        self.image = SAMPLE_COVER.read_bytes()
+
+    def sync(self, known: Sequence[models.KnownArticle]) -> models.SyncResult:
+        json.dumps({"knownArticles": models.known_articles(known)})  # the request body, as the client encodes it
+        return models.SyncResult.from_json(json.loads(self.answer))
+
+    def status(self) -> models.BlogStatus:
+        return models.BlogStatus.from_json(self.status_json)
+
+    def download(self, url: str, *, max_bytes: int) -> tuple[bytes, str]:
+        return self.image, "image/png"
+
+    def close(self) -> None:
+        pass
+
+
+def answers(count: int) -> tuple[bytes, bytes, dict[str, Any]]:
+    """The /sync answer of a first sync (every article new), of a sync with nothing changed,
+    and the status answer."""
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    synced = models.format_timestamp(now)
+    full = {"new": [article_json(n, now) for n in range(count)], "updated": [], "deleted": [], "syncedAt": synced}
+    empty = {"new": [], "updated": [], "deleted": [], "syncedAt": synced}
+    status = {"status": "active", "scopes": ["articles:read", "blog:read"], "connectedAt": synced, "lastSyncAt": synced,
+              "blog": {"id": "cblog", "name": "Bench", "slug": "bench", "description": "", "language": "en", "articleCount": count}}
+    return json.dumps(full).encode(), json.dumps(empty).encode(), status
+
+
+#: A page as a theme writes it: a head, then a body of about 20 KB.
+HTML = "<!doctype html><html><head><meta charset=utf-8><title>Post</title></head><body>" + "<p>text</p>" * 2000 + "</body></html>"
+
+
+@dataclass
+class Phases:
+    sync: float = 0.0
+    files: float = 0.0
+    heads: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.sync + self.files + self.heads
+
+
+def site(root: Path) -> tuple[MkDocsConfig, BlogServicePlugin]:
+    """A minimal site with the plugin (no theme plugins: only the plugin's own work counts)."""
+    config = load_config(str(write_site(root, BASE, material=False)))
+    plugin = config.plugins["blogsvc"]
+    assert isinstance(plugin, BlogServicePlugin)
+    plugin.on_config(config)
+    config.plugins._current_plugin = "blogsvc"  # what MkDocs sets while it runs a plugin's hook
+    return config, plugin
+
+
+def build_share(config: MkDocsConfig, plugin: BlogServicePlugin, answer: bytes, status: dict[str, Any],
+                clock: Callable[[], float] = time.perf_counter) -> Phases:
+    """The plugin's hooks of one build, with `answer` as the service's reply."""
+    assert plugin.coordinator is not None
+    cache, phases = plugin.coordinator.cache, Phases()
+    files = get_files(config)  # MkDocs' work: not counted
+    started = clock()
+    cache.acquire()
+    try:
+        contents, report = sync_cache(cache, AnswerClient(answer, status), contents=cache.read())
+        plugin._synced = (contents, report, "", started)  # what on_pre_build hands to on_files
+        phases.sync = clock() - started
+        started = clock()
+        plugin.on_files(files, config=config)
+        phases.files = clock() - started
+        pages = [Page(None, file, config) for file in files if file.src_uri in plugin.pages]  # MkDocs' work
+        started = clock()
+        for page in pages:
+            plugin.on_post_page(HTML, page=page, config=config)
+        phases.heads = clock() - started
+    finally:
+        cache.release()
+    return phases
+
+
+def measure(count: int, runs: int) -> dict[str, Any]:
+    full, empty, status = answers(count)
+    cold, unchanged = [], []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(prefix="blogsvc-share-") as tmp:
+            config, plugin = site(Path(tmp))
+            cold.append(build_share(config, plugin, full, status))
+            config, plugin = site(Path(tmp))  # a new build: a new process would start here
+            unchanged.append(build_share(config, plugin, empty, status))
+    peaks = {}
+    with tempfile.TemporaryDirectory(prefix="blogsvc-share-") as tmp:
+        for name, answer in (("cold", full), ("no change", empty)):
+            config, plugin = site(Path(tmp))
+            tracemalloc.start()
+            build_share(config, plugin, answer, status)
+            peaks[name] = tracemalloc.get_traced_memory()[1] / 1024 / 1024
+            tracemalloc.stop()
+    return {"cold": cold, "no change": unchanged, "peaks": peaks, "answer": len(full)}
+
+
+def median(phases: list[Phases], name: str) -> float:
+    return statistics.median(getattr(p, name) for p in phases)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--articles", type=int, nargs="+", default=[1000, 5000, 10000])
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    logging.getLogger("mkdocs").setLevel(logging.WARNING)
+    print(f"# bench_plugin_share: {' '.join(sys.argv[1:]) or '(defaults)'}")
+    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at start; "
+          f"Python {sys.version.split()[0]}; median of {args.runs} runs; every 10th article has a cover image")
+    print()
+    print("| articles | build | sync applied | pages + files | head tags | plugin total | per 1,000 | peak memory |")
+    print("|---|---|---|---|---|---|---|---|")
+    for count in args.articles:
+        result = measure(count, args.runs)
+        for name in ("cold", "no change"):
+            runs = result[name]
+            total = median(runs, "total")
+            print(f"| {count:,} | {name} | {median(runs, 'sync'):.3f} s | {median(runs, 'files'):.3f} s | "
+                  f"{median(runs, 'heads'):.3f} s | **{total:.3f} s** | {total / count * 1000:.3f} s | "
+                  f"{result['peaks'][name]:.0f} MB |")
+        sys.stdout.flush()
+    print()
+    print("Peak memory: the most Python allocated during the hooks (tracemalloc), the parsed answer included.")
+
+
+if __name__ == "__main__":
+    main()
