@@ -176,7 +176,7 @@ def measure(count: int, runs: int) -> dict[str, Any]:
 
 
 def median(phases: list[Phases], name: str) -> float:
-    return statistics.median(getattr(p, name) for p in phases)
+    return float(statistics.median(getattr(p, name) for p in phases))
 
 
 def main() -> None:
