@@ -151,19 +151,24 @@ def _commit(
         rendered=list(old.rendered), blog_language=old.blog_language, blog_name=old.blog_name,
         records=dict(old.records),
     )
+    unchanged = len(diff.articles) == len(old.entries)
     for article_id, article in diff.articles.items():
         entry = diff.kept.get(article_id) or cache.write_article(article)
         previous = old.entries.get(article_id)
         have = {url: cached_images[url] for url in wanted[article_id] if url in cached_images}
+        images = {url: path for url, (path, _size) in have.items()}
+        sizes = {url: size for url, (_path, size) in have.items()}
+        if entry is previous and entry.images == images and entry.image_sizes == sizes:
+            manifest.entries[article_id] = entry  # the common case of a build: nothing to copy
+            continue
+        unchanged = False
         manifest.entries[article_id] = replace(
-            entry,
-            images={url: path for url, (path, _size) in have.items()},
-            image_sizes={url: size for url, (_path, size) in have.items()},
-            records=dict(previous.records) if previous is not None else {},
+            entry, images=images, image_sizes=sizes, records=dict(previous.records) if previous is not None else {},
         )
     if manifest.blog_language is None:
         _learn_blog(client, manifest)
-    if old.stats_refreshed or manifest.to_json() != old.to_json():
+    unchanged = unchanged and (manifest.blog_language, manifest.blog_name) == (old.blog_language, old.blog_name)
+    if old.stats_refreshed or not unchanged:
         cache.save(manifest)
     return manifest
 
