@@ -1,0 +1,200 @@
+"""Old addresses of articles on the site, and the redirect pages that keep them working.
+
+An article's address on the site changes when its slug changes on the service, when it stops
+being a `-2` page because its older namesake was deleted, when Material's blog plugin puts a
+date or a category into the URL (`post_url_format`) and that moves, or when the site's own
+settings (`posts_dir`, `use_directory_urls`) change. Links to the old address from elsewhere
+on the web would then break.
+
+So each build records the address every article page really got (read from the built page's
+`File` after every plugin ran, never predicted), and the cache keeps the addresses each article
+has had (`AddressRecord`, in the article's manifest entry). For as long as the article exists,
+every earlier address gets a redirect page in `site_dir` pointing at the current one, in the
+convention of mkdocs-redirects: `<meta http-equiv="refresh">`, `<link rel="canonical">` and a
+plain link, no script. When the article is deleted its entry goes, and its redirects with it.
+
+Rules (`plan`):
+- an address that is any article's current page is never a redirect;
+- an address two articles have had goes to the one that had it last;
+- a file already in `site_dir` that is not one of our redirect pages is never overwritten
+  (`write`): a page of the site always wins over an old address.
+
+No MkDocs imports: the plugin hands in plain paths and URLs.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+import jinja2
+
+from mkdocs_blogsvc.errors import InvalidResponse
+from mkdocs_blogsvc.fileio import atomic_write
+from mkdocs_blogsvc.models import format_timestamp, parse_timestamp
+
+#: Most addresses remembered per article (the oldest are forgotten first).
+MAX_ADDRESSES = 20
+#: The first line of every redirect page we write: how `write` tells ours from the site's pages.
+MARKER = "<!-- mkdocs-blogsvc redirect -->"
+
+
+@dataclass(frozen=True)
+class Address:
+    """Where a page is on the site: its URL and the file behind it, both relative to the site
+    root (`blog/2025/03/04/slug/` and `blog/2025/03/04/slug/index.html`)."""
+
+    url: str
+    path: str
+
+
+@dataclass(frozen=True)
+class AddressRecord:
+    """An address an article's page had, and when a build last served the page there."""
+
+    url: str
+    path: str
+    seen: datetime
+
+    @property
+    def address(self) -> Address:
+        return Address(self.url, self.path)
+
+    def to_json(self) -> dict[str, str]:
+        return {"url": self.url, "path": self.path, "seen": format_timestamp(self.seen)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> AddressRecord:
+        """Raises ValueError for anything but `{"url": str, "path": str, "seen": timestamp}`
+        with a relative path that stays inside the site."""
+        if not isinstance(data, dict):
+            raise ValueError("address is not an object")
+        url, path, seen = data.get("url"), data.get("path"), data.get("seen")
+        if not isinstance(url, str) or not isinstance(path, str) or not isinstance(seen, str):
+            raise ValueError("address has fields of the wrong type")
+        if not site_relative(path) or url.startswith(("/", "\\")) or "://" in url:
+            raise ValueError(f"address {path!r} is not a path inside the site")
+        try:
+            moment = parse_timestamp(seen)
+        except InvalidResponse as exc:
+            raise ValueError(str(exc)) from None
+        return cls(url, path, moment)
+
+
+def site_relative(path: str) -> bool:
+    """True for a relative POSIX path with no `..`, empty part, backslash or drive: a path
+    that stays inside site_dir (every path read back from the cache goes through this)."""
+    parts = path.split("/")
+    return (
+        bool(path) and not path.startswith("/") and "\\" not in path and ":" not in path
+        and ".." not in parts and "" not in parts and "." not in parts
+    )
+
+
+def remember(history: Sequence[AddressRecord], current: Address, now: datetime | None = None) -> tuple[AddressRecord, ...]:
+    """`history` with `current` recorded as seen `now` (moved to the end: the list is oldest
+    first), keeping the last `MAX_ADDRESSES`."""
+    moment = now or datetime.now(timezone.utc)
+    kept = [record for record in history if record.path != current.path]
+    kept.append(AddressRecord(current.url, current.path, moment))
+    return tuple(kept[-MAX_ADDRESSES:])
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """A redirect page to write: at `source` (an old address), to `target` (the current one)."""
+
+    source: Address
+    target: Address
+    article_id: str
+
+
+def plan(histories: Mapping[str, Sequence[AddressRecord]], current: Mapping[str, Address]) -> list[Redirect]:
+    """The redirects of a build: every remembered address of an article whose page exists now
+    (`current`, by article id), except addresses that are a current page. Sorted by path."""
+    pages = {address.path for address in current.values()}
+    claims: dict[str, tuple[datetime, str, AddressRecord]] = {}
+    for article_id, records in histories.items():
+        if article_id not in current:
+            continue
+        for record in records:
+            if record.path in pages:
+                continue
+            claim = (record.seen, article_id, record)
+            held = claims.get(record.path)
+            if held is None or (claim[0], claim[1]) > (held[0], held[1]):
+                claims[record.path] = claim
+    return [
+        Redirect(record.address, current[article_id], article_id)
+        for _seen, article_id, record in (claims[path] for path in sorted(claims))
+    ]
+
+
+def relative_url(target: Address, source: Address) -> str:
+    """The URL of `target` as written in the page at `source` (a browser resolves it against
+    the folder of `source.path`; a directory URL keeps its trailing slash)."""
+    relative = posixpath.relpath(target.url or ".", posixpath.dirname(source.path) or ".")
+    if target.url.endswith("/") or not target.url:
+        relative = "./" if relative == "." else relative + "/"
+    return relative
+
+
+_ENVIRONMENT = jinja2.Environment(
+    loader=jinja2.PackageLoader("mkdocs_blogsvc", "templates"),
+    autoescape=True,
+    keep_trailing_newline=True,
+    undefined=jinja2.StrictUndefined,
+)
+
+
+def page(redirect: Redirect, *, title: str, site_url: str | None, language: str | None) -> str:
+    """The HTML of a redirect page: `MARKER`, then a meta refresh, a canonical link (absolute
+    when the site has a `site_url`) and a plain link, all to the article's current address."""
+    url = relative_url(redirect.target, redirect.source)
+    canonical = urljoin(site_url.rstrip("/") + "/", redirect.target.url) if site_url else url
+    text = _ENVIRONMENT.get_template("redirect.html.j2").render(
+        url=url, canonical=canonical, title=title, language=language or "en"
+    )
+    return f"{MARKER}\n{text}"
+
+
+@dataclass
+class WriteReport:
+    written: list[str] = field(default_factory=list)
+    #: old addresses that are now a file of the site (a page, an asset): no redirect there.
+    occupied: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+
+def write(site_dir: Path, pages: Iterable[tuple[Redirect, str]]) -> WriteReport:
+    """Write each (redirect, html) into `site_dir`, never over a file that is not one of our
+    redirect pages (a `--dirty` build finds its own from before, and may update them)."""
+    report = WriteReport()
+    for redirect, html in pages:
+        path = redirect.source.path
+        if not site_relative(path):
+            continue
+        target = site_dir.joinpath(*path.split("/"))
+        data = html.encode("utf-8")
+        if target.is_dir() or target.is_symlink():
+            report.occupied.append(path)
+            continue
+        try:
+            existing = target.read_bytes()
+        except FileNotFoundError:
+            existing = None
+        if existing is not None and not existing.startswith(MARKER.encode("utf-8")):
+            report.occupied.append(path)
+            continue
+        if existing == data:
+            report.unchanged += 1
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, data, durable=False)
+        report.written.append(path)
+    return report
