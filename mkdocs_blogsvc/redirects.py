@@ -15,7 +15,7 @@ plain link, no script. When the article is deleted its entry goes, and its redir
 
 Rules (`plan`):
 - an address that is any article's current page is never a redirect;
-- an address two articles have had goes to the one that had it last;
+- an address two articles have had goes to the one that had it last (the later `since`);
 - a file already in `site_dir` that is not one of our redirect pages is never overwritten
   (`write`): a page of the site always wins over an old address.
 
@@ -55,32 +55,32 @@ class Address:
 
 @dataclass(frozen=True)
 class AddressRecord:
-    """An address an article's page had, and when a build last served the page there."""
+    """An address an article's page had, and since when (the build that first put it there)."""
 
     url: str
     path: str
-    seen: datetime
+    since: datetime
 
     @property
     def address(self) -> Address:
         return Address(self.url, self.path)
 
     def to_json(self) -> dict[str, str]:
-        return {"url": self.url, "path": self.path, "seen": format_timestamp(self.seen)}
+        return {"url": self.url, "path": self.path, "since": format_timestamp(self.since)}
 
     @classmethod
     def from_json(cls, data: Any) -> AddressRecord:
-        """Raises ValueError for anything but `{"url": str, "path": str, "seen": timestamp}`
+        """Raises ValueError for anything but `{"url": str, "path": str, "since": timestamp}`
         with a relative path that stays inside the site."""
         if not isinstance(data, dict):
-            raise ValueError("address is not an object")
-        url, path, seen = data.get("url"), data.get("path"), data.get("seen")
-        if not isinstance(url, str) or not isinstance(path, str) or not isinstance(seen, str):
-            raise ValueError("address has fields of the wrong type")
+            raise ValueError("address is not an object")  # noqa: TRY004  (callers catch ValueError)
+        url, path, since = data.get("url"), data.get("path"), data.get("since")
+        if not isinstance(url, str) or not isinstance(path, str) or not isinstance(since, str):
+            raise ValueError("address has fields of the wrong type")  # noqa: TRY004
         if not site_relative(path) or url.startswith(("/", "\\")) or "://" in url:
             raise ValueError(f"address {path!r} is not a path inside the site")
         try:
-            moment = parse_timestamp(seen)
+            moment = parse_timestamp(since)
         except InvalidResponse as exc:
             raise ValueError(str(exc)) from None
         return cls(url, path, moment)
@@ -97,8 +97,10 @@ def site_relative(path: str) -> bool:
 
 
 def remember(history: Sequence[AddressRecord], current: Address, now: datetime | None = None) -> tuple[AddressRecord, ...]:
-    """`history` with `current` recorded as seen `now` (moved to the end: the list is oldest
-    first), keeping the last `MAX_ADDRESSES`."""
+    """`history` (oldest first) ending with `current`: unchanged when it already does, else
+    with `current` moved or added to the end as of `now`, keeping the last `MAX_ADDRESSES`."""
+    if history and history[-1].address == current:
+        return tuple(history)
     moment = now or datetime.now(timezone.utc)
     kept = [record for record in history if record.path != current.path]
     kept.append(AddressRecord(current.url, current.path, moment))
@@ -125,13 +127,13 @@ def plan(histories: Mapping[str, Sequence[AddressRecord]], current: Mapping[str,
         for record in records:
             if record.path in pages:
                 continue
-            claim = (record.seen, article_id, record)
+            claim = (record.since, article_id, record)
             held = claims.get(record.path)
             if held is None or (claim[0], claim[1]) > (held[0], held[1]):
                 claims[record.path] = claim
     return [
         Redirect(record.address, current[article_id], article_id)
-        for _seen, article_id, record in (claims[path] for path in sorted(claims))
+        for _since, article_id, record in (claims[path] for path in sorted(claims))
     ]
 
 

@@ -23,7 +23,8 @@ from mkdocs.config import load_config
 from sqlalchemy import update
 from werkzeug.serving import make_server
 
-from mkdocs_blogsvc.server import create_app, store
+from mkdocs_blogsvc.server import create_app, tables
+from mkdocs_blogsvc.server.database import Database
 from tests.conftest import Owner, add_article, issue_access_token
 from tests.e2e.sites import Service, write_credentials, write_site
 
@@ -52,7 +53,7 @@ class Page(HTMLParser):
             self.refresh.append(str(found.get("content")))
 
 
-def make_site(tmp_path: Path, url: str, db: store.Database, owner: Owner, *, material: bool = True,
+def make_site(tmp_path: Path, url: str, db: Database, owner: Owner, *, material: bool = True,
               plugin: dict[str, Any] | None = None, site_url: str | None = SITE_URL) -> Path:
     # full_sync_interval 0: every build asks for every article, so a slug changed on the service
     # (not part of contentHash) shows at the next build; the default waits up to a day.
@@ -75,15 +76,15 @@ def page_of(site_dir: Path, slug: str) -> Path | None:
     return found[0] if found else None
 
 
-def change_slug(db: store.Database, article_id: str, slug: str) -> None:
+def change_slug(db: Database, article_id: str, slug: str) -> None:
     """What `server admin update-article ID --slug NEW` does: the slug moves, contentHash stays."""
     with db.session(write=True) as session:
-        session.execute(update(store.Article).where(store.Article.id == article_id).values(slug=slug))
+        session.execute(update(tables.Article).where(tables.Article.id == article_id).values(slug=slug))
 
 
-def delete(db: store.Database, article_id: str) -> None:
+def delete(db: Database, article_id: str) -> None:
     with db.session(write=True) as session:
-        session.execute(store.Article.__table__.delete().where(store.Article.id == article_id))
+        session.execute(tables.Article.__table__.delete().where(tables.Article.id == article_id))
 
 
 def follows(redirect: Path, site_dir: Path) -> Path:
@@ -104,7 +105,7 @@ def url_of(site_dir: Path, page: Path) -> str:
 
 @pytest.mark.parametrize("material", [True, False], ids=["material", "mkdocs-theme"])
 def test_a_changed_slug_redirects_until_the_article_is_deleted(
-    tmp_path: Path, service: Service, db: store.Database, owner: Owner, material: bool, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, service: Service, db: Database, owner: Owner, material: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
     moving = add_article(db, owner.blog_id, "Moving post", content="# Moving post\n\nThe body that moves.", minutes_ago=10)
@@ -140,7 +141,7 @@ def test_a_changed_slug_redirects_until_the_article_is_deleted(
     assert page_of(site_dir, "staying-post") is not None
 
 
-def test_redirects_false_writes_none(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+def test_redirects_false_writes_none(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
     moving = add_article(db, owner.blog_id, "Moving post")
     config = make_site(tmp_path, service.url, db, owner, material=False, plugin={"redirects": False})
     site_dir = run_build(config)
@@ -154,7 +155,7 @@ def test_redirects_false_writes_none(tmp_path: Path, service: Service, db: store
 
 
 def test_a_page_of_the_site_at_an_old_address_is_never_overwritten(
-    tmp_path: Path, service: Service, db: store.Database, owner: Owner, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
     moving = add_article(db, owner.blog_id, "Moving post", minutes_ago=10)
@@ -183,7 +184,7 @@ class SharedSlugs:
     `twin-newer` both as `twin`: the service keeps slugs unique per blog (a unique constraint),
     but the spec does not promise that, and another service may send two articles with one slug."""
 
-    def __init__(self, db: store.Database) -> None:
+    def __init__(self, db: Database) -> None:
         app = create_app(db, secret_key="test")
 
         def rename(environ: dict[str, Any], start_response: Any) -> Iterator[bytes]:
@@ -224,7 +225,7 @@ def _twin(value: Any) -> Any:
 
 @pytest.mark.parametrize("material", [True, False], ids=["material", "mkdocs-theme"])
 def test_the_dash_2_page_redirects_when_its_older_namesake_is_deleted(
-    tmp_path: Path, db: store.Database, owner: Owner, material: bool
+    tmp_path: Path, db: Database, owner: Owner, material: bool
 ) -> None:
     older = add_article(db, owner.blog_id, "Twin", slug="twin-older", content="# Twin\n\nThe older twin.", minutes_ago=10)
     add_article(db, owner.blog_id, "Twin", slug="twin-newer", content="# Twin\n\nThe newer twin.", minutes_ago=5)
@@ -248,7 +249,7 @@ def test_the_dash_2_page_redirects_when_its_older_namesake_is_deleted(
 
 @pytest.mark.parametrize("material", [True, False], ids=["material", "mkdocs-theme"])
 def test_links_to_articles_on_the_service_point_at_the_site(
-    tmp_path: Path, service: Service, db: store.Database, owner: Owner, material: bool, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, service: Service, db: Database, owner: Owner, material: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
     hosted = f"{service.url}/blogs/{owner.blog_slug}"
@@ -280,13 +281,13 @@ def test_links_to_articles_on_the_service_point_at_the_site(
 
 @pytest.mark.parametrize("material", [True, False], ids=["material", "mkdocs-theme"])
 def test_sitemap_lastmod_is_each_articles_updated_at(
-    tmp_path: Path, service: Service, db: store.Database, owner: Owner, material: bool
+    tmp_path: Path, service: Service, db: Database, owner: Owner, material: bool
 ) -> None:
     dates = {"Old news": datetime(2024, 5, 6, 23, 30, tzinfo=timezone.utc), "Fresh news": datetime(2025, 1, 2, 0, 15, tzinfo=timezone.utc)}
     ids = {title: add_article(db, owner.blog_id, title, minutes_ago=5) for title in dates}
     with db.session(write=True) as session:
         for title, moment in dates.items():
-            session.execute(update(store.Article).where(store.Article.id == ids[title]).values(updated_at=moment))
+            session.execute(update(tables.Article).where(tables.Article.id == ids[title]).values(updated_at=moment))
     config = make_site(tmp_path, service.url, db, owner, material=material)
     site_dir = run_build(config)
     namespace = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
@@ -302,7 +303,7 @@ def test_sitemap_lastmod_is_each_articles_updated_at(
     assert entries[urlsplit(SITE_URL).path] != "2024-05-06"  # other pages keep MkDocs' build date
 
 
-def test_canonical_link_even_when_the_theme_has_none(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+def test_canonical_link_even_when_the_theme_has_none(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
     add_article(db, owner.blog_id, "Plain theme post")
     config = make_site(tmp_path, service.url, db, owner, material=False)
     theme = tmp_path / "bare-theme"
@@ -323,7 +324,7 @@ def test_canonical_link_even_when_the_theme_has_none(tmp_path: Path, service: Se
 
 @pytest.mark.parametrize("material", [True, False], ids=["material", "mkdocs-theme"])
 def test_themes_with_a_canonical_link_get_no_second_one(
-    tmp_path: Path, service: Service, db: store.Database, owner: Owner, material: bool
+    tmp_path: Path, service: Service, db: Database, owner: Owner, material: bool
 ) -> None:
     add_article(db, owner.blog_id, "Themed post")
     site_dir = run_build(make_site(tmp_path, service.url, db, owner, material=material))
@@ -332,7 +333,7 @@ def test_themes_with_a_canonical_link_get_no_second_one(
     assert Page(page_file).canonical == [urljoin(SITE_URL, url_of(site_dir, page_file))]
 
 
-def test_no_site_url_no_canonical_and_relative_redirects(tmp_path: Path, service: Service, db: store.Database, owner: Owner) -> None:
+def test_no_site_url_no_canonical_and_relative_redirects(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
     moving = add_article(db, owner.blog_id, "Moving post")
     config = make_site(tmp_path, service.url, db, owner, material=False, site_url=None)
     site_dir = run_build(config)

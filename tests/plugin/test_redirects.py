@@ -22,8 +22,9 @@ def at(name: str, directory_urls: bool = True) -> Address:
 def test_remember_moves_the_current_address_last_and_caps_the_history() -> None:
     history = redirects.remember((), at("a"), T0)
     history = redirects.remember(history, at("b"), T0 + timedelta(1))
+    assert redirects.remember(history, at("b"), T0 + timedelta(5)) == history  # still there: unchanged
     history = redirects.remember(history, at("a"), T0 + timedelta(2))
-    assert [(r.url, r.seen) for r in history] == [("blog/b/", T0 + timedelta(1)), ("blog/a/", T0 + timedelta(2))]
+    assert [(r.url, r.since) for r in history] == [("blog/b/", T0 + timedelta(1)), ("blog/a/", T0 + timedelta(2))]
     for number in range(MAX_ADDRESSES + 5):
         history = redirects.remember(history, at(f"n{number}"), T0)
     assert len(history) == MAX_ADDRESSES and history[-1].url == f"blog/n{MAX_ADDRESSES + 4}/"
@@ -33,14 +34,14 @@ def test_record_json_round_trip_and_refusals() -> None:
     record = AddressRecord("blog/a/", "blog/a/index.html", T0)
     assert AddressRecord.from_json(record.to_json()) == record
     for bad in (
-        {"url": "x/", "path": "../../etc/passwd", "seen": "2025-01-01T00:00:00.000Z"},
-        {"url": "x/", "path": "/etc/passwd", "seen": "2025-01-01T00:00:00.000Z"},
-        {"url": "x/", "path": "a\\b.html", "seen": "2025-01-01T00:00:00.000Z"},
-        {"url": "x/", "path": "a//b.html", "seen": "2025-01-01T00:00:00.000Z"},
-        {"url": "x/", "path": "C:/b.html", "seen": "2025-01-01T00:00:00.000Z"},
-        {"url": "https://evil.example/", "path": "a.html", "seen": "2025-01-01T00:00:00.000Z"},
-        {"url": "x/", "path": "a.html", "seen": "yesterday"},
-        {"url": 1, "path": "a.html", "seen": "2025-01-01T00:00:00.000Z"},
+        {"url": "x/", "path": "../../etc/passwd", "since": "2025-01-01T00:00:00.000Z"},
+        {"url": "x/", "path": "/etc/passwd", "since": "2025-01-01T00:00:00.000Z"},
+        {"url": "x/", "path": "a\\b.html", "since": "2025-01-01T00:00:00.000Z"},
+        {"url": "x/", "path": "a//b.html", "since": "2025-01-01T00:00:00.000Z"},
+        {"url": "x/", "path": "C:/b.html", "since": "2025-01-01T00:00:00.000Z"},
+        {"url": "https://evil.example/", "path": "a.html", "since": "2025-01-01T00:00:00.000Z"},
+        {"url": "x/", "path": "a.html", "since": "yesterday"},
+        {"url": 1, "path": "a.html", "since": "2025-01-01T00:00:00.000Z"},
         "blog/a/",
     ):
         with pytest.raises(ValueError):
