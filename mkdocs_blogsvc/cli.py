@@ -228,26 +228,31 @@ def _locked_cache(settings: Settings) -> Iterator[Cache]:
         yield cache
 
 
-def _run_sync(settings: Settings, cache: Cache) -> tuple[CacheContents, SyncReport]:
-    """One sync into the cache; the caller holds the cache lock."""
+def _run_sync(settings: Settings, cache: Cache, *, full: bool = False) -> tuple[CacheContents, SyncReport]:
+    """One sync into the cache; the caller holds the cache lock. `full` asks for every article."""
     from mkdocs_blogsvc.connection import connect
     from mkdocs_blogsvc.sync import sync_cache
 
     _show_plugin_warnings()
     with connect(settings) as service:
         service.client.begin_deadline()  # one deadline for the whole sync: `timeout`
-        return sync_cache(cache, service.client, download_images=settings.download_images)
+        return sync_cache(
+            cache, service.client, download_images=settings.download_images,
+            full_sync_interval=0 if full else settings.full_sync_interval,
+        )
 
 
 @main.command()
 @_CONFIG_FILE_OPTION
 @_INSTANCE_OPTION
+@click.option("--full", is_flag=True,
+              help="Ask for every article, to bring in slug and date changes (contentHash does not cover them).")
 @reports_errors
-def sync(config_file: str | None, blog_dir: str | None) -> None:
+def sync(config_file: str | None, blog_dir: str | None, full: bool) -> None:
     """Bring the plugin's cache in line with the blog now, and print what changed."""
     settings = _site_settings(config_file, blog_dir)
     with _locked_cache(settings) as cache:
-        contents, report = _run_sync(settings, cache)
+        contents, report = _run_sync(settings, cache, full=full)
     for label, ids in (("new", report.new), ("updated", report.updated)):
         for article_id in ids:
             click.echo(f"{label:8} {contents.articles[article_id].title}  ({article_id})")
@@ -300,7 +305,8 @@ def export(dest: Path, config_file: str | None, blog_dir: str | None, offline: b
                 return report, 0, 0, len(contents.articles), 0
             head = ExportHead(site.site_url, contents.manifest.blog_language)
             rendered = render_pages(cache, contents, renderer, blog_dir=settings.blog_dir,
-                                    posts_dir=settings.posts_dir, with_index=with_index, export=head)
+                                    posts_dir=settings.posts_dir, with_index=with_index, export=head,
+                                    base_url=settings.base_url)
             for page in rendered.pages:  # what the sanitiser removed, once per article, as the plugin logs it
                 found = renderer.removed.get(page.article_id or "")
                 if found:

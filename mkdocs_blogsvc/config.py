@@ -54,6 +54,8 @@ class BlogServiceConfig(base.Config):
     # Off by default: article HTML passes the nh3 allowlist (see sanitize.py). True keeps raw
     # HTML (embeds, scripts) as the service sent it: only for a service you fully trust.
     trust_article_html = c.Type(bool, default=False)
+    redirects = c.Type(bool, default=True)
+    full_sync_interval = c.Type(int, default=86400)
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,8 @@ class Settings:
     timeout: float = 30.0
     enabled: bool = True
     trust_article_html: bool = False
+    redirects: bool = True
+    full_sync_interval: int = 86400
 
     @classmethod
     def from_config(cls, config: BlogServiceConfig, config_file_path: str | os.PathLike[str] | None) -> Settings:
@@ -91,6 +95,11 @@ class Settings:
             raise ConfigurationError(
                 f"blogsvc: sync_interval must be 0 or more seconds, not {config.sync_interval}: fix it in mkdocs.yml "
                 "(0 turns the background sync of `mkdocs serve` off)"
+            )
+        if config.full_sync_interval < 0:
+            raise ConfigurationError(
+                f"blogsvc: full_sync_interval must be 0 or more seconds, not {config.full_sync_interval}: "
+                "fix it in mkdocs.yml (0 asks for every article at every build)"
             )
         if config.timeout <= 0:
             raise ConfigurationError(
@@ -116,6 +125,8 @@ class Settings:
             timeout=float(config.timeout),
             enabled=config.enabled,
             trust_article_html=config.trust_article_html,
+            redirects=config.redirects,
+            full_sync_interval=config.full_sync_interval,
         )
 
     def require_client_id(self) -> str:

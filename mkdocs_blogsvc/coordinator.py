@@ -145,7 +145,8 @@ class SyncCoordinator:
                     f"the stored refresh token expires on {expires:%Y-%m-%d %H:%M} UTC; run "
                     "`mkdocs-blogsvc login` before then (the credentials cannot be renewed afterwards)"
                 )
-            return sync_cache(self.cache, service.client, download_images=settings.download_images, contents=contents)
+            return sync_cache(self.cache, service.client, download_images=settings.download_images, contents=contents,
+                              full_sync_interval=settings.full_sync_interval)
 
     def poll(self) -> float:
         """One round of the background sync under `mkdocs serve`; returns the seconds to wait.

@@ -103,6 +103,14 @@ class Targets:
             self.by_id[article.id] = target
             self.by_slug.setdefault(article.slug, target)
 
+    def resolve(self, references: Iterable[tuple[str, bool]]) -> list[tuple[str, bool, str | None]]:
+        """Each (key, by_id_or_slug) with the page it names now (None: not on the site): the part
+        of a page's inputs that other articles decide (see `pages`)."""
+        return [
+            (key, by_id, target.src_uri if (target := self.find(Reference(key, "", by_id))) else None)
+            for key, by_id in references
+        ]
+
     def find(self, reference: Reference) -> Target | None:
         if reference.by_id_or_slug and reference.key in self.by_id:
             return self.by_id[reference.key]
@@ -116,6 +124,8 @@ class Rewritten:
     unresolved: list[str] = field(default_factory=list)
     #: how many links were rewritten.
     count: int = 0
+    #: every recognised link's (key, by_id_or_slug), resolved or not: what the page depends on.
+    references: list[tuple[str, bool]] = field(default_factory=list)
 
 
 # --- Markdown scanning ----------------------------------------------------------------------
@@ -175,6 +185,7 @@ def rewrite(
         reference = blog.reference(url)
         if reference is None:
             return None
+        result.references.append((reference.key, reference.by_id_or_slug))
         target = targets.find(reference)
         if target is None:
             result.unresolved.append(url)

@@ -11,7 +11,9 @@ the article's `records`, `INDEX_RECORD` in the manifest's) holds the hash of its
 article file's hash, slug, paths, image paths and `Renderer.fingerprint`) and the size and
 mtime of the file written. When both match, the page is neither rendered nor read; when the
 inputs changed, or the file was changed or removed behind the manifest's back, it is rendered
-and written again (only if its bytes differ).
+and written again (only if its bytes differ). Links to other articles (`links`) are inputs too:
+the record lists the ones the page holds, and the inputs include the page each now names, so a
+page is rendered again when an article it links to moves, and only then.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from typing import Any
 from mkdocs_blogsvc.cache import Cache, CacheContents
 from mkdocs_blogsvc.errors import CacheUnwritable
 from mkdocs_blogsvc.fileio import sha256, write_if_changed
-from mkdocs_blogsvc.render import ExportHead, PagePaths, Renderer, assign_slugs
+from mkdocs_blogsvc.links import HostedBlog, Targets
+from mkdocs_blogsvc.render import ArticleLinks, ExportHead, PagePaths, Renderer, assign_slugs
+from mkdocs_blogsvc.sync import BLOG_SLUG
 
 #: The index page's title when the blog's name is not known yet.
 DEFAULT_INDEX_TITLE = "Blog"
@@ -75,23 +79,26 @@ def render_pages(
     posts_dir: str,
     with_index: bool = False,
     export: ExportHead | None = None,
+    base_url: str | None = None,
 ) -> RenderedSite:
     """Render every cached article to `<posts_dir>/<slug>.md` in the cache's pages folder (and
     `<blog_dir>/index.md`, titled with the blog's name, when `with_index`); write only what
     changed; remove pages no longer rendered. Raises `BadTemplate`, or `CacheUnwritable`.
 
     With `export`, the pages are the exported variant (`Renderer.page`'s `export`), kept in
-    memory (`SiteFile.data`): the cache's own pages, the plugin's, are left as they are."""
+    memory (`SiteFile.data`): the cache's own pages, the plugin's, are left as they are.
+    With `base_url` (the service's), links to other articles on the service become links to
+    their pages (see `links`)."""
     try:
         return _render(cache, contents, renderer, blog_dir=blog_dir, posts_dir=posts_dir, with_index=with_index,
-                       export=export)
+                       export=export, base_url=base_url)
     except OSError as exc:
         raise CacheUnwritable(cache.root, exc) from None
 
 
 def _render(
     cache: Cache, contents: CacheContents, renderer: Renderer, *, blog_dir: str, posts_dir: str, with_index: bool,
-    export: ExportHead | None,
+    export: ExportHead | None, base_url: str | None,
 ) -> RenderedSite:
     site = RenderedSite()
     manifest = contents.manifest
@@ -106,20 +113,30 @@ def _render(
             if path is not None and src not in seen:
                 seen.add(src)
                 site.images.append(SiteFile(src, path))
+    links = _links(contents, slugs, posts_dir, base_url)
     changed = False
     for article_id, article in contents.articles.items():
         src_uri = f"{posts_dir}/{slugs[article_id]}.md"
         entry = manifest.entries[article_id]
         paths = PagePaths(src_uri, {url: image_src[url] for url in entry.images})
         if export is not None:
-            text = renderer.page(article, slugs[article_id], paths, export=export)
+            text = renderer.page(article, slugs[article_id], paths, export=export, links=links)
             site.pages.append(SiteFile(src_uri, cache.page_path(src_uri), article_id, text.encode("utf-8")))
             continue
         page = SiteFile(src_uri, cache.page_path(src_uri), article_id)
-        inputs = _inputs(renderer.fingerprint, entry.article_sha256, slugs[article_id], src_uri, sorted(paths.images.items()))
-        record = _write_page(page.abs_path, inputs, entry.records.get(PAGE_RECORD),
-                             functools.partial(renderer.page, article, slugs[article_id], paths))
+        previous = entry.records.get(PAGE_RECORD)
+        held = previous.get("links", []) if isinstance(previous, dict) else []
+
+        def inputs_with(references: Any) -> str:
+            return _inputs(renderer.fingerprint, entry.article_sha256, slugs[article_id], src_uri,  # noqa: B023
+                           sorted(paths.images.items()), _link_inputs(links, references))  # noqa: B023
+
+        record = _write_page(page.abs_path, inputs_with(held), previous,
+                             functools.partial(renderer.page, article, slugs[article_id], paths, links=links))
         if record is not None:
+            if links is not None:  # rendered: the links the page holds now
+                record["links"] = [list(item) for item in links.found.get(article_id, [])]
+                record["inputs"] = inputs_with(record["links"])
             site.written += record.pop("written")
             entry.records[PAGE_RECORD] = record
             changed = True
@@ -154,6 +171,27 @@ def _render(
         cache.save(manifest)
         manifest.stats_refreshed = False
     return site
+
+
+def _links(contents: CacheContents, slugs: dict[str, str], posts_dir: str, base_url: str | None) -> ArticleLinks | None:
+    """What rewriting links between articles needs (None without `base_url`)."""
+    if base_url is None:
+        return None
+    blog_slug = contents.manifest.records.get(BLOG_SLUG)
+    return ArticleLinks(
+        HostedBlog(base_url, blog_slug if isinstance(blog_slug, str) else None),
+        Targets((article, f"{posts_dir}/{slugs[article_id]}.md") for article_id, article in contents.articles.items()),
+    )
+
+
+def _link_inputs(links: ArticleLinks | None, references: Any) -> Any:
+    """The part of a page's inputs its links decide: where the hosted blog is, and the page each
+    link held (`references`, from the page record) names now."""
+    if links is None:
+        return None
+    held = [(str(item[0]), bool(item[1])) for item in references if isinstance(item, list) and len(item) == 2] \
+        if isinstance(references, list) else []
+    return [links.blog.base_url, links.blog.blog_slug, links.targets.resolve(held)]
 
 
 def _inputs(*parts: Any) -> str:

@@ -27,9 +27,11 @@ cannot heal by themselves (credentials, configuration, a broken template) always
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import time
+from datetime import timezone
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urljoin
@@ -41,7 +43,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
-from mkdocs_blogsvc import watch
+from mkdocs_blogsvc import redirects, watch
 from mkdocs_blogsvc.cache import CacheContents
 from mkdocs_blogsvc.config import BlogServiceConfig, Settings
 from mkdocs_blogsvc.coordinator import SyncCoordinator
@@ -55,6 +57,8 @@ from mkdocs_blogsvc.sanitize import Removed, clean_html
 from mkdocs_blogsvc.sync import SyncReport
 
 _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
+_CANONICAL = re.compile(r"<link\b[^>]*\brel\s*=\s*[\"']?canonical\b", re.IGNORECASE)
+
 #: Settings two instances must never share (each instance is one connected blog).
 _EXCLUSIVE = ("cache_dir", "credentials_file", "posts_dir")
 
@@ -79,6 +83,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         #: what on_pre_build hands to on_files: (cache contents, report, reason, start time).
         self._synced: tuple[CacheContents, SyncReport, str, float] | None = None
         self.poller: watch.Poller | None = None
+        #: the cache of this build, from on_files to on_post_build (page addresses are recorded in it).
+        self.contents: CacheContents | None = None
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
         self.is_serve = command == "serve"
@@ -143,10 +149,12 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 self.coordinator.cache, contents, self.renderer,
                 blog_dir=settings.blog_dir, posts_dir=settings.posts_dir,
                 with_index=blog_plugin is None and not _has_index(files, settings.blog_dir),
+                base_url=settings.base_url,
             )
         except BlogServiceError as exc:  # a template that cannot be rendered, an unwritable cache
             raise PluginError(_message(exc)) from None
         self.language = contents.manifest.blog_language
+        self.contents = contents
         self.pages = {}
         for site_file in site.files():
             if files.get_file_from_path(site_file.src_uri) is not None:
@@ -165,10 +173,56 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         log.info(report.summary() + reason)
         return files
 
+    def on_pre_page(self, page: Page, *, config: MkDocsConfig, files: Files) -> Page | None:
+        """An article page's sitemap `lastmod` is its `updatedAt` (MkDocs' sitemap template
+        prints `page.update_date`, which is the build date unless a plugin sets it)."""
+        found = self.pages.get(page.file.src_uri) if self.config.enabled else None
+        if found is not None:
+            page.update_date = found[0].updated_at.astimezone(timezone.utc).strftime("%Y-%m-%d")
+        return page
+
     @event_priority(-100)  # last: other plugins' on_post_build may still read the cached files
     def on_post_build(self, *, config: MkDocsConfig) -> None:
-        if self.coordinator is not None:
-            self.coordinator.end_build()
+        contents, self.contents = self.contents, None
+        try:
+            if self.config.enabled and contents is not None and self.coordinator is not None and self.files is not None:
+                self._redirect_old_addresses(config, contents, self.files)
+        finally:  # the cache lock is held until here: the manifest is saved under it
+            if self.coordinator is not None:
+                self.coordinator.end_build()
+
+    def _redirect_old_addresses(self, config: MkDocsConfig, contents: CacheContents, files: Files) -> None:
+        """Record where each article's page was built (`file.url` after every plugin ran, and
+        only if the file is in site_dir), then write a redirect page at each earlier address."""
+        assert self.coordinator is not None
+        site_dir = Path(config.site_dir)
+        current: dict[str, redirects.Address] = {}
+        titles: dict[str, str] = {}
+        for src_uri, (article, *_rest) in self.pages.items():
+            file = files.get_file_from_path(src_uri)
+            if file is None or not (site_dir / file.dest_uri).is_file():
+                continue  # not built (Material's blog plugin may leave a post out)
+            current[article.id] = redirects.Address(file.url, file.dest_uri)
+            titles[article.id] = article.title
+        histories, moved = redirects.record(contents.manifest, current)
+        if moved:
+            try:
+                self.coordinator.cache.save(contents.manifest)
+            except OSError as exc:
+                log.warning(f"{CacheUnwritable(self.coordinator.cache.root, exc)}; page addresses not recorded")
+        if not self.config.redirects:
+            return
+        planned = redirects.plan(histories, current)
+        pages = [(r, redirects.page(r, title=titles[r.article_id], site_url=config.site_url, language=self.language))
+                 for r in planned]
+        try:
+            report = redirects.write(site_dir, pages)
+        except OSError as exc:
+            raise PluginError(f"blogsvc: a redirect page cannot be written in {site_dir} ({exc.strerror or exc})") from None
+        for path in report.occupied:
+            log.info(f"the old address {path} of an article is a file of the site: no redirect page there")
+        if len(planned) > len(report.occupied):
+            log.info(f"{len(planned) - len(report.occupied)} redirect page(s) for old article addresses")
 
     def on_build_error(self, *, error: Exception) -> None:
         if self.coordinator is not None:
@@ -222,6 +276,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if match is None:
             log.debug(f"no </head> in {page.file.src_uri}: head tags not inserted")
             return None
+        if page.canonical_url and not _CANONICAL.search(output, 0, match.start()):  # the theme's, or ours
+            head += f'<link rel="canonical" href="{html.escape(page.canonical_url)}">\n'
         return output[: match.start()] + head + output[match.start() :]
 
     def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
@@ -309,3 +365,4 @@ def _leave_out_exported(files: Files, docs_dir: Path) -> None:
 
 def _has_index(files: Files, blog_dir: str) -> bool:
     return any(files.get_file_from_path(f"{blog_dir}/{name}") is not None for name in ("index.md", "README.md"))
+

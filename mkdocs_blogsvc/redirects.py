@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -34,10 +34,13 @@ from urllib.parse import urljoin
 
 import jinja2
 
+from mkdocs_blogsvc.cache import Entry, Manifest
 from mkdocs_blogsvc.errors import InvalidResponse
 from mkdocs_blogsvc.fileio import atomic_write
 from mkdocs_blogsvc.models import format_timestamp, parse_timestamp
 
+#: The record of an article's manifest entry that lists the addresses its page had.
+ADDRESSES = "addresses"
 #: Most addresses remembered per article (the oldest are forgotten first).
 MAX_ADDRESSES = 20
 #: The first line of every redirect page we write: how `write` tells ours from the site's pages.
@@ -105,6 +108,36 @@ def remember(history: Sequence[AddressRecord], current: Address, now: datetime |
     kept = [record for record in history if record.path != current.path]
     kept.append(AddressRecord(current.url, current.path, moment))
     return tuple(kept[-MAX_ADDRESSES:])
+
+
+def history(entry: Entry) -> tuple[AddressRecord, ...]:
+    """The addresses recorded in a manifest entry, oldest first; unreadable items are dropped."""
+    value = entry.records.get(ADDRESSES)
+    found: list[AddressRecord] = []
+    for item in value if isinstance(value, list) else ():
+        try:
+            found.append(AddressRecord.from_json(item))
+        except ValueError:
+            continue
+    return tuple(found)
+
+
+def record(manifest: Manifest, current: Mapping[str, Address]) -> tuple[dict[str, tuple[AddressRecord, ...]], bool]:
+    """Record each article's `current` address in its manifest entry (in memory); returns every
+    entry's history and whether any changed (then the caller saves the manifest)."""
+    histories = {article_id: history(entry) for article_id, entry in manifest.entries.items()}
+    changed = False
+    for article_id, address in current.items():
+        entry = manifest.entries.get(article_id)
+        if entry is None:
+            continue
+        updated = remember(histories[article_id], address)
+        if updated != histories[article_id]:
+            manifest.entries[article_id] = replace(
+                entry, records={**entry.records, ADDRESSES: [item.to_json() for item in updated]}
+            )
+            histories[article_id], changed = updated, True
+    return histories, changed
 
 
 @dataclass(frozen=True)

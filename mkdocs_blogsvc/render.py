@@ -23,7 +23,7 @@ import json
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,8 @@ from markupsafe import Markup
 
 from mkdocs_blogsvc import __version__, jsonld, sanitize
 from mkdocs_blogsvc.errors import BadTemplate
+from mkdocs_blogsvc.links import HostedBlog, Targets
+from mkdocs_blogsvc.links import rewrite as rewrite_links
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import Article, format_timestamp
 from mkdocs_blogsvc.sanitize import Removed, clean_markdown
@@ -182,6 +184,27 @@ def _describe(exc: Exception, filename: str) -> str:
 
 
 @dataclass(frozen=True)
+class ArticleLinks:
+    """Links between articles (see `links`): where the blog is hosted, and its pages.
+    `found` keeps, by article id, the links each rendered page holds (for its page record)."""
+
+    blog: HostedBlog
+    targets: Targets
+    found: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
+
+    def rewrite(self, article: Article, body: str, src_uri: str) -> str:
+        done = rewrite_links(body, here=src_uri, blog=self.blog, targets=self.targets,
+                             link_text=lambda target: md_text(target.title))
+        self.found[article.id] = sorted(set(done.references))
+        for url in dict.fromkeys(done.unresolved):
+            log.info(
+                "article %s links to %s, which is not a published article of the blog: the link is left as it is",
+                article.id, url,
+            )
+        return done.text
+
+
+@dataclass(frozen=True)
 class PagePaths:
     """Where one article lives in the site (docs-relative POSIX paths)."""
 
@@ -219,12 +242,16 @@ class Renderer:
             importlib.metadata.version("nh3"), markdown.__version__,
         )
 
-    def page(self, article: Article, slug: str, paths: PagePaths, *, export: ExportHead | None = None) -> str:
+    def page(
+        self, article: Article, slug: str, paths: PagePaths, *, export: ExportHead | None = None,
+        links: ArticleLinks | None = None,
+    ) -> str:
         """The Markdown page of `article`: YAML front matter, heading, cover image, body.
 
         With `export` (pages for generators that run no plugins, see `ExportHead`), the front
         matter also carries the head tags' values in a `blogsvc` mapping, and the page ends
-        with the JSON-LD, after everything the page template produced."""
+        with the JSON-LD, after everything the page template produced. With `links`, links to
+        other articles on the service point at their pages on the site."""
         here = posixpath.dirname(paths.src_uri)
 
         def local(url: str) -> str | None:
@@ -243,6 +270,8 @@ class Renderer:
             relative = local(url)
             if relative:
                 body = body.replace(url, relative)
+        if links is not None:
+            body = links.rewrite(article, body, paths.src_uri)
         heading, body = _split_heading(body)
         extra = None
         if export is not None:

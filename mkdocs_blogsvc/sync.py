@@ -20,14 +20,26 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from typing import Protocol
 
 from mkdocs_blogsvc import images as image_files
 from mkdocs_blogsvc.api import display_url
 from mkdocs_blogsvc.cache import Cache, CacheContents, Entry, Manifest
-from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable
+from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable, InvalidResponse
 from mkdocs_blogsvc.logs import log
-from mkdocs_blogsvc.models import Article, BlogStatus, KnownArticle, SyncResult
+from mkdocs_blogsvc.models import (
+    Article,
+    BlogStatus,
+    KnownArticle,
+    SyncResult,
+    format_timestamp,
+    parse_timestamp,
+)
+
+#: Blog-wide manifest records: when the last full sync was; the blog's slug (links to the hosted blog).
+LAST_FULL_SYNC = "lastFullSync"
+BLOG_SLUG = "blogSlug"
 
 
 class SyncClient(Protocol):
@@ -75,9 +87,13 @@ class _Diff:
 
 
 def sync_cache(
-    cache: Cache, client: SyncClient, *, download_images: bool = True, contents: CacheContents | None = None
+    cache: Cache, client: SyncClient, *, download_images: bool = True, contents: CacheContents | None = None,
+    full_sync_interval: float | None = None,
 ) -> tuple[CacheContents, SyncReport]:
     """Bring the cache in line with the service; the caller holds the cache's lock.
+
+    With `full_sync_interval` (seconds), the sync asks for every article when the last full
+    sync is that old (see `full_sync_due`); None never does, besides the first sync.
 
     `contents` is the cache as the caller just read it (read again when None). Raises
     `BlogServiceError` when the sync call fails (nothing changed on disk), `CacheUnwritable`
@@ -85,10 +101,14 @@ def sync_cache(
     started = time.perf_counter()
     try:
         contents = contents or cache.read()
-        result = client.sync(contents.manifest.known_articles())
+        now = datetime.now(timezone.utc)
+        full = full_sync_due(contents.manifest, full_sync_interval, now)
+        result = client.sync([] if full else contents.manifest.known_articles())
+        if full:
+            result = _as_incremental(result, contents)
         diff = _diff(contents, result)
         wanted, cached_images = _fetch_images(cache, client, contents.manifest, diff, download_images)
-        manifest = _commit(cache, client, contents.manifest, diff, wanted, cached_images)
+        manifest = _commit(cache, client, contents.manifest, diff, wanted, cached_images, now if full else None)
         _cleanup(cache, contents, manifest)
     except OSError as exc:
         raise CacheUnwritable(cache.root, exc) from None
@@ -143,7 +163,7 @@ def _fetch_images(
 
 def _commit(
     cache: Cache, client: SyncClient, old: Manifest, diff: _Diff,
-    wanted: dict[str, list[str]], cached_images: dict[str, tuple[str, int]],
+    wanted: dict[str, list[str]], cached_images: dict[str, tuple[str, int]], full_at: datetime | None,
 ) -> Manifest:
     """Phase 3: write the changed articles' files, then the new manifest (the commit point).
     An article keeps the `records` of its old entry, updated or not."""
@@ -152,6 +172,8 @@ def _commit(
         records=dict(old.records),
     )
     unchanged = len(diff.articles) == len(old.entries)
+    if full_at is not None:
+        manifest.records[LAST_FULL_SYNC] = format_timestamp(full_at)
     for article_id, article in diff.articles.items():
         entry = diff.kept.get(article_id) or cache.write_article(article)
         previous = old.entries.get(article_id)
@@ -165,9 +187,10 @@ def _commit(
         manifest.entries[article_id] = replace(
             entry, images=images, image_sizes=sizes, records=dict(previous.records) if previous is not None else {},
         )
-    if manifest.blog_language is None:
+    if manifest.blog_language is None or BLOG_SLUG not in manifest.records:
         _learn_blog(client, manifest)
-    unchanged = unchanged and (manifest.blog_language, manifest.blog_name) == (old.blog_language, old.blog_name)
+    unchanged = (unchanged and (manifest.blog_language, manifest.blog_name) == (old.blog_language, old.blog_name)
+                 and manifest.records == old.records)  # blogSlug, lastFullSync
     if old.stats_refreshed or not unchanged:
         cache.save(manifest)
     return manifest
@@ -192,3 +215,36 @@ def _learn_blog(client: SyncClient, manifest: Manifest) -> None:
         log.debug("blog language unknown (%s)", exc)
         return
     manifest.blog_language, manifest.blog_name = status.blog.language, status.blog.name
+    manifest.records[BLOG_SLUG] = status.blog.slug
+
+
+def full_sync_due(manifest: Manifest, interval: float | None, now: datetime) -> bool:
+    """Whether this sync asks for every article (an empty `knownArticles`).
+
+    Why: `contentHash` covers title, description, content and tags only, so an incremental
+    sync never reports an article whose slug or dates alone changed (and so its URL on the
+    site); a full sync every `interval` seconds brings those in. 0: every sync; None: never."""
+    if interval is None:
+        return False
+    if not manifest.entries:
+        return True  # a first sync asks for everything anyway: remember when it was
+    last = manifest.records.get(LAST_FULL_SYNC)
+    try:
+        moment = parse_timestamp(last) if isinstance(last, str) else None
+    except InvalidResponse:
+        moment = None
+    return moment is None or not 0 <= (now - moment).total_seconds() < interval
+
+
+def _as_incremental(result: SyncResult, contents: CacheContents) -> SyncResult:
+    """A full sync's answer as an incremental one: a cached article the service did not send
+    is deleted; one it sent unchanged (its view count aside) is left out, so it keeps its entry."""
+    sent = {article.id for article in (*result.new, *result.updated)}
+    sent |= {skipped.id for skipped in result.skipped if skipped.id}  # malformed now is not deleted
+    cached = contents.articles
+    changed = tuple(
+        article for article in (*result.new, *result.updated)
+        if article.id not in cached or replace(article, view_count=cached[article.id].view_count) != cached[article.id]
+    )
+    deleted = tuple(article_id for article_id in contents.manifest.entries if article_id not in sent)
+    return replace(result, new=changed, updated=(), deleted=deleted)

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import posixpath
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -23,9 +26,9 @@ from mkdocs.config import load_config
 from sqlalchemy import update
 from werkzeug.serving import make_server
 
-from mkdocs_blogsvc.server import create_app, tables
+from mkdocs_blogsvc.server import content, create_app, tables
 from mkdocs_blogsvc.server.database import Database
-from tests.conftest import Owner, add_article, issue_access_token
+from tests.conftest import LiveServer, Owner, add_article, add_owner, issue_access_token
 from tests.e2e.sites import Service, write_credentials, write_site
 
 SITE_URL = "https://example.test/site/"
@@ -77,9 +80,9 @@ def page_of(site_dir: Path, slug: str) -> Path | None:
 
 
 def change_slug(db: Database, article_id: str, slug: str) -> None:
-    """What `server admin update-article ID --slug NEW` does: the slug moves, contentHash stays."""
-    with db.session(write=True) as session:
-        session.execute(update(tables.Article).where(tables.Article.id == article_id).values(slug=slug))
+    """`server admin update-article ID --slug NEW` through the content layer: the slug moves,
+    contentHash stays (it covers title, description, content and tags only)."""
+    content.update_article(db, article_id, content.ArticleInput(slug=slug))
 
 
 def delete(db: Database, article_id: str) -> None:
@@ -347,3 +350,30 @@ def test_no_site_url_no_canonical_and_relative_redirects(tmp_path: Path, service
     assert Page(new).canonical == []
     redirect = Page(site_dir / old_relative)
     assert redirect.canonical == [posixpath.relpath(url_of(site_dir, new), posixpath.dirname(old_relative.as_posix())) + "/"]
+
+
+def test_slug_changed_with_the_admin_command_on_a_running_service(tmp_path: Path, live_server: LiveServer) -> None:
+    """As a user does it: `server admin update-article ID --slug NEW` next to a running service,
+    then `mkdocs build` in a process of its own."""
+    database = Database.from_path(live_server.db_path)
+    owner = add_owner(database)
+    moving = add_article(database, owner.blog_id, "Moving post", content="# Moving post\n\nThe body that moves.")
+    config = make_site(tmp_path, live_server.url, database, owner, material=False)
+    database.dispose()
+
+    def mkdocs_build() -> None:
+        result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", str(config)], capture_output=True,
+                                text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=120, check=False)
+        assert result.returncode == 0, result.stderr
+
+    mkdocs_build()
+    site_dir = tmp_path / "site"
+    assert page_of(site_dir, "moving-post") is not None
+    changed = live_server.admin("update-article", moving, "--slug", "moved-post")
+    assert changed.returncode == 0, changed.stderr
+    refused = live_server.admin("update-article", moving, "--slug", "Not A Slug")
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    mkdocs_build()
+    new = page_of(site_dir, "moved-post")
+    assert new is not None and "The body that moves." in new.read_text()
+    assert follows(site_dir / "blog" / "posts" / "moving-post" / "index.html", site_dir) == new.resolve()
