@@ -363,7 +363,7 @@ def test_recorded_data_follows_its_article_through_updates_and_goes_with_it(db: 
     manifest = cache.load()
     for article_id in (kept, gone):
         manifest.entries[article_id] = replace(manifest.entries[article_id], records={"urls": [f"blog/posts/{article_id}/"]})
-    manifest.records = {"redirects": {"old/": "new/"}}
+    manifest.records = {**manifest.records, "redirects": {"old/": "new/"}}  # blogSlug kept
     cache.save(manifest)
     with db.session(write=True) as session:
         session.execute(update(tables.Article).where(tables.Article.id == kept).values(
@@ -373,4 +373,4 @@ def test_recorded_data_follows_its_article_through_updates_and_goes_with_it(db: 
     assert (report.updated, report.deleted) == ([kept], [gone])
     assert contents.manifest.entries[kept].records == {"urls": [f"blog/posts/{kept}/"]}
     assert cache.load().entries[kept].records == {"urls": [f"blog/posts/{kept}/"]}
-    assert gone not in cache.load().entries and cache.load().records == {"redirects": {"old/": "new/"}}
+    assert gone not in cache.load().entries and cache.load().records == manifest.records
