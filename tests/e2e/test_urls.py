@@ -281,6 +281,18 @@ def test_links_to_articles_on_the_service_point_at_the_site(
     assert f"[in code]({hosted}/target-post)" in page.text  # code is shown as written
     assert f"blogsvc: article {linking} links to {hosted}/secret-draft, which is not a published article" in caplog.text
 
+    # The target linked by id moves: the linking page (itself unchanged) is rendered again and
+    # follows it; a page with no link to it keeps its file.
+    other_page = tmp_path / ".cache" / "blogsvc" / "docs" / "blog" / "posts" / "target-post.md"
+    mtime = other_page.stat().st_mtime_ns
+    change_slug(db, target_by_id, "second-renamed")
+    site_dir = run_build(config)
+    page_file, moved = page_of(site_dir, "linking-post"), page_of(site_dir, "second-renamed")
+    assert page_file is not None and moved is not None
+    local = {(page_file.parent / href.split("#")[0]).resolve() for href in Page(page_file).links if "://" not in href}
+    assert moved.parent.resolve() in local and second.parent.resolve() not in local
+    assert other_page.stat().st_mtime_ns == mtime
+
 
 @pytest.mark.parametrize("material", [True, False], ids=["material", "mkdocs-theme"])
 def test_sitemap_lastmod_is_each_articles_updated_at(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,9 +28,9 @@ class CountingRenderer(Renderer):
         self.rendered: list[str] = []
         self.indexes = 0
 
-    def page(self, article: Article, slug: str, paths: PagePaths) -> str:
+    def page(self, article: Article, slug: str, paths: PagePaths, **options: Any) -> str:
         self.rendered.append(article.id)
-        return super().page(article, slug, paths)
+        return super().page(article, slug, paths, **options)
 
     def index(self, title: str, items, src_uri: str) -> str:  # type: ignore[no-untyped-def]
         self.indexes += 1
