@@ -29,7 +29,7 @@ IN_PROCESS_URL = "http://testserver"
 
 #: Fixtures shared by the plugin and end-to-end tests: a service in a thread with an owner,
 #: real logins, and a clean MkDocs plugin cache for every test.
-pytest_plugins = ["tests.e2e.sites", "tests.plugin.auth_helpers"]
+pytest_plugins = ["tests.e2e.sites", "tests.plugin.auth_helpers", "tests.postgres"]
 
 
 @pytest.fixture(autouse=True)
@@ -139,11 +139,13 @@ class LiveServer:
     url: str
     db_path: Path
     process: subprocess.Popen[bytes]
+    #: The `--db` value when the database is a URL (PostgreSQL); else `db_path` is the SQLite file.
+    database_url: str | None = None
 
     def admin(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Run `mkdocs-blogsvc server admin --db <db> ARGS...` as a user would."""
         return subprocess.run(
-            [sys.executable, "-m", "mkdocs_blogsvc", "server", "admin", "--db", str(self.db_path), *args],
+            [sys.executable, "-m", "mkdocs_blogsvc", "server", "admin", "--db", self.database_url or str(self.db_path), *args],
             check=False, capture_output=True, text=True, timeout=60,
         )
 
@@ -157,13 +159,14 @@ class LiveServer:
                 self.process.wait()
 
 
-def start_live_server(db_path: Path, *args: str, env: dict[str, str] | None = None) -> LiveServer:
-    """`server run` on a free loopback port; `args` are more `server run` options."""
+def start_live_server(db_path: Path, *args: str, env: dict[str, str] | None = None, database_url: str | None = None) -> LiveServer:
+    """`server run` on a free loopback port; `args` are more `server run` options. The database is
+    `db_path` (SQLite), or `database_url` with the log next to `db_path`."""
     port = free_port()
     log_path = db_path.with_suffix(".log")
     with log_path.open("wb") as log:  # a file: a full pipe would block it; the child keeps its own handle
         process = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs_blogsvc", "server", "run", "--db", str(db_path), "--host", "127.0.0.1", "--port", str(port), *args],
+            [sys.executable, "-m", "mkdocs_blogsvc", "server", "run", "--db", database_url or str(db_path), "--host", "127.0.0.1", "--port", str(port), *args],
             stdout=subprocess.DEVNULL, stderr=log, env=None if env is None else {**os.environ, **env},
         )
     url = f"http://127.0.0.1:{port}"
@@ -173,7 +176,7 @@ def start_live_server(db_path: Path, *args: str, env: dict[str, str] | None = No
             raise RuntimeError(f"server exited: {log_path.read_text(errors='replace')}")
         try:
             httpx.get(f"{url}/openapi.json", timeout=1)
-            return LiveServer(url, db_path, process)
+            return LiveServer(url, db_path, process, database_url)
         except httpx.TransportError:
             time.sleep(0.1)
     process.kill()

@@ -21,29 +21,24 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from mkdocs_blogsvc.server import content, listings
 from mkdocs_blogsvc.server import seed as seeding
-from mkdocs_blogsvc.server.database import Database
-from mkdocs_blogsvc.server.errors import ContentError
+from mkdocs_blogsvc.server.database import Database, first_line
+from mkdocs_blogsvc.server.errors import ContentError, DatabaseError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 DB_OPTION = click.option(
-    "--db", "db_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-    help="SQLite database file (created with its schema on first use).",
+    "--db", "db_target", required=True, metavar="PATH_OR_URL",
+    help="SQLite database file, or a SQLAlchemy URL such as postgresql+psycopg://USER:PASSWORD@HOST/NAME. "
+    "An empty database gets the schema on first use.",
 )
 
 
-def open_database(db_path: Path) -> Database:
-    """The database at `db_path`, or a one-line click error naming it."""
-    if not db_path.parent.is_dir():
-        raise click.ClickException(f"cannot open database {db_path}: folder {db_path.parent} does not exist")
+def open_database(target: str, *, check_schema: bool = True) -> Database:
+    """The database named by `--db`, or a one-line click error naming it."""
     try:
-        return Database.from_path(db_path)
-    except SQLAlchemyError as exc:
-        raise click.ClickException(f"cannot open database {db_path}: {_first_line(exc)}") from None
-
-
-def _first_line(exc: SQLAlchemyError) -> str:
-    return str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        return Database.open(target, check_schema=check_schema)
+    except DatabaseError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 # --- server admin ---------------------------------------------------------------------------
@@ -52,9 +47,9 @@ def _first_line(exc: SQLAlchemyError) -> str:
 @click.group("admin")
 @DB_OPTION
 @click.pass_context
-def admin_group(ctx: click.Context, db_path: Path) -> None:
+def admin_group(ctx: click.Context, db_target: str) -> None:
     """Script the service: users, blogs, clients, articles, the test clock. Prints JSON or tables."""
-    ctx.obj = db_path
+    ctx.obj = db_target
 
 
 def _command(name: str) -> Callable[[F], F]:
@@ -71,7 +66,7 @@ def _command(name: str) -> Callable[[F], F]:
             except ContentError as exc:
                 raise click.ClickException(str(exc)) from None
             except SQLAlchemyError as exc:
-                raise click.ClickException(f"database error: {_first_line(exc)}") from None
+                raise click.ClickException(f"database error: {first_line(exc)}") from None
             finally:
                 database.dispose()
             click.echo(result if isinstance(result, str) else json.dumps(result, indent=2, ensure_ascii=False))
@@ -328,6 +323,20 @@ def list_connections(db: Database) -> list[dict[str, Any]]:
 def advance_clock(db: Database, seconds: float) -> dict[str, Any]:
     """Move the service's clock forward by SECONDS; a running server sees it at once."""
     return content.advance_clock(db, seconds)
+
+
+@admin_group.command("migrate")
+@click.pass_context
+def migrate(ctx: click.Context) -> None:
+    """Upgrade the database's schema to this version (back it up first); prints the revisions."""
+    database = open_database(ctx.obj, check_schema=False)
+    try:
+        before, after = database.migrate()
+    except SQLAlchemyError as exc:
+        raise click.ClickException(f"cannot migrate database {database.shown}: {first_line(exc)}") from None
+    finally:
+        database.dispose()
+    click.echo(json.dumps({"database": database.shown, "from": before, "to": after}, indent=2))
 
 
 @_command("seed")

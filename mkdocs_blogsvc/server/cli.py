@@ -9,7 +9,6 @@ from __future__ import annotations
 import signal
 import socket
 import threading
-from pathlib import Path
 from types import FrameType
 from urllib.parse import urlsplit
 
@@ -66,7 +65,7 @@ class _AccessLog(WSGIRequestHandler):
     "--threads", default=4, show_default=True, type=click.IntRange(1, 64),
     help="Requests each gunicorn worker serves at once (with --workers above 1).",
 )
-def run(db_path: Path, host: str, port: int, allow_remote: bool, public_url: str | None, workers: int, threads: int) -> None:
+def run(db_target: str, host: str, port: int, allow_remote: bool, public_url: str | None, workers: int, threads: int) -> None:
     """Serve the service until Ctrl-C or SIGTERM."""
     host = host.strip("[]")  # an IPv6 literal may be given as in a URL
     if not allow_remote and not is_loopback_host(host):
@@ -79,9 +78,9 @@ def run(db_path: Path, host: str, port: int, allow_remote: bool, public_url: str
         listener = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    database = open_database(db_path)
+    database = open_database(db_target)
     try:
-        secret = session_secret(str(db_path), database)
+        secret = session_secret(db_target, database)
     except ConfigurationError as exc:
         raise click.ClickException(str(exc)) from None
     shown_host = f"[{host}]" if ":" in host else host
@@ -91,11 +90,11 @@ def run(db_path: Path, host: str, port: int, allow_remote: bool, public_url: str
         no_users = not session.scalar(select(func.count()).select_from(tables.User))
     if workers > 1:
         database.dispose()  # each worker opens its own connections after the fork
-        click.echo(f"Blog Content Service on http://{shown_host}:{listener.getsockname()[1]} (database {db_path}{public}{processes})")
+        click.echo(f"Blog Content Service on http://{shown_host}:{listener.getsockname()[1]} (database {database.shown}{public}{processes})")
         if no_users:
-            click.echo(f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {db_path} seed`.", err=True)
+            click.echo(f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {database.argument} seed`.", err=True)
         serve_with_gunicorn(  # gunicorn owns (and closes) the socket from here
-            lambda: create_app(open_target(str(db_path)), secret_key=secret, public_url=public_url),
+            lambda: create_app(open_target(db_target), secret_key=secret, public_url=public_url),
             listener_fd=listener.detach(), workers=workers, threads=threads,
         )
         click.echo("Stopped.", err=True)
@@ -103,9 +102,9 @@ def run(db_path: Path, host: str, port: int, allow_remote: bool, public_url: str
     with listener:
         app = create_app(database, secret_key=secret, public_url=public_url)
         httpd = make_server(host, port, app, threaded=True, request_handler=_AccessLog, fd=listener.fileno())
-    click.echo(f"Blog Content Service on http://{shown_host}:{httpd.socket.getsockname()[1]} (database {db_path}{public})")
+    click.echo(f"Blog Content Service on http://{shown_host}:{httpd.socket.getsockname()[1]} (database {database.shown}{public})")
     if no_users:
-        click.echo(f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {db_path} seed`.", err=True)
+        click.echo(f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {database.argument} seed`.", err=True)
 
     def stop(_signum: int, _frame: FrameType | None) -> None:
         # shutdown() waits for serve_forever() to return, so it cannot run on this thread.

@@ -1,22 +1,33 @@
-"""The service's database: engine, transactions and the test clock.
+"""The service's database: engine, transactions, schema check and the test clock.
 
 SQLite by default (WAL mode, so a running server and `server admin` commands share one
-database file and see each other's writes at once); any SQLAlchemy URL works.
+database file and see each other's writes at once), or PostgreSQL for several processes and
+hosts (`postgresql+psycopg://user:password@host/name`). `Database.open` takes either a SQLite
+file path or a SQLAlchemy URL. Races that matter are settled by one conditional statement in
+the database, never by a lock in one process, so they hold on both.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import create_engine, event, select
-from sqlalchemy.engine import Engine
+from sqlalchemy import create_engine, event, insert, select
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from mkdocs_blogsvc.server.tables import Base, ClockOffset
+from mkdocs_blogsvc.server import schema
+from mkdocs_blogsvc.server.errors import DatabaseError
+from mkdocs_blogsvc.server.tables import ClockOffset, ServiceKey
+
+#: How the admin commands are named in messages that tell the operator what to run.
+ADMIN_COMMAND = "mkdocs-blogsvc server admin --db"
 
 #: How long a transaction waits for a lock (or a connection) by default: admin commands may queue.
 DEFAULT_LOCK_TIMEOUT = 30.0
@@ -31,26 +42,97 @@ WRITE_TRANSACTION = "blogsvc_write"
 class Database:
     """The engine, a session factory and the clock of one service database."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, check_schema: bool = True) -> None:
+        """Connect to `url`; with `check_schema`, create the schema of an empty database and
+        refuse one at another revision (`StaleDatabase`, see `schema`)."""
         self.url = url
-        is_sqlite = url.startswith("sqlite")
+        self.is_sqlite = is_sqlite = url.startswith("sqlite")
         self._lock_timeout = DEFAULT_LOCK_TIMEOUT
         self.engine: Engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": DEFAULT_LOCK_TIMEOUT} if is_sqlite else {"connect_timeout": 10},
-            **({} if is_sqlite else {"pool_timeout": REQUEST_LOCK_TIMEOUT}),
+            **({} if is_sqlite else {"pool_timeout": REQUEST_LOCK_TIMEOUT, "pool_pre_ping": True}),
         )
         if is_sqlite:
             event.listen(self.engine, "connect", lambda connection, _record: _sqlite_pragmas(connection, self._lock_timeout))
             event.listen(self.engine, "begin", _begin)
         else:
             event.listen(self.engine, "connect", lambda connection, _record: _server_timeouts(connection, self._lock_timeout))
-        Base.metadata.create_all(self.engine)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        if check_schema:
+            try:
+                with self._schema_transaction() as connection:
+                    schema.check(connection, self.shown, f"{ADMIN_COMMAND} {self.argument}")
+            except BaseException:
+                self.engine.dispose()
+                raise
 
     @classmethod
     def from_path(cls, path: str | os.PathLike[str]) -> Database:
         return cls(f"sqlite:///{os.fspath(path)}")
+
+    @classmethod
+    def open(cls, target: str, *, check_schema: bool = True) -> Database:
+        """The database named on a command line: a SQLAlchemy URL (`scheme://...`) or a SQLite
+        file path. Every failure is a `DatabaseError` with one line naming the database."""
+        if "://" in target:
+            try:
+                url = make_url(target)
+            except ArgumentError:
+                raise DatabaseError(f"invalid database URL {target!r}: use postgresql+psycopg://USER:PASSWORD@HOST/NAME or a SQLite file path") from None
+            shown = url.render_as_string(hide_password=True)
+        else:
+            path = Path(target)
+            if not path.parent.is_dir():
+                raise DatabaseError(f"cannot open database {target}: folder {path.parent} does not exist")
+            url, shown = make_url(f"sqlite:///{target}"), target
+        try:
+            return cls(url.render_as_string(hide_password=False), check_schema=check_schema)
+        except DatabaseError:
+            raise
+        except (SQLAlchemyError, ImportError) as exc:
+            raise DatabaseError(f"cannot open database {shown}: {first_line(exc)}") from None
+
+    @property
+    def shown(self) -> str:
+        """The database as messages name it: a SQLite path, or the URL without its password."""
+        url = make_url(self.url)
+        if self.is_sqlite:
+            return url.database or ":memory:"
+        return url.render_as_string(hide_password=True)
+
+    @property
+    def argument(self) -> str:
+        """What to pass to `--db` to reach this database again (the password shown as ***)."""
+        return self.shown if self.is_sqlite else f"'{self.shown}'"
+
+    @contextmanager
+    def _schema_transaction(self) -> Iterator[Connection]:
+        """A write transaction for schema work (SQLite's write lock taken at BEGIN)."""
+        with self.engine.connect().execution_options(**{WRITE_TRANSACTION: True}) as connection, connection.begin():
+            yield connection
+
+    def migrate(self) -> tuple[str | None, str]:
+        """Upgrade the schema to this version's revision; (revision before, after)."""
+        with self._schema_transaction() as connection:
+            return schema.migrate(connection)
+
+    def service_key(self, name: str) -> str:
+        """A secret shared by every process on this database, made on first use (first writer wins)."""
+        with self.session() as session:
+            value = session.get(ServiceKey, name)
+            if value is not None:
+                return value.value
+        try:
+            with self.session(write=True) as session:
+                if session.get(ServiceKey, name) is None:
+                    session.execute(insert(ServiceKey).values(name=name, value=secrets.token_hex(32)))
+        except IntegrityError:
+            pass  # another process stored it first: theirs is read below
+        with self.session() as session:
+            stored = session.get(ServiceKey, name)
+            assert stored is not None
+            return stored.value
 
     @contextmanager
     def session(self, *, write: bool = False) -> Iterator[Session]:
@@ -125,3 +207,8 @@ def _server_timeouts(dbapi_connection: Any, lock_timeout: float) -> None:
     cursor.execute(f"SET lock_timeout = {int(lock_timeout * 1000)}")
     cursor.close()
     dbapi_connection.commit()
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of a database failure, as the driver put it."""
+    return str(getattr(exc, "orig", None) or exc).splitlines()[0]

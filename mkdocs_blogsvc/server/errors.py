@@ -7,8 +7,12 @@ ServiceError                 root: catch this to catch any refusal of the servic
 │   └── ImageError           bytes that are not an image the service hosts (too large, SVG...)
 ├── ApiError                 an error answer of the data API: HTTP status, the spec's `error`
 │                            code and description, extra headers; `api.register` sends it
-└── ConsentDriverError       the sign-in and consent pages did not go as a script expected
-                             (`consent_driver`, used by tests and `mkdocs-blogsvc demo`)
+├── ConsentDriverError       the sign-in and consent pages did not go as a script expected
+│                            (`consent_driver`, used by tests and `mkdocs-blogsvc demo`)
+├── DatabaseError            the database cannot be opened or reached (one line naming it)
+│   └── StaleDatabase        its schema is not this version's: run `server admin migrate`
+└── wsgi.ConfigurationError  the BLOGSVC_* environment does not describe a service (it names
+                             the variable); defined next to the WSGI entry point it guards
 ```
 
 Outside the tree, on purpose: the OAuth endpoints' errors are Authlib's `OAuth2Error` classes
@@ -47,3 +51,11 @@ class ApiError(ServiceError):
 
 class ConsentDriverError(ServiceError):
     """The pages did not go as expected (no form, failed sign-in, unknown blog, error page)."""
+
+
+class DatabaseError(ServiceError):
+    """The database cannot be opened or reached; the message names it (never its password)."""
+
+
+class StaleDatabase(DatabaseError):
+    """The database's schema revision is not the one this version uses."""

@@ -64,7 +64,7 @@ def _schemas(max_limit: int, max_known_articles: int) -> dict[str, Any]:
     return {
         "Timestamp": {**timestamp, "description": "ISO 8601, UTC, millisecond precision."},
         "Article": _object({
-            "id": {"type": "string", "pattern": "^[a-z][0-9a-z]{24}$", "description": "CUID."},
+            "id": {"type": "string", "pattern": "^c[0-9a-z]{24}$", "description": "CUID: c and 24 lowercase base-36 characters."},
             "slug": {"type": "string", "minLength": 1},
             "title": {"type": "string"},
             "description": _nullable({"type": "string"}),

@@ -77,10 +77,12 @@ _FINGERPRINT = hashlib.sha256(f"{os.getpid()}{secrets.token_hex(8)}".encode()).h
 
 
 def new_cuid() -> str:
-    """A collision-resistant id in the CUID2 shape: a letter, then 24 lowercase base-36 characters.
+    """A collision-resistant id in the shape of the hosted service's CUIDs: `c`, then 24
+    lowercase base-36 characters (25 in all, as Prisma's `cuid()` makes them).
 
-    Like CUID2 it hashes a timestamp, a counter, a per-process fingerprint and random bytes, so
-    ids leak neither creation order nor the host.
+    Unlike a classic CUID (timestamp first), the 24 characters hash a timestamp, a counter, a
+    per-process fingerprint and random bytes, as CUID2 does, so ids leak neither creation order
+    nor the host. 24 base-36 characters hold about 124 bits.
     """
     global _cuid_counter
     with _cuid_lock:
@@ -92,4 +94,4 @@ def new_cuid() -> str:
     for _ in range(24):
         number, digit = divmod(number, 36)
         body.append(_BASE36[digit])
-    return _BASE36[10 + secrets.randbelow(26)] + "".join(body)
+    return "c" + "".join(body)

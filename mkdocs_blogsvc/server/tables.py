@@ -178,3 +178,11 @@ class ClockOffset(Base):
     __tablename__ = "clock"
     id: Mapped[int] = mapped_column(primary_key=True)
     offset_seconds: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+class ServiceKey(Base):
+    """A secret every process of the service shares (the session signing key), by name."""
+
+    __tablename__ = "service_keys"
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)

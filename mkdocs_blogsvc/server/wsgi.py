@@ -29,19 +29,21 @@ from flask import Flask
 from mkdocs_blogsvc.fileio import atomic_write
 from mkdocs_blogsvc.server.app import create_app
 from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.errors import ServiceError
 
 DB_VARIABLE = "BLOGSVC_DB"
 PUBLIC_URL_VARIABLE = "BLOGSVC_PUBLIC_URL"
 SECRET_VARIABLE = "BLOGSVC_SECRET_KEY"
 
 
-class ConfigurationError(Exception):
+class ConfigurationError(ServiceError):
     """The environment does not describe a service; the message says which variable and why."""
 
 
 def open_target(target: str) -> Database:
-    """The database named by a `--db` value or `BLOGSVC_DB`: a SQLAlchemy URL or a SQLite path."""
-    return Database(target) if "://" in target else Database.from_path(target)
+    """The database named by a `--db` value or `BLOGSVC_DB`: a SQLAlchemy URL or a SQLite path
+    (`Database.open`: a stale schema or an unreachable database is a one-line `DatabaseError`)."""
+    return Database.open(target)
 
 
 def session_secret(target: str, database: Database | None = None) -> str:

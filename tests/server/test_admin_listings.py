@@ -14,10 +14,11 @@ from mkdocs_blogsvc.cli import main
 from mkdocs_blogsvc.server import content, tables
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import Owner, add_owner, issue_access_token
+from tests.server.conftest import db_argument
 
 
 def admin(db: Database, *args: str) -> Result:
-    return CliRunner().invoke(main, ["server", "admin", "--db", db.url.removeprefix("sqlite:///"), *args])
+    return CliRunner().invoke(main, ["server", "admin", "--db", db_argument(db), *args])
 
 
 def admin_json(db: Database, *args: str) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from importlib import resources
 
@@ -49,7 +50,7 @@ def test_create_blog(db: Database) -> None:
     content.create_user(db, "carol", "pw")
     blog = content.create_blog(db, owner="carol", name="Carol's", slug="carol", language="pt", description="Notas")
     assert blog["slug"] == "carol" and blog["language"] == "pt" and blog["owner"] == "carol"
-    assert blog["id"][0].isalpha() and len(blog["id"]) == 25
+    assert re.fullmatch(r"c[0-9a-z]{24}", blog["id"])  # the hosted service's CUID shape
 
 
 @pytest.mark.parametrize(
@@ -268,3 +269,10 @@ def test_advance_clock_moves_forward_only(db: Database) -> None:
     with pytest.raises(ContentError, match="only moves forward"):
         content.advance_clock(db, -1)
     assert content.advance_clock(db, 0)["offset_seconds"] == 3601
+
+
+def test_ids_have_the_cuid_shape_and_do_not_repeat() -> None:
+    ids = [security.new_cuid() for _ in range(5000)]
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"c[0-9a-z]{24}", value) for value in ids)
+    assert len({value[1] for value in ids}) == 36  # the body is spread over every base-36 digit

@@ -1,5 +1,9 @@
 """SQLite transactions of the service: reads run side by side (WAL), writes queue up at BEGIN.
 
+SQLite only (this module's `db`): PostgreSQL has row locks and MVCC instead of one write lock,
+and the guarantees that matter on both (a token spent once, a code redeemed once, counters) are
+shown on both databases by `test_races.py` and the OAuth tests.
+
 Every wait is bounded by a short timeout on a worker thread, so a regression (a read taking the
 write lock) fails in seconds instead of hanging for SQLite's 30-second busy timeout.
 """
@@ -7,13 +11,15 @@ write lock) fails in seconds instead of hanging for SQLite's 30-second busy time
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
+import pytest
 from sqlalchemy import func, select
 
 from mkdocs_blogsvc.server import tables
@@ -22,6 +28,15 @@ from tests.conftest import add_article, add_owner, issue_access_token
 from tests.server.oauth_support import add_client, authorize_url
 
 T = TypeVar("T")
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    database = Database.from_path(tmp_path / "service.db")
+    yield database
+    database.dispose()
+
+
 TIMEOUT = 5.0
 
 

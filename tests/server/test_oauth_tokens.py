@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import httpx
 from sqlalchemy import select
@@ -139,9 +138,9 @@ def test_revoke_grant_kills_every_token_of_the_grant(db, app, http) -> None:
     assert response.json() == {"error": "invalid_grant", "error_description": "The refresh token was revoked; authorize again."}
 
 
-def test_concurrent_refreshes_with_one_token_give_exactly_one_success(tmp_path: Path) -> None:
-    """Two threads, two connections, one SQLite file: the conditional UPDATE lets one through."""
-    db = Database.from_path(tmp_path / "race.db")
+def test_concurrent_refreshes_with_one_token_give_exactly_one_success(db: Database) -> None:
+    """Four threads, four connections, one database (SQLite file or PostgreSQL): the conditional
+    UPDATE lets one through."""
     try:
         app = create_app(db, secret_key="race", TESTING=True)
         owner = add_owner(db)
