@@ -78,11 +78,15 @@ def run(db_target: str, host: str, port: int, allow_remote: bool, public_url: st
         listener = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    database = open_database(db_target)
     try:
+        database = open_database(db_target)
         secret = session_secret(db_target, database)
     except ConfigurationError as exc:
+        listener.close()
         raise click.ClickException(str(exc)) from None
+    except click.ClickException:
+        listener.close()
+        raise
     shown_host = f"[{host}]" if ":" in host else host
     public = f", public URL {public_url}" if public_url else ""
     processes = f", {workers} worker processes" if workers > 1 else ""

@@ -41,17 +41,24 @@ T = TypeVar("T")
 CONTENDERS = 16
 
 
-@pytest.fixture(params=["sqlite"])
+@pytest.fixture(params=["sqlite", "postgresql"])
 def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The `--db` value of the service under test."""
+    """The `--db` value of the service under test: a SQLite file, or a database of the
+    session's PostgreSQL cluster (`tests/postgres.py`)."""
+    if request.param == "postgresql":
+        url: str = request.getfixturevalue("postgres_url")
+        return url
     return str(tmp_path / "workers.db")
 
 
 @pytest.fixture
-def four_workers(target: str) -> Iterator[tuple[LiveServer, Database]]:
-    db = Database(target) if "://" in target else Database.from_path(target)
+def four_workers(target: str, tmp_path: Path) -> Iterator[tuple[LiveServer, Database]]:
+    db = Database.open(target)
     db.dispose()  # created the schema; the server opens its own connections
-    server = start_live_server(Path(target), "--workers", "4")
+    if "://" in target:
+        server = start_live_server(tmp_path / "workers", "--workers", "4", database_url=target)
+    else:
+        server = start_live_server(Path(target), "--workers", "4")
     try:
         yield server, db
     finally:
