@@ -8,6 +8,7 @@ import gzip
 import json
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -30,6 +31,29 @@ def assert_unavailable(response: httpx.Response) -> None:
     }
 
 
+@contextmanager
+def another_writer(db: Database) -> Iterator[None]:
+    """Another process's long write transaction: SQLite's write lock (`BEGIN IMMEDIATE`), or on
+    PostgreSQL locks that block every write to the tables a request writes (plain reads pass)."""
+    if db.is_sqlite:
+        holder = sqlite3.connect(db.url.removeprefix("sqlite:///"), isolation_level=None)
+        try:
+            holder.execute("BEGIN IMMEDIATE")
+            yield
+        finally:
+            holder.rollback()
+            holder.close()
+        return
+    import psycopg
+
+    with psycopg.connect(db.url.replace("postgresql+psycopg://", "postgresql://")) as holder:
+        holder.execute("LOCK TABLE grants, tokens, authorization_codes, articles IN EXCLUSIVE MODE")
+        try:
+            yield
+        finally:
+            holder.rollback()
+
+
 def test_requests_wait_seconds_not_half_a_minute(app: object, db: Database) -> None:
     assert db.lock_timeout == REQUEST_LOCK_TIMEOUT == 5.0
 
@@ -39,16 +63,11 @@ def test_a_held_write_lock_is_503_with_retry_after(app: object, db: Database, ow
     tokens = exchange(http, client, authorize(app, client, owner)).json()
     api_headers = {"Authorization": f"Bearer {tokens['access_token']}", **SYNC_HEADERS}
     db.lock_timeout = 0.3  # the same path as the 5 s default, sooner
-    holder = sqlite3.connect(db.url.removeprefix("sqlite:///"), isolation_level=None)
-    try:
-        holder.execute("BEGIN IMMEDIATE")  # another process's long write transaction
+    with another_writer(db):
         assert_unavailable(http.post("/api/v1/sync", json={"knownArticles": []}, headers=api_headers))
         assert_unavailable(refresh(http, client, tokens["refresh_token"]))
         # Reading needs no lock: listing and status still answer.
         assert http.get("/api/v1/articles", headers=api_headers).status_code == 200
-    finally:
-        holder.rollback()
-        holder.close()
     assert http.post("/api/v1/sync", json={"knownArticles": []}, headers=api_headers).status_code == 200
     assert refresh(http, client, tokens["refresh_token"]).status_code == 200  # the 503 spent nothing
 
@@ -56,13 +75,8 @@ def test_a_held_write_lock_is_503_with_retry_after(app: object, db: Database, ow
 def test_a_503_on_a_page_is_plain_text(app: object, db: Database, owner: Owner, http: httpx.Client) -> None:
     add_article(db, owner.blog_id, "Viewed")
     db.lock_timeout = 0.3
-    holder = sqlite3.connect(db.url.removeprefix("sqlite:///"), isolation_level=None)
-    try:
-        holder.execute("BEGIN IMMEDIATE")
+    with another_writer(db):
         page = http.get(f"/blogs/{owner.blog_slug}/viewed")  # counting a view writes
-    finally:
-        holder.rollback()
-        holder.close()
     assert page.status_code == 503 and page.headers["Retry-After"] == "2"
     assert page.headers["Content-Type"].startswith("text/plain") and "Service busy" in page.text
 
