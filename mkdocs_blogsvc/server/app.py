@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
 
-from mkdocs_blogsvc.server import api, blogs, faults, media, oauth
+from mkdocs_blogsvc.server import api, blogs, faults, media, oauth, ratelimit
 from mkdocs_blogsvc.server.database import REQUEST_LOCK_TIMEOUT, Database
+from mkdocs_blogsvc.server.ratelimit import Limit, RateLimiter
 from mkdocs_blogsvc.server.serialize import PUBLIC_URL_CONFIG, normalize_public_url
 
 #: Request bodies above this are refused with 413 before any parsing (spec: "not shown").
@@ -17,7 +20,13 @@ MAX_REQUEST_BYTES = 1024 * 1024
 
 
 def create_app(
-    db: Database | str | os.PathLike[str], *, secret_key: str | None = None, public_url: str | None = None, **config: Any
+    db: Database | str | os.PathLike[str],
+    *,
+    secret_key: str | None = None,
+    public_url: str | None = None,
+    rate_limits: Mapping[str, Limit] | None = None,
+    proxy_hops: int = 0,
+    **config: Any,
 ) -> Flask:
     """Build the service on a database (a `Database`, a SQLAlchemy URL, or a SQLite file path).
 
@@ -47,6 +56,9 @@ def create_app(
     app.config.update(config)
     app.config[PUBLIC_URL_CONFIG] = public
     app.extensions["blogsvc_db"] = db
+    app.extensions["blogsvc_limiter"] = RateLimiter(db, {**ratelimit.DEFAULTS, **(rate_limits or {})})
+    if proxy_hops:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxy_hops, x_proto=proxy_hops)  # type: ignore[method-assign]
     oauth.register(app, db)
     api.register(app, db)
     media.register(app, db)

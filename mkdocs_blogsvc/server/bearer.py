@@ -24,6 +24,7 @@ from sqlalchemy import select
 from mkdocs_blogsvc.server import security, tables
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.errors import ApiError
+from mkdocs_blogsvc.server.ratelimit import RateLimiter
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -41,6 +42,9 @@ class Access:
     grant_id: int
     blog_id: str
     scopes: tuple[str, ...]
+    client_id: str = ""
+    #: The token's SHA-256 (never the token): the key of its rate limit.
+    token_hash: str = ""
 
 
 def invalid_token(*, credentials_sent: bool) -> ApiError:
@@ -75,7 +79,7 @@ def authenticate(db: Database, header: str | None) -> Access:
     now = db.now()
     with db.session() as session:
         row = session.execute(
-            select(tables.Token.scope, tables.Grant.id, tables.Grant.blog_id)
+            select(tables.Token.scope, tables.Grant.id, tables.Grant.blog_id, tables.Grant.client_id)
             .join(tables.Grant, tables.Grant.id == tables.Token.grant_id)
             .where(
                 tables.Token.token_hash == security.token_hash(raw),
@@ -87,8 +91,8 @@ def authenticate(db: Database, header: str | None) -> Access:
         ).first()
     if row is None:
         raise invalid_token(credentials_sent=True)
-    scope, grant_id, blog_id = row
-    return Access(grant_id=grant_id, blog_id=blog_id, scopes=tuple(scope.split()))
+    scope, grant_id, blog_id, client_id = row
+    return Access(grant_id=grant_id, blog_id=blog_id, scopes=tuple(scope.split()), client_id=client_id, token_hash=security.token_hash(raw))
 
 
 def require_token(scope: str | None) -> Callable[[Callable[Concatenate[Access, P], R]], Callable[P, R]]:
@@ -99,6 +103,11 @@ def require_token(scope: str | None) -> Callable[[Callable[Concatenate[Access, P
         @functools.wraps(view)
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
             access = authenticate(current_app.extensions["blogsvc_db"], request.headers.get("Authorization"))
+            limiter: RateLimiter = current_app.extensions["blogsvc_limiter"]
+            limiter.enforce_all([
+                ("token", access.token_hash, "for this access token"),
+                ("client", access.client_id, "for this application"),
+            ])
             if scope is not None and scope not in access.scopes:
                 raise insufficient_scope(scope)
             return view(access, *args, **kwargs)

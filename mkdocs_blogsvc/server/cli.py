@@ -6,6 +6,7 @@ Every refusal is one line on stderr (`Error: ...`) with exit status 1, never a t
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import threading
@@ -16,10 +17,11 @@ import click
 from sqlalchemy import func, select
 from werkzeug.serving import WSGIRequestHandler, make_server
 
-from mkdocs_blogsvc.server import tables
+from mkdocs_blogsvc.server import ratelimit, tables
 from mkdocs_blogsvc.server.admin_cli import DB_OPTION, admin_group, open_database
 from mkdocs_blogsvc.server.app import create_app
 from mkdocs_blogsvc.server.clients import is_loopback_host
+from mkdocs_blogsvc.server.ratelimit import Limit
 from mkdocs_blogsvc.server.serialize import normalize_public_url
 from mkdocs_blogsvc.server.wsgi import (
     ConfigurationError,
@@ -65,7 +67,20 @@ class _AccessLog(WSGIRequestHandler):
     "--threads", default=4, show_default=True, type=click.IntRange(1, 64),
     help="Requests each gunicorn worker serves at once (with --workers above 1).",
 )
-def run(db_target: str, host: str, port: int, allow_remote: bool, public_url: str | None, workers: int, threads: int) -> None:
+@click.option(
+    "--rate-limit", "rate_limit", multiple=True, metavar="NAME=COUNT/SECONDS",
+    callback=lambda _ctx, _param, values: _rate_limits(values),
+    help="Change one rate limit, e.g. token=3000/60 (repeatable; COUNT 0 turns it off). "
+    f"Names: {', '.join(ratelimit.DEFAULTS)}. Also from {ratelimit.ENV_VARIABLE} (comma-separated).",
+)
+@click.option(
+    "--proxy-hops", default=0, show_default=True, type=click.IntRange(0, 10),
+    help="Proxies in front whose X-Forwarded-For/-Proto to trust (the client address of the sign-in limit).",
+)
+def run(
+    db_target: str, host: str, port: int, allow_remote: bool, public_url: str | None, workers: int, threads: int,
+    rate_limit: dict[str, Limit], proxy_hops: int,
+) -> None:
     """Serve the service until Ctrl-C or SIGTERM."""
     host = host.strip("[]")  # an IPv6 literal may be given as in a URL
     if not allow_remote and not is_loopback_host(host):
@@ -98,13 +113,15 @@ def run(db_target: str, host: str, port: int, allow_remote: bool, public_url: st
         if no_users:
             click.echo(f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {database.argument} seed`.", err=True)
         serve_with_gunicorn(  # gunicorn owns (and closes) the socket from here
-            lambda: create_app(open_target(db_target), secret_key=secret, public_url=public_url),
+            lambda: create_app(
+                open_target(db_target), secret_key=secret, public_url=public_url, rate_limits=rate_limit, proxy_hops=proxy_hops
+            ),
             listener_fd=listener.detach(), workers=workers, threads=threads,
         )
         click.echo("Stopped.", err=True)
         return
     with listener:
-        app = create_app(database, secret_key=secret, public_url=public_url)
+        app = create_app(database, secret_key=secret, public_url=public_url, rate_limits=rate_limit, proxy_hops=proxy_hops)
         httpd = make_server(host, port, app, threaded=True, request_handler=_AccessLog, fd=listener.fileno())
     click.echo(f"Blog Content Service on http://{shown_host}:{httpd.socket.getsockname()[1]} (database {database.shown}{public})")
     if no_users:
@@ -122,6 +139,15 @@ def run(db_target: str, host: str, port: int, allow_remote: bool, public_url: st
         httpd.server_close()
         database.dispose()
     click.echo("Stopped.", err=True)
+
+
+def _rate_limits(values: tuple[str, ...]) -> dict[str, Limit]:
+    """The limits: defaults, then `BLOGSVC_RATE_LIMITS`, then each `--rate-limit`."""
+    try:
+        limits = ratelimit.parse(os.environ.get(ratelimit.ENV_VARIABLE, ""))
+        return ratelimit.parse(",".join(values), limits)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _public_url(value: str | None) -> str | None:

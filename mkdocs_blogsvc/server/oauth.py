@@ -42,6 +42,7 @@ from mkdocs_blogsvc.server.grants import (
     S256CodeChallenge,
 )
 from mkdocs_blogsvc.server.oauth_db import current, revoke_grant, transaction
+from mkdocs_blogsvc.server.ratelimit import RateLimiter
 
 __all__ = ["ServiceAuthorizationServer", "register", "revoke_grant"]
 
@@ -66,6 +67,13 @@ def register(app: Flask, db: Database) -> None:
 
     @app.post("/api/oauth/token")
     def token_endpoint() -> Response:
+        limiter: RateLimiter = app.extensions["blogsvc_limiter"]
+        client_id = flask_request.form.get("client_id") or extract_basic_authorization(flask_request.headers)[0]
+        if client_id:
+            limiter.enforce("token_endpoint", client_id[:100], "for this client at the token endpoint")
+        refresh_token = flask_request.form.get("refresh_token")
+        if refresh_token:
+            limiter.enforce("refresh_token", security.token_hash(refresh_token), "for this refresh token")
         with transaction(db):
             response: Response = server.create_token_response()
         return response

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc6749.errors import OAuth2Error
-from flask import Flask, Response, render_template, request
+from flask import Flask, Response, current_app, render_template, request
 from flask import session as browser_session
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -32,6 +32,7 @@ from mkdocs_blogsvc.server import security, tables
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.grants import Approval, AuthorizationCodeGrant
 from mkdocs_blogsvc.server.oauth_db import transaction
+from mkdocs_blogsvc.server.ratelimit import RateLimiter
 
 if TYPE_CHECKING:
     from mkdocs_blogsvc.server.oauth import ServiceAuthorizationServer
@@ -113,10 +114,25 @@ def _is_approval() -> bool:
 def _sign_in(session: Session) -> Response:
     """Check the credentials; on success start a fresh session (new CSRF token) and reload."""
     username = request.form.get("username", "")
+    limiter: RateLimiter = current_app.extensions["blogsvc_limiter"]
+    # Failed attempts are limited per account and per address; while locked out, no password
+    # is checked at all (a brute-force target otherwise). Unknown usernames count the same.
+    keys = (("signin_account", username[:150].casefold()), ("signin_address", request.remote_addr or "unknown"))
+    for name, key in keys:
+        verdict = limiter.peek(name, key)
+        if not verdict.allowed:
+            minutes = -(-verdict.retry_after // 60)
+            who = "this account" if name == "signin_account" else "this address"
+            page = _sign_in_page(error=f"Too many failed sign-ins for {who}: try again in {minutes} minutes.", username=username)
+            page.status_code = 429
+            page.headers["Retry-After"] = str(verdict.retry_after)
+            return page
     user = session.scalar(select(tables.User).where(tables.User.username == username))
     # Hash even for an unknown user, so the answer time does not reveal which usernames exist.
     password_ok = security.verify_password(request.form.get("password", ""), user.password_hash if user else _dummy_hash())
     if user is None or not password_ok:
+        for name, key in keys:
+            limiter.hit(name, key)
         return _sign_in_page(error="Wrong username or password.", username=username)
     browser_session.clear()
     browser_session["user_id"] = user.id

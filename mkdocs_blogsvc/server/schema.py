@@ -25,7 +25,7 @@ from mkdocs_blogsvc.server.errors import StaleDatabase
 from mkdocs_blogsvc.server.tables import Base
 
 #: The newest revision in `migrations/versions`, which this code's tables match.
-SCHEMA_REVISION = "0002"
+SCHEMA_REVISION = "0003"
 #: The revision a database created before migrations existed is at.
 FIRST_REVISION = "0001"
 VERSION_TABLE = "alembic_version"

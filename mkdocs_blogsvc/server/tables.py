@@ -12,10 +12,12 @@ from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     String,
@@ -100,7 +102,12 @@ class Article(Base):
     """An article in any state. Only `status == "published"` ever leaves the data API."""
 
     __tablename__ = "articles"
-    __table_args__ = (UniqueConstraint("blog_id", "slug"),)
+    __table_args__ = (
+        UniqueConstraint("blog_id", "slug"),
+        # The listing and the sync read one blog's published articles newest first: this index
+        # answers them in order, without sorting (or even reading) the rest of the table.
+        Index("ix_articles_blog_listing", "blog_id", "status", "published_at", "id"),
+    )
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     blog_id: Mapped[str] = mapped_column(ForeignKey("blogs.id"), index=True)
     slug: Mapped[str] = mapped_column(String(200))
@@ -186,3 +193,14 @@ class ServiceKey(Base):
     __tablename__ = "service_keys"
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+
+
+class RateCounter(Base):
+    """Hits of one rate-limit key in one fixed window (`ratelimit`): shared by every process."""
+
+    __tablename__ = "rate_counters"
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    window: Mapped[int] = mapped_column("window_number", BigInteger, primary_key=True, autoincrement=False)
+    count: Mapped[int] = mapped_column(Integer, default=0)
+    #: When the window ends (seconds since the epoch, service clock): past rows are deleted.
+    expires_at: Mapped[float] = mapped_column(Float, index=True)

@@ -9,7 +9,9 @@ fork: a database connection pool must never be shared across a fork):
 - `BLOGSVC_SECRET_KEY`: the key signing browser sessions. Without it the key every process of
   this database shares is used (`PATH.secret` next to a SQLite file, or the database's own
   `service_keys` table); a random key per process would sign a user out whenever the next
-  request reaches another worker.
+  request reaches another worker;
+- `BLOGSVC_RATE_LIMITS`: changed rate limits, `name=COUNT/SECONDS,...` (`ratelimit`);
+- `BLOGSVC_PROXY_HOPS`: proxies in front whose `X-Forwarded-For`/`-Proto` are trusted (`--proxy-hops`).
 
 Nothing that matters lives in one process: sessions and CSRF tokens are in the signed cookie,
 the test clock, tokens, codes and rate-limit counters are in the database.
@@ -27,6 +29,7 @@ from typing import Any
 from flask import Flask
 
 from mkdocs_blogsvc.fileio import atomic_write
+from mkdocs_blogsvc.server import ratelimit
 from mkdocs_blogsvc.server.app import create_app
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.errors import ServiceError
@@ -34,6 +37,7 @@ from mkdocs_blogsvc.server.errors import ServiceError
 DB_VARIABLE = "BLOGSVC_DB"
 PUBLIC_URL_VARIABLE = "BLOGSVC_PUBLIC_URL"
 SECRET_VARIABLE = "BLOGSVC_SECRET_KEY"
+PROXY_HOPS_VARIABLE = "BLOGSVC_PROXY_HOPS"
 
 
 class ConfigurationError(ServiceError):
@@ -77,9 +81,16 @@ def from_environment(environ: Mapping[str, str] | None = None) -> Flask:
     target = env.get(DB_VARIABLE, "").strip()
     if not target:
         raise ConfigurationError(f"{DB_VARIABLE} is not set: give a SQLite file path or a postgresql+psycopg:// URL")
+    try:
+        limits = ratelimit.parse(env.get(ratelimit.ENV_VARIABLE, ""))
+        hops = int(env.get(PROXY_HOPS_VARIABLE, "0") or "0")
+    except ValueError as exc:
+        raise ConfigurationError(f"{ratelimit.ENV_VARIABLE} or {PROXY_HOPS_VARIABLE}: {exc}") from None
     database = open_target(target)
     secret = env.get(SECRET_VARIABLE) or session_secret(target, database)
-    return create_app(database, secret_key=secret, public_url=env.get(PUBLIC_URL_VARIABLE) or None)
+    return create_app(
+        database, secret_key=secret, public_url=env.get(PUBLIC_URL_VARIABLE) or None, rate_limits=limits, proxy_hops=hops
+    )
 
 
 _app: Flask | None = None

@@ -73,10 +73,10 @@ def snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:
 class Service:
     """The reference service on 127.0.0.1 in a thread, counting the requests per path."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, **app_options: Any) -> None:
         self.db = db
         self.requests: list[str] = []
-        app = create_app(db, secret_key="test")
+        app = create_app(db, secret_key="test", **app_options)
 
         def counting(environ: dict[str, Any], start_response: Any) -> Any:
             self.requests.append(environ["PATH_INFO"])

@@ -1,0 +1,95 @@
+"""A blog of 100,000 articles, inserted in bulk into the store: a sync with all of them known
+answers nothing, a sync after 1,000 changed answers exactly those, and listing and sync are
+answered from the blog's index (no sort, no scan of other blogs)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import insert, text, update
+
+from mkdocs_blogsvc.server import security, tables
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.serialize import content_hash
+from tests.conftest import Owner, add_owner
+
+pytestmark = pytest.mark.slow
+
+ARTICLES = 100_000
+BATCH = 10_000
+
+
+def bulk_insert(db: Database, blog_id: str, count: int) -> list[tuple[str, str]]:
+    """`count` published articles in batches of `BATCH` rows per short transaction; (id, hash) each."""
+    now = db.now()
+    known: list[tuple[str, str]] = []
+    for start in range(0, count, BATCH):
+        rows: list[dict[str, Any]] = []
+        for n in range(start, min(start + BATCH, count)):
+            article_id = security.new_cuid()
+            title, description, content = f"Article {n}", f"About article {n}", f"# Article {n}\n\nBody of article {n}.\n"
+            rows.append({
+                "id": article_id, "blog_id": blog_id, "slug": f"article-{n}", "title": title, "description": description,
+                "content": content, "inline_media_keys": [], "tags": ["bulk"], "seo_keywords": [], "status": "published",
+                "published_at": now - timedelta(seconds=n), "updated_at": now, "created_at": now, "view_count": 0,
+            })
+            known.append((article_id, content_hash(title, description, content, ["bulk"])))
+        with db.session(write=True) as session:
+            session.execute(insert(tables.Article), rows)
+    return known
+
+
+def sync(api: httpx.Client, known: list[tuple[str, str]]) -> dict[str, Any]:
+    body = json.dumps({"knownArticles": [{"id": i, "contentHash": h} for i, h in known]}).encode()
+    response = api.post(
+        "/api/v1/sync", content=gzip.compress(body, 1),
+        headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+    )
+    assert response.status_code == 200, response.text[:300]
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def test_a_blog_of_100000_articles_syncs(api: httpx.Client, db: Database, owner: Owner) -> None:
+    other = add_owner(db, "bob", "bob-blog")
+    bulk_insert(db, other.blog_id, 1_000)  # another blog's articles are never read or reported
+    known = bulk_insert(db, owner.blog_id, ARTICLES)
+
+    unchanged = sync(api, known)
+    assert (unchanged["new"], unchanged["updated"], unchanged["deleted"]) == ([], [], [])
+
+    changed_ids = [article_id for article_id, _ in known[1::100]]  # 1,000 of them
+    with db.session(write=True) as session:
+        session.execute(
+            update(tables.Article).where(tables.Article.id.in_(changed_ids)).values(content=tables.Article.content + "Edited.\n")
+        )
+    # The newest article left out (so new), an id the blog never had (so deleted): still 100,000.
+    answer = sync(api, [*known[1:], ("c" + "0" * 24, "gone")])
+    assert [a["id"] for a in answer["new"]] == [known[0][0]] and answer["deleted"] == ["c" + "0" * 24]
+    updated = answer["updated"]
+    assert len(updated) == 1_000
+    assert {article["id"] for article in updated} == set(changed_ids)
+    assert all(article["content"].endswith("Edited.\n") for article in updated)
+    by_id = dict(known)
+    assert all(article["contentHash"] != by_id[article["id"]] for article in updated)
+
+    listing = api.get("/api/v1/articles", params={"page": 500, "limit": 100}).json()
+    assert listing["pagination"] == {"page": 500, "limit": 100, "total": ARTICLES, "totalPages": 1_000}
+    assert [a["slug"] for a in listing["articles"]][:2] == ["article-49900", "article-49901"]
+
+
+def test_listing_and_sync_read_the_blog_index(db: Database, owner: Owner) -> None:
+    """SQLite's plan for the listing query: the composite index, no sort of the rows."""
+    from mkdocs_blogsvc.server.api import _newest_first, _published
+
+    query = _newest_first(_published(owner.blog_id)).limit(100).offset(200)
+    with db.session() as session:
+        compiled = query.compile(session.get_bind(), compile_kwargs={"literal_binds": True})
+        plan = " | ".join(row[-1] for row in session.execute(text(f"EXPLAIN QUERY PLAN {compiled}")))
+    assert "ix_articles_blog_listing" in plan, plan
+    assert "TEMP B-TREE" not in plan, plan

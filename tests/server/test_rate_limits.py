@@ -1,0 +1,180 @@
+"""Rate limits kept in the database: 429 with Retry-After and the spec's Error object past the
+data API's per-token and per-client limits and the token endpoint's, sign-in lockout per account
+and per address, counters shared by worker processes, and a build that finishes against a
+rate-limited service."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from flask import Flask
+
+from mkdocs_blogsvc.server import create_app, ratelimit
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.ratelimit import Limit
+from tests.conftest import (
+    IN_PROCESS_URL,
+    Owner,
+    add_article,
+    add_owner,
+    issue_access_token,
+    start_live_server,
+)
+from tests.server.oauth_support import add_client, authorize_url, refresh
+
+
+def limited_app(db: Database, **limits: Limit) -> Flask:
+    return create_app(db, secret_key="limits", TESTING=True, rate_limits=limits)
+
+
+@pytest.fixture
+def client_for(db: Database) -> Iterator[Callable[[Flask], httpx.Client]]:
+    opened: list[httpx.Client] = []
+
+    def make(app: Flask) -> httpx.Client:
+        http = httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL)
+        opened.append(http)
+        return http
+
+    yield make
+    for http in opened:
+        http.close()
+
+
+def assert_429(response: httpx.Response, count: int, seconds: int, what: str) -> None:
+    assert response.status_code == 429
+    retry_after = int(response.headers["Retry-After"])
+    assert 1 <= retry_after <= seconds
+    assert response.json() == {
+        "error": "too_many_requests",
+        "error_description": f"Rate limit exceeded: at most {count} requests per {seconds} seconds {what}; retry after {retry_after} seconds",
+    }
+
+
+def test_the_data_api_is_limited_per_token_then_the_window_passes(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+    http = client_for(limited_app(db, token=Limit(3, 60)))
+    headers = {"Authorization": f"Bearer {issue_access_token(db, owner)}"}
+    assert [http.get("/api/v1/status", headers=headers).status_code for _ in range(3)] == [200, 200, 200]
+    assert_429(http.get("/api/v1/articles", headers=headers), 3, 60, "for this access token")
+    assert_429(http.post("/api/v1/sync", json={"knownArticles": []}, headers=headers), 3, 60, "for this access token")
+    other = {"Authorization": f"Bearer {issue_access_token(db, owner)}"}  # another token has its own budget
+    assert http.get("/api/v1/status", headers=other).status_code == 200
+    db.advance_clock(60)  # the next window
+    assert http.get("/api/v1/status", headers=headers).status_code == 200
+
+
+def test_the_data_api_is_limited_per_client(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+    http = client_for(limited_app(db, client=Limit(4, 60)))
+    tokens = [issue_access_token(db, owner, client_id="one-app") for _ in range(3)]
+    answers = [http.get("/api/v1/status", headers={"Authorization": f"Bearer {t}"}).status_code for t in tokens * 2]
+    assert answers == [200, 200, 200, 200, 429, 429]
+    other_app = issue_access_token(db, owner, client_id="another-app")
+    assert http.get("/api/v1/status", headers={"Authorization": f"Bearer {other_app}"}).status_code == 200
+
+
+def test_a_bad_token_is_401_not_counted(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+    http = client_for(limited_app(db, token=Limit(1, 60)))
+    for _ in range(3):
+        assert http.get("/api/v1/status", headers={"Authorization": "Bearer svc_at_nothing"}).status_code == 401
+
+
+def test_the_token_endpoint_is_limited_per_client_and_per_refresh_token(db: Database, client_for: Callable[[Flask], httpx.Client]) -> None:
+    http = client_for(limited_app(db, token_endpoint=Limit(2, 60), refresh_token=Limit(30, 60)))
+    client = add_client(db, public=True)
+    assert [refresh(http, client, "svc_rt_unknown").status_code for _ in range(2)] == [400, 400]
+    assert_429(refresh(http, client, "svc_rt_unknown"), 2, 60, "for this client at the token endpoint")
+
+    http = client_for(limited_app(db, refresh_token=Limit(2, 60)))
+    other = add_client(db, public=True)
+    assert [refresh(http, other, "svc_rt_again").status_code for _ in range(2)] == [400, 400]
+    assert_429(refresh(http, other, "svc_rt_again"), 2, 60, "for this refresh token")
+
+
+def sign_in(http: httpx.Client, url: str, username: str, password: str) -> httpx.Response:
+    page = http.get(url)
+    csrf = page.text.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
+    return http.post(url, data={"csrf_token": csrf, "username": username, "password": password})
+
+
+def test_sign_in_lockout_per_account(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+    app = limited_app(db, signin_account=Limit(3, 900))
+    url = authorize_url(add_client(db, public=True), code_challenge="x" * 43, code_challenge_method="S256")
+    http = client_for(app)
+    for _ in range(3):
+        wrong = sign_in(http, url, owner.username, "wrong")
+        assert wrong.status_code == 200 and "Wrong username or password." in wrong.text
+    locked = sign_in(http, url, owner.username, owner.password)  # even the right password
+    assert locked.status_code == 429 and 1 <= int(locked.headers["Retry-After"]) <= 900
+    assert "Too many failed sign-ins for this account: try again in" in locked.text
+    assert 'name="password"' in locked.text  # still the sign-in page, no session
+    bob = add_owner(db, "bob", "bob-blog")
+    assert sign_in(client_for(app), url, bob.username, bob.password).status_code == 303  # another account
+    db.advance_clock(900)
+    assert sign_in(client_for(app), url, owner.username, owner.password).status_code == 303
+
+
+def test_sign_in_lockout_per_address(db: Database, client_for: Callable[[Flask], httpx.Client]) -> None:
+    app = limited_app(db, signin_address=Limit(2, 900))
+    url = authorize_url(add_client(db, public=True), code_challenge="x" * 43, code_challenge_method="S256")
+    http = client_for(app)
+    assert sign_in(http, url, "nobody", "x").status_code == 200
+    assert sign_in(http, url, "someone", "y").status_code == 200
+    locked = sign_in(http, url, "anyone-else", "z")
+    assert locked.status_code == 429 and "Too many failed sign-ins for this address" in locked.text
+
+
+def test_limits_parse_and_refuse_in_one_line() -> None:
+    limits = ratelimit.parse("token=10/1, signin_account=0/60")
+    assert limits["token"] == Limit(10, 1) and limits["signin_account"] == Limit(0, 60)
+    assert limits["client"] == ratelimit.DEFAULTS["client"]
+    with pytest.raises(ValueError, match="unknown rate limit 'tokens'"):
+        ratelimit.parse("tokens=1/1")
+    with pytest.raises(ValueError, match="write NAME=COUNT/SECONDS"):
+        ratelimit.parse("token=ten/60")
+
+
+@pytest.mark.slow
+def test_counters_are_shared_by_worker_processes(tmp_path: Path) -> None:
+    db_path = tmp_path / "shared.db"
+    db = Database.from_path(db_path)
+    headers = {"Authorization": f"Bearer {issue_access_token(db, add_owner(db))}"}
+    db.dispose()
+    server = start_live_server(db_path, "--workers", "2", "--rate-limit", "token=5/600")
+    try:
+        barrier = threading.Barrier(8)
+
+        def call(_: int) -> int:
+            with httpx.Client(timeout=30) as http:
+                barrier.wait()
+                return http.get(f"{server.url}/api/v1/status", headers=headers).status_code
+
+        with ThreadPoolExecutor(8) as pool:
+            statuses = sorted(pool.map(call, range(8)))
+    finally:
+        server.stop()
+    assert statuses == [200] * 5 + [429] * 3
+
+
+@pytest.mark.slow
+def test_a_build_finishes_against_a_rate_limited_service(tmp_path: Path, db: Database, owner: Owner) -> None:
+    from tests.e2e.sites import Service
+    from tests.e2e.test_build import post_page, run_build, site
+
+    add_article(db, owner.blog_id, "Limited post", minutes_ago=5)
+    service = Service(db, rate_limits={"token": Limit(1, 3)})
+    try:
+        config = site(tmp_path, service, db, owner)
+        token = (tmp_path / "credentials.json").read_text().split('"access_token": "', 1)[1].split('"', 1)[0]
+        # The window's one request is spent: the build's first call gets 429 and waits.
+        spent = httpx.get(f"{service.url}/api/v1/status", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        assert spent.status_code == 200
+        run_build(config)
+    finally:
+        service.stop()
+    assert service.requests.count("/api/v1/sync") >= 2  # refused, waited, retried
+    assert "Limited post" in post_page(tmp_path / "site", "limited-post").read_text()
