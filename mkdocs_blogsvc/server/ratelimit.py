@@ -1,6 +1,7 @@
 """Rate limits kept in the database, so they hold across worker processes and hosts.
 
-Fixed windows: a limit is "COUNT requests per SECONDS". Each hit is one upsert statement,
+Fixed windows: a limit is "COUNT requests per SECONDS". Where the counters live: `counter_engine`.
+If they cannot be counted in time (a busy counter store), the request goes through (fail open). Each hit is one upsert statement,
 `INSERT ... ON CONFLICT (key, window) DO UPDATE SET count = count + 1 RETURNING count`, so two
 workers counting at once never lose a hit. Windows follow the service's clock (`Database.now()`,
 test clock included). Rows of past windows are deleted now and then (one hit in 200, through the
@@ -26,14 +27,19 @@ token=100/60` (repeatable).
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, cast
 
-from sqlalchemy import delete
+from sqlalchemy import Table, create_engine, delete, event
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import StaticPool
 
 from mkdocs_blogsvc.server import tables
 from mkdocs_blogsvc.server.database import Database
@@ -42,6 +48,10 @@ from mkdocs_blogsvc.server.errors import ApiError
 #: The app config key holding the service's `Limits`.
 CONFIG_KEY = "BLOGSVC_RATE_LIMITS"
 ENV_VARIABLE = "BLOGSVC_RATE_LIMITS"
+#: Seconds a hit waits for the counters' lock before the request goes through uncounted.
+COUNTER_TIMEOUT = 2.0
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,8 @@ class RateLimiter:
     def __init__(self, db: Database, limits: Mapping[str, Limit]) -> None:
         self.db = db
         self.limits = dict(limits)
+        self.engine = counter_engine(db)
+        self.sessions = sessionmaker(self.engine)
 
     def hit(self, name: str, key: str, *, session: Session | None = None) -> Verdict:
         """Count one hit of `key` against limit `name` (one upsert); the verdict includes it."""
@@ -104,7 +116,7 @@ class RateLimiter:
         now = self.db.now().timestamp()
         window = int(now // limit.seconds)
         if session is None:
-            with self.db.session(write=True) as own:
+            with self.sessions.begin() as own:
                 count = self._count(own, f"{name}:{key}", window, (window + 1) * limit.seconds, now)
         else:
             count = self._count(session, f"{name}:{key}", window, (window + 1) * limit.seconds, now)
@@ -118,7 +130,7 @@ class RateLimiter:
             return Verdict(True, 0, limit)
         now = self.db.now().timestamp()
         window = int(now // limit.seconds)
-        with self.db.session() as session:
+        with self.sessions() as session:
             row = session.get(tables.RateCounter, (f"{name}:{key}", window))
         retry_after = max(1, math.ceil((window + 1) * limit.seconds - now))
         return Verdict(row is None or row.count < limit.count, retry_after, limit)
@@ -133,8 +145,12 @@ class RateLimiter:
         active = [hit for hit in hits if self.limits[hit[0]].count]
         if not active:
             return
-        with self.db.session(write=True) as session:
-            verdicts = [(self.hit(name, key, session=session), what) for name, key, what in active]
+        try:
+            with self.sessions.begin() as session:
+                verdicts = [(self.hit(name, key, session=session), what) for name, key, what in active]
+        except OperationalError as exc:  # the counters are busy: let the request through
+            log.warning("rate limits not counted: %s", str(exc.orig).splitlines()[0])
+            return
         for verdict, what in verdicts:
             if not verdict.allowed:
                 raise too_many_requests(verdict, what)
@@ -150,6 +166,32 @@ class RateLimiter:
         if random.random() < 0.005:  # housekeeping, not security
             session.execute(delete(counter).where(counter.expires_at < now))
         return count
+
+
+def counter_engine(db: Database) -> Engine:
+    """Where the counters live. PostgreSQL (or another server): the service's database, shared
+    by every host. SQLite: a file of their own next to the database (`<db>.ratelimits`, WAL,
+    `synchronous=OFF`: counters are disposable), so counting a read never waits for, or holds,
+    the write lock of the service's data, and shared by every process on the host."""
+    if db.engine.dialect.name != "sqlite":
+        return db.engine
+    database = db.engine.url.database
+    in_memory = not database or database == ":memory:"
+    engine = create_engine(
+        "sqlite://" if in_memory else f"sqlite:///{database}.ratelimits",
+        connect_args={"check_same_thread": False, "timeout": COUNTER_TIMEOUT},
+        **({"poolclass": StaticPool} if in_memory else {}),
+    )
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(connection: Any, _record: Any) -> None:
+        cursor = connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=OFF")
+        cursor.close()
+
+    tables.Base.metadata.create_all(engine, tables=[cast("Table", tables.RateCounter.__table__)])
+    return engine
 
 
 def too_many_requests(verdict: Verdict, what: str) -> ApiError:
