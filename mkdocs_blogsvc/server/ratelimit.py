@@ -108,12 +108,12 @@ class RateLimiter:
         self.engine = counter_engine(db)
         self.sessions = sessionmaker(self.engine)
 
-    def hit(self, name: str, key: str, *, session: Session | None = None) -> Verdict:
+    def hit(self, name: str, key: str, *, session: Session | None = None, now: float | None = None) -> Verdict:
         """Count one hit of `key` against limit `name` (one upsert); the verdict includes it."""
         limit = self.limits[name]
         if limit.count == 0:
             return Verdict(True, 0, limit)
-        now = self.db.now().timestamp()
+        now = self.db.now().timestamp() if now is None else now
         window = int(now // limit.seconds)
         if session is None:
             with self.sessions.begin() as own:
@@ -145,9 +145,10 @@ class RateLimiter:
         active = [hit for hit in hits if self.limits[hit[0]].count]
         if not active:
             return
+        now = self.db.now().timestamp()
         try:
             with self.sessions.begin() as session:
-                verdicts = [(self.hit(name, key, session=session), what) for name, key, what in active]
+                verdicts = [(self.hit(name, key, session=session, now=now), what) for name, key, what in active]
         except OperationalError as exc:  # the counters are busy: let the request through
             log.warning("rate limits not counted: %s", str(exc.orig).splitlines()[0])
             return

@@ -63,17 +63,33 @@ class SyncAnswer:
         self.deleted: list[str] = []
 
     def compute(self, session: Session, published: Select[tables.Article], known: dict[str, set[str]], base: str) -> None:
-        """Compare every published article (the query, read in batches) with `known`."""
+        """Compare every published article (the query, read in batches) with `known`.
+
+        The first pass reads only what the hash covers, as plain rows; the articles to send are
+        then loaded whole, a batch of ids at a time, in the same order.
+        """
+        article = tables.Article
+        hashed = published.with_only_columns(article.id, article.title, article.description, article.content, article.tags)
         unseen = set(known)
-        for article in session.scalars(published.execution_options(yield_per=BATCH)):
-            hashes = known.get(article.id)
+        new_ids: list[str] = []
+        updated_ids: list[str] = []
+        for row in session.execute(hashed.execution_options(yield_per=BATCH)):
+            hashes = known.get(row.id)
             if hashes is None:
-                self.new.append(article_json(article, base))
+                new_ids.append(row.id)
                 continue
-            unseen.discard(article.id)
-            current = content_hash(article.title, article.description, served_content(article.content, base), list(article.tags or []))
+            unseen.discard(row.id)
+            current = content_hash(row.title, row.description, served_content(row.content, base), list(row.tags or []))
             if hashes != {current}:
-                self.updated.append(article_json(article, base))
+                updated_ids.append(row.id)
+        for ids, spool in ((new_ids, self.new), (updated_ids, self.updated)):
+            for start in range(0, len(ids), BATCH):
+                batch = ids[start:start + BATCH]
+                rows = {a.id: a for a in session.scalars(published.where(article.id.in_(batch)))}
+                for article_id in batch:
+                    if article_id in rows:  # gone since the first pass: it is simply not sent
+                        spool.append(article_json(rows[article_id], base))
+                session.expunge_all()
         self.deleted = [article_id for article_id in known if article_id in unseen]
 
     def chunks(self, synced_at: str) -> Iterator[bytes]:
