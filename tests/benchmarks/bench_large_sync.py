@@ -26,6 +26,7 @@ import json
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
@@ -35,7 +36,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from mkdocs_blogsvc.server import tables
 from mkdocs_blogsvc.server.database import Database
-from tests.benchmarks.service_fixture import cpu_note, make_blog, peak_rss_mib, running_service
+from tests.benchmarks.service_fixture import (
+    cpu_note,
+    make_blog,
+    peak_rss_mib,
+    postgres_database,
+    running_service,
+)
 
 
 def sync(http: httpx.Client, known: list[tuple[str, str]]) -> tuple[float, int, dict[str, int]]:
@@ -66,9 +73,17 @@ def main() -> None:
     parser.add_argument("--articles", type=int, default=100_000)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--db-url", help="a PostgreSQL URL (an empty database) instead of a new SQLite file")
+    parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL cluster (initdb/pg_ctl) instead of SQLite")
     parser.add_argument("--skip-listing", action="store_true", help="leave out the full listing")
     args = parser.parse_args()
     print(f"Large blog: {args.articles} articles, {cpu_note()}")
+    with ExitStack() as stack:
+        if args.postgres:
+            args.db_url = stack.enter_context(postgres_database())
+        measure(args)
+
+
+def measure(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-large-") as folder:
         target = args.db_url or str(Path(folder) / "large.db")
         start = time.perf_counter()

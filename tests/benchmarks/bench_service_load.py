@@ -26,13 +26,14 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.benchmarks.service_fixture import cpu_note, make_blog, running_service
+from tests.benchmarks.service_fixture import cpu_note, make_blog, postgres_database, running_service
 
 ENDPOINTS = ("list", "get", "sync", "status")
 
@@ -104,8 +105,16 @@ def main() -> None:
     parser.add_argument("--articles", type=int, default=1000)
     parser.add_argument("--workers", type=int, nargs="+", default=[1], help="worker counts to measure (default 1)")
     parser.add_argument("--db-url", help="a PostgreSQL URL (an empty database) instead of a new SQLite file")
+    parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL cluster (initdb/pg_ctl) instead of SQLite")
     args = parser.parse_args()
     print(f"Service load: {args.clients} clients, {args.articles} articles, {cpu_note()}")
+    with ExitStack() as stack:
+        if args.postgres:
+            args.db_url = stack.enter_context(postgres_database())
+        measure(args)
+
+
+def measure(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-load-") as folder:
         target = args.db_url or str(Path(folder) / "load.db")
         blog = make_blog(target, args.articles, tokens=args.clients)

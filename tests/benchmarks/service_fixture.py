@@ -116,3 +116,17 @@ def peak_rss_mib(pid: int) -> float:
 def cpu_note() -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return f"{os.cpu_count()} CPUs, load average {load:.1f} at start (other processes share the machine)"
+
+
+@contextmanager
+def postgres_database() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster (`tests/postgres.py`, the suite's) and one empty database."""
+    from tests import postgres
+
+    cluster_fixture = contextmanager(postgres.postgres_cluster.__wrapped__)  # the fixture's own generator
+    with cluster_fixture() as cluster:
+        url = cluster.new_database()
+        try:
+            yield url
+        finally:
+            cluster.drop(url)
