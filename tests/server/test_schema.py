@@ -79,7 +79,7 @@ def test_a_database_of_the_previous_version_is_refused_then_migrated(empty_url: 
     with pytest.raises(StaleDatabase) as refused:
         Database(empty_url)
     message = str(refused.value)
-    assert "was created before schema migrations existed, this version needs 0002" in message
+    assert f"was created before schema migrations existed, this version needs {schema.SCHEMA_REVISION}" in message
     assert message.endswith("migrate`") and "\n" not in message
 
     db = Database(empty_url, check_schema=False)
@@ -103,7 +103,7 @@ def test_a_revision_behind_is_refused_naming_it(empty_url: str) -> None:
     with engine.begin() as connection:
         schema.upgrade(connection, schema.FIRST_REVISION)
     engine.dispose()
-    with pytest.raises(StaleDatabase, match="has schema revision 0001, this version needs 0002"):
+    with pytest.raises(StaleDatabase, match=f"has schema revision 0001, this version needs {schema.SCHEMA_REVISION}"):
         Database(empty_url)
 
 
