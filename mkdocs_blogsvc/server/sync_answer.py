@@ -85,7 +85,9 @@ class SyncAnswer:
         for ids, spool in ((new_ids, self.new), (updated_ids, self.updated)):
             for start in range(0, len(ids), BATCH):
                 batch = ids[start:start + BATCH]
-                rows = {a.id: a for a in session.scalars(published.where(article.id.in_(batch)))}
+                # By primary key, unordered (the batch gives the order): an ORDER BY here lets
+                # PostgreSQL walk the whole listing index for each batch.
+                rows = {a.id: a for a in session.scalars(published.order_by(None).where(article.id.in_(batch)))}
                 for article_id in batch:
                     if article_id in rows:  # gone since the first pass: it is simply not sent
                         spool.append(article_json(rows[article_id], base))
