@@ -71,12 +71,15 @@ def snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:
 
 
 class Service:
-    """The reference service on 127.0.0.1 in a thread, counting the requests per path."""
+    """The reference service on 127.0.0.1 in a thread, counting the requests per path;
+    `wrap` puts a WSGI filter in front of it (a service that answers differently)."""
 
-    def __init__(self, db: Database, **app_options: Any) -> None:
+    def __init__(self, db: Database, *, wrap: Any = None, **app_options: Any) -> None:
         self.db = db
         self.requests: list[str] = []
         app = create_app(db, secret_key="test", **app_options)
+        if wrap is not None:
+            app = wrap(app)
 
         def counting(environ: dict[str, Any], start_response: Any) -> Any:
             self.requests.append(environ["PATH_INFO"])

@@ -24,9 +24,8 @@ import yaml
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 from sqlalchemy import update
-from werkzeug.serving import make_server
 
-from mkdocs_blogsvc.server import content, create_app, tables
+from mkdocs_blogsvc.server import content, tables
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import LiveServer, Owner, add_article, add_owner, issue_access_token
 from tests.e2e.sites import Service, write_credentials, write_site
@@ -182,38 +181,26 @@ def test_a_page_of_the_site_at_an_old_address_is_never_overwritten(
     assert renamed is not None and "Body of Second post." in renamed.read_text()
 
 
-class SharedSlugs:
-    """The reference service behind a filter that shows article slugs `twin-older` and
+def shared_slugs(app: Any) -> Any:
+    """A filter in front of the reference service that shows article slugs `twin-older` and
     `twin-newer` both as `twin`: the service keeps slugs unique per blog (a unique constraint),
     but the spec does not promise that, and another service may send two articles with one slug."""
 
-    def __init__(self, db: Database) -> None:
-        app = create_app(db, secret_key="test")
+    def rename(environ: dict[str, Any], start_response: Any) -> Iterator[bytes]:
+        captured: dict[str, Any] = {}
 
-        def rename(environ: dict[str, Any], start_response: Any) -> Iterator[bytes]:
-            captured: dict[str, Any] = {}
+        def keep(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            captured["status"], captured["headers"] = status, headers
+            return lambda data: None
 
-            def keep(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-                captured["status"], captured["headers"] = status, headers
-                return lambda data: None
+        body = b"".join(app(environ, keep))
+        if environ["PATH_INFO"].startswith("/api/v1/") and body.startswith(b"{"):
+            body = json.dumps(_twin(json.loads(body))).encode("utf-8")
+        headers = [(k, v) for k, v in captured["headers"] if k.lower() != "content-length"]
+        start_response(captured["status"], [*headers, ("Content-Length", str(len(body)))])
+        return iter([body])
 
-            body = b"".join(app(environ, keep))
-            if environ["PATH_INFO"].startswith("/api/v1/") and body.startswith(b"{"):
-                body = json.dumps(_twin(json.loads(body))).encode("utf-8")
-            headers = [(k, v) for k, v in captured["headers"] if k.lower() != "content-length"]
-            start_response(captured["status"], [*headers, ("Content-Length", str(len(body)))])
-            return iter([body])
-
-        self.server = make_server("127.0.0.1", 0, rename, threaded=True)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        import threading
-
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    return rename
 
 
 def _twin(value: Any) -> Any:
@@ -232,7 +219,7 @@ def test_the_dash_2_page_redirects_when_its_older_namesake_is_deleted(
 ) -> None:
     older = add_article(db, owner.blog_id, "Twin", slug="twin-older", content="# Twin\n\nThe older twin.", minutes_ago=10)
     add_article(db, owner.blog_id, "Twin", slug="twin-newer", content="# Twin\n\nThe newer twin.", minutes_ago=5)
-    service = SharedSlugs(db)
+    service = Service(db, wrap=shared_slugs)
     try:
         config = make_site(tmp_path, service.url, db, owner, material=material)
         site_dir = run_build(config)
