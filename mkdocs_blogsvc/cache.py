@@ -10,6 +10,8 @@ path in the manifest is relative to it, POSIX style):
     articles/<sha256(id)[:24]>-<sha256(json)[:16]>.json   ARTICLES_DIR: the article as the service sent it
     images/<sha256(url)[:32]>.<ext>                       IMAGES_DIR: downloaded images
     docs/<posts_dir>/<slug>.md                            PAGES_DIR: rendered pages (and the index page)
+    outputs/<sha256(inputs)[:32]>.json                    OUTPUTS_DIR: an article page's sanitised HTML and
+                                                          head tags, by the hash of their inputs (`outputs`)
 
 The manifest is written atomically and durably (`fileio.atomic_write`), so a process killed at
 any point leaves the old manifest or the new one. The files it names are content-addressed or
@@ -37,7 +39,7 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,10 +47,10 @@ from typing import Any
 
 import filelock
 
-from mkdocs_blogsvc.errors import CacheBusy, CacheUnwritable, InvalidResponse
-from mkdocs_blogsvc.fileio import atomic_write, inside, sha256, write_if_changed
+from mkdocs_blogsvc.errors import CacheBusy, CacheDamaged, CacheUnwritable, InvalidResponse
+from mkdocs_blogsvc.fileio import atomic_write, inside, safe_relative, sha256, write_if_changed
 from mkdocs_blogsvc.logs import log
-from mkdocs_blogsvc.models import Article, KnownArticle
+from mkdocs_blogsvc.models import Article, ArticleSummary, KnownArticle
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
@@ -58,6 +60,7 @@ SIGNAL_NAME = "serve-signal.json"
 ARTICLES_DIR = "articles"
 IMAGES_DIR = "images"
 PAGES_DIR = "docs"
+OUTPUTS_DIR = "outputs"
 #: Longest wait for another process's hold on the cache: one sync plus one build of a big site.
 LOCK_TIMEOUT = 300.0
 #: Temp files of `fileio.atomic_write` (`.<name>.<16 hex digits>.tmp`), left only by a killed writer.
@@ -81,10 +84,17 @@ class Entry:
     #: (size, mtime in ns) of the article file when its hash was last checked or it was written:
     #: `check` hashes the file only when these differ.
     article_stat: tuple[int, int] | None = None
+    #: what a build needs of the article without reading its file (None in a manifest written
+    #: before summaries existed: `check` reads the file once and records it).
+    summary: ArticleSummary | None = None
+    #: kind -> cache file of an output derived from the article's page (see `outputs`), kept
+    #: like `records`; deleted with the entry.
+    outputs: dict[str, str] = field(default_factory=dict)
 
     def files(self) -> Iterator[str]:
         yield self.article_file
         yield from self.images.values()
+        yield from self.outputs.values()
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -98,6 +108,10 @@ class Entry:
             data["records"] = dict(sorted(self.records.items()))
         if self.article_stat is not None:
             data["articleStat"] = list(self.article_stat)
+        if self.summary is not None:
+            data["summary"] = self.summary.to_json()
+        if self.outputs:
+            data["outputs"] = dict(sorted(self.outputs.items()))
         return data
 
     @classmethod
@@ -105,8 +119,13 @@ class Entry:
         if not isinstance(data, dict):
             raise ValueError("entry is not an object")  # noqa: TRY004  (load catches ValueError)
         images, sizes, records = data.get("images", {}), data.get("imageSizes", {}), data.get("records", {})
-        if not (isinstance(images, dict) and isinstance(sizes, dict) and isinstance(records, dict)):
-            raise ValueError("entry has fields of the wrong type")  # noqa: TRY004
+        outputs = data.get("outputs", {})
+        if not all(isinstance(value, dict) for value in (images, sizes, records, outputs)):
+            raise ValueError("entry has fields of the wrong type")
+        try:
+            summary = ArticleSummary.from_json(article_id, data["summary"]) if "summary" in data else None
+        except InvalidResponse:
+            summary = None  # read from the article file again
         return cls(
             id=article_id,
             content_hash=_str(data, "contentHash"),
@@ -116,7 +135,14 @@ class Entry:
             image_sizes={str(k): int(v) for k, v in sizes.items()},
             records={str(k): v for k, v in records.items()},
             article_stat=_stat(data.get("articleStat")),
+            summary=summary,
+            outputs={str(k): str(v) for k, v in outputs.items()},
         )
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
 
 
 def _stat(value: Any) -> tuple[int, int] | None:
@@ -142,8 +168,9 @@ class Manifest:
     blog_name: str | None = None
     #: blog-wide data other features record (JSON values), kept as-is.
     records: dict[str, Any] = field(default_factory=dict)
-    #: set by `Cache.check` when it recorded a new stat of an article file: saving is worthwhile.
-    stats_refreshed: bool = field(default=False, compare=False)
+    #: set when `Cache.check` recorded a new stat or summary of an article, or a build recorded
+    #: new outputs: saving is worthwhile even when the sync changed nothing.
+    refreshed: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -166,13 +193,51 @@ class Manifest:
         return owned | set(self.rendered)
 
 
+class CachedArticles(Mapping[str, Article]):
+    """The articles by id, each read from its file only when asked for: a build with nothing
+    changed needs only their `summaries` (kept in the manifest), not their bodies."""
+
+    def __init__(self, summaries: dict[str, ArticleSummary], read: Callable[[str], Article],
+                 loaded: dict[str, Article] | None = None) -> None:
+        self.summaries = summaries
+        self._read = read
+        self._loaded = loaded if loaded is not None else {}
+
+    def __getitem__(self, article_id: str) -> Article:
+        article = self._loaded.get(article_id)
+        if article is None:
+            if article_id not in self.summaries:
+                raise KeyError(article_id)
+            article = self._loaded[article_id] = self._read(article_id)
+        return article
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.summaries)
+
+    def __len__(self) -> int:
+        return len(self.summaries)
+
+    def __contains__(self, article_id: object) -> bool:
+        return article_id in self.summaries
+
+    def changed(self, changed: Mapping[str, Article], deleted: Iterable[str]) -> CachedArticles:
+        """These articles with `changed` added or replaced and `deleted` left out."""
+        gone = set(deleted)
+        summaries = {k: v for k, v in self.summaries.items() if k not in gone}
+        loaded = {k: v for k, v in self._loaded.items() if k not in gone}
+        for article_id, article in changed.items():
+            summaries[article_id] = ArticleSummary.of(article)
+            loaded[article_id] = article
+        return CachedArticles(summaries, self._read, loaded)
+
+
 @dataclass
 class CacheContents:
     """The cache as checked against the disk: the manifest, the intact articles, and every
     file any manifest entry owned before the check (so dropped entries get cleaned up too)."""
 
     manifest: Manifest
-    articles: dict[str, Article]
+    articles: CachedArticles
     owned: set[str]
 
 
@@ -182,6 +247,7 @@ class Cache:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._prefix = os.path.join(root, "")
         self._lock = filelock.FileLock(root / LOCK_NAME, thread_local=False)
 
     def __repr__(self) -> str:
@@ -205,6 +271,10 @@ class Cache:
         """The file of a manifest path, or None when the path would leave the cache folder."""
         return inside(self.root, relative)
 
+    def locate(self, relative: str) -> str | None:
+        """`resolve` as a string, for loops over every article (no `Path` object to build)."""
+        return self._prefix + relative if safe_relative(relative) else None
+
     @staticmethod
     def page_name(src_uri: str) -> str:
         """The manifest path of a page whose docs-relative path is `src_uri`."""
@@ -218,6 +288,11 @@ class Cache:
     def article_name(article_id: str, digest: str) -> str:
         """The manifest path of an article's JSON: named by its id and its content's hash."""
         return f"{ARTICLES_DIR}/{sha256(article_id)[:24]}-{digest[:16]}.json"
+
+    @staticmethod
+    def output_name(key: str) -> str:
+        """`outputs/<key[:32]>.json`: an output named by the hash of its inputs (`outputs`)."""
+        return f"{OUTPUTS_DIR}/{key[:32]}.json"
 
     @staticmethod
     def image_name(url: str, extension: str) -> str:
@@ -309,28 +384,35 @@ class Cache:
         self.root.mkdir(parents=True, exist_ok=True)
         atomic_write(self.manifest_path, text.encode("utf-8"))
 
-    def check(self, manifest: Manifest) -> dict[str, Article]:
+    def check(self, manifest: Manifest) -> CachedArticles:
         """Check every entry against the disk; return the cached articles that are intact.
 
         An article file whose size and mtime are the ones recorded (`Entry.article_stat`) is
-        trusted without hashing; any other is hashed (and its stat recorded when intact).
-        An entry whose article JSON is missing, altered, unparsable or for another id, or whose
-        image files are missing or of the wrong size, is removed from `manifest.entries`: it is
-        then left out of `knownArticles` and the service sends it again as new. (`read` takes
-        `owned_files()` before calling this, so the files of a dropped entry are still cleaned up.)
+        trusted without being read (its summary is in the manifest); any other is hashed and
+        parsed (and its stat and summary recorded when intact). An entry whose article JSON is
+        missing, altered, unparsable or for another id, or whose image files are missing or of
+        the wrong size, is removed from `manifest.entries`: it is then left out of
+        `knownArticles` and the service sends it again as new. (`read` takes `owned_files()`
+        before calling this, so the files of a dropped entry are still cleaned up.)
         """
-        articles: dict[str, Article] = {}
+        summaries: dict[str, ArticleSummary] = {}
+        loaded: dict[str, Article] = {}
+        files: dict[str, str] = {}
         for article_id, entry in list(manifest.entries.items()):
             problem = self._check_entry(entry)
-            if isinstance(problem, tuple):
-                articles[article_id], stat = problem
-                if stat != entry.article_stat:
-                    manifest.entries[article_id] = replace(entry, article_stat=stat)
-                    manifest.stats_refreshed = True
+            if isinstance(problem, str):
+                log.info("cached article %s is damaged (%s): it will be downloaded again", article_id, problem)
+                del manifest.entries[article_id]
                 continue
-            log.info("cached article %s is damaged (%s): it will be downloaded again", article_id, problem)
-            del manifest.entries[article_id]
-        return articles
+            if isinstance(problem, Article):
+                loaded[article_id] = problem
+                entry = replace(entry, article_stat=self._article_stat(entry), summary=ArticleSummary.of(problem))
+                manifest.entries[article_id] = entry
+                manifest.refreshed = True
+            assert entry.summary is not None
+            summaries[article_id] = entry.summary
+            files[article_id] = entry.article_file
+        return CachedArticles(summaries, lambda article_id: self.read_article(article_id, files[article_id]), loaded)
 
     def read(self) -> CacheContents:
         """The manifest, checked against the disk."""
@@ -338,19 +420,55 @@ class Cache:
         owned = manifest.owned_files()
         return CacheContents(manifest, self.check(manifest), owned)
 
-    def _check_entry(self, entry: Entry) -> tuple[Article, tuple[int, int]] | str:
-        """The article and its file's (size, mtime_ns), or what is wrong."""
-        path = self.resolve(entry.article_file)
+    def read_article(self, article_id: str, relative: str) -> Article:
+        """An article file `check` found intact (without reading it). Raises `CacheDamaged`
+        when it changed since, behind the cache's back."""
+        path = self.locate(relative)
+        try:
+            article = Article.from_json(json.loads(_read(path))) if path is not None else None
+        except (OSError, ValueError, InvalidResponse):
+            article = None
+        if article is None or article.id != article_id:
+            raise CacheDamaged(
+                f"blogsvc: the cached article file {self.root / relative} changed during the build; "
+                f"delete the cache folder {self.root} and build again"
+            )
+        return article
+
+    def _article_stat(self, entry: Entry) -> tuple[int, int] | None:
+        try:
+            found = os.stat(self.root / entry.article_file)
+        except OSError:
+            return None
+        return found.st_size, found.st_mtime_ns
+
+    def _check_entry(self, entry: Entry) -> Article | None | str:
+        """None when the article file is the one recorded (by size and mtime) and the entry has
+        its summary; the article when the file had to be read and is intact; else what is wrong."""
+        path = self.locate(entry.article_file)
         if path is None:
             return "article path outside the cache"
+        for url, relative in entry.images.items():
+            image = self.locate(relative)
+            if image is None:
+                return "image path outside the cache"
+            try:
+                size = os.stat(image).st_size
+            except OSError:
+                return f"image {relative} missing"
+            if size != entry.image_sizes.get(url, -1):
+                return f"image {relative} altered"
         try:
-            with path.open("rb") as file:
-                found = os.fstat(file.fileno())
-                raw = file.read()
+            found = os.stat(path)
         except OSError:
             return "article file missing"
-        stat = (found.st_size, found.st_mtime_ns)
-        if stat != entry.article_stat and sha256(raw) != entry.article_sha256:
+        if (found.st_size, found.st_mtime_ns) == entry.article_stat and entry.summary is not None:
+            return None
+        try:
+            raw = _read(path)
+        except OSError:
+            return "article file missing"
+        if sha256(raw) != entry.article_sha256:
             return "article file altered"
         try:
             article = Article.from_json(json.loads(raw))
@@ -358,17 +476,7 @@ class Cache:
             return f"article file unreadable: {exc}"
         if article.id != entry.id or article.content_hash != entry.content_hash:
             return "article file belongs to another version"
-        for url, relative in entry.images.items():
-            image = self.resolve(relative)
-            if image is None:
-                return "image path outside the cache"
-            try:
-                size = image.stat().st_size
-            except OSError:
-                return f"image {relative} missing"
-            if size != entry.image_sizes.get(url, -1):
-                return f"image {relative} altered"
-        return article, stat
+        return article
 
     # --- files -------------------------------------------------------------------------------
 
@@ -382,7 +490,7 @@ class Cache:
         write_if_changed(path, data)
         found = path.stat()
         return Entry(id=article.id, content_hash=article.content_hash, article_file=relative, article_sha256=digest,
-                     article_stat=(found.st_size, found.st_mtime_ns))
+                     article_stat=(found.st_size, found.st_mtime_ns), summary=ArticleSummary.of(article))
 
     def remove_unowned(self, before: set[str], after: set[str]) -> None:
         """Delete the files named in `before` but not in `after` (manifest paths), only inside
@@ -396,7 +504,7 @@ class Cache:
         """Remove the temp files of writers killed mid-write (the caller holds the lock, so no
         live writer owns one). Only our folders, only our writer's temp-file names."""
         found = [*self.root.glob(f".{MANIFEST_NAME}.*.tmp")]
-        for folder in (ARTICLES_DIR, IMAGES_DIR):
+        for folder in (ARTICLES_DIR, IMAGES_DIR, OUTPUTS_DIR):
             found += (self.root / folder).glob(".*.tmp")
         found += (self.root / PAGES_DIR).rglob(".*.tmp")
         for path in found:

@@ -15,6 +15,7 @@ The edges translate: `plugin.py` into `mkdocs.exceptions.PluginError`, `cli.py` 
     ├── LoginError                  the browser flow failed (timeout, state mismatch, denied)
     ├── CacheBusy                   another process kept the cache locked too long
     ├── CacheUnwritable             the cache folder cannot be created or written
+    ├── CacheDamaged                a cache file changed behind the cache's back during a build
     ├── SyncFailed                  a build's sync failed and `on_error: fail` stops the build
     ├── TransportError              the service could not be reached (after retries)
     │   └── DeadlineExceeded        ... within the sync's deadline (`timeout`), or an image within its own
@@ -87,6 +88,10 @@ class CacheUnwritable(BlogServiceError):
             f"the cache in {self.folder} cannot be written ({self.reason}); "
             "check the folder's permissions and free space"
         )
+
+
+class CacheDamaged(BlogServiceError):
+    """A cache file the check trusted changed during the build (edited behind the cache's back)."""
 
 
 class SyncFailed(BlogServiceError):

@@ -13,7 +13,7 @@ import contextlib
 import hashlib
 import os
 import secrets
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 #: Windows opens files in text mode unless told otherwise; elsewhere this flag does not exist.
 _O_BINARY: int = getattr(os, "O_BINARY", 0)
@@ -75,10 +75,14 @@ def inside(root: Path, relative: str) -> Path | None:
     Every path read from a file we do not fully trust (the cache manifest, an export record)
     goes through this: a tampered file must not make us read or delete anything outside `root`.
     """
-    pure = PurePosixPath(relative)
-    if not relative or pure.is_absolute() or ".." in pure.parts or "\\" in relative or ":" in relative:
-        return None
-    return root.joinpath(*pure.parts)
+    return root / relative if safe_relative(relative) else None
+
+
+def safe_relative(relative: str) -> bool:
+    """Whether a relative POSIX path from a file we do not fully trust stays below the folder
+    it is relative to (see `inside`): not empty, not absolute, no `..`, no `\\` or `:`."""
+    return (bool(relative) and not relative.startswith("/") and "\\" not in relative and ":" not in relative
+            and "\0" not in relative and ".." not in relative.split("/"))
 
 
 def sha256(data: bytes | str) -> str:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote, urlsplit
 
-from mkdocs_blogsvc.models import Article
+from mkdocs_blogsvc.models import Listed
 
 #: The hosted blog's article path below the service's root: `/blogs/<blog>/<article>`.
 _HOSTED_PATH = re.compile(r"/blogs/(?P<blog>[^/?#]+)/(?P<article>[^/?#]+)/?")
@@ -86,7 +86,7 @@ class HostedBlog:
 
 @dataclass(frozen=True)
 class Target:
-    article: Article
+    article: Listed
     src_uri: str  # the docs-relative path of its page (`blog/posts/slug.md`)
 
 
@@ -95,7 +95,7 @@ class Targets:
     a slug (the service may allow it): the slug names the older, the one the site gives the
     plain slug to (see `render.assign_slugs`)."""
 
-    def __init__(self, pages: Iterable[tuple[Article, str]]) -> None:
+    def __init__(self, pages: Iterable[tuple[Listed, str]]) -> None:
         self.by_id: dict[str, Target] = {}
         self.by_slug: dict[str, Target] = {}
         for article, src_uri in sorted(pages, key=lambda item: (item[0].published_at, item[0].id)):
@@ -169,7 +169,7 @@ def rewrite(
     here: str,
     blog: HostedBlog,
     targets: Targets,
-    link_text: Callable[[Article], str],
+    link_text: Callable[[Listed], str],
 ) -> Rewritten:
     """`markdown` (the body of the page at docs-relative `here`) with every link to an article
     of `blog` that `targets` has replaced by the relative path of that article's page.

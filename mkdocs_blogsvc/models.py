@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from mkdocs_blogsvc.errors import InvalidResponse
 
@@ -129,6 +129,66 @@ class Article:
             "viewCount": self.view_count,
             "contentHash": self.content_hash,
         }
+
+
+class Listed(Protocol):
+    """What slugs and links between articles need: an `Article` or its `ArticleSummary`."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def slug(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def published_at(self) -> datetime: ...
+
+
+@dataclass(frozen=True)
+class ArticleSummary:
+    """What a build needs of a cached article besides rendering it: where its page goes (id,
+    slug, the title for a made-up slug, dates) and which images it wants. The cache manifest
+    keeps one per article, so a build with nothing changed reads no article file."""
+
+    id: str
+    slug: str
+    title: str
+    published_at: datetime
+    updated_at: datetime
+    cover_image_url: str | None
+    #: the cover's URL first, then the inline images', each once.
+    image_urls: tuple[str, ...]
+
+    @classmethod
+    def of(cls, article: Article) -> ArticleSummary:
+        cover = (article.cover_image_url,) if article.cover_image_url else ()
+        return cls(
+            id=article.id, slug=article.slug, title=article.title, published_at=article.published_at,
+            updated_at=article.updated_at, cover_image_url=article.cover_image_url,
+            image_urls=tuple(dict.fromkeys((*cover, *article.inline_image_urls))),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "slug": self.slug, "title": self.title, "publishedAt": format_timestamp(self.published_at),
+            "updatedAt": format_timestamp(self.updated_at), "coverImageUrl": self.cover_image_url,
+            "imageUrls": list(self.image_urls),
+        }
+
+    @classmethod
+    def from_json(cls, article_id: str, data: Any) -> ArticleSummary:
+        """Raises `InvalidResponse` when a field is missing or of the wrong type."""
+        if not isinstance(data, dict):
+            raise InvalidResponse("summary is not a JSON object")
+        what = f"summary of article {article_id!r}"
+        published, updated = _timestamp(data, "publishedAt", what), _timestamp(data, "updatedAt", what)
+        assert published is not None and updated is not None
+        return cls(
+            id=article_id, slug=_get(data, "slug", str, what), title=_get(data, "title", str, what),
+            published_at=published, updated_at=updated,
+            cover_image_url=_get(data, "coverImageUrl", str, what, nullable=True),
+            image_urls=_str_list(data, "imageUrls", what),
+        )
 
 
 def format_timestamp(moment: datetime) -> str:

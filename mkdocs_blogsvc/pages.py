@@ -18,18 +18,19 @@ page is rendered again when an article it links to moves, and only then.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mkdocs_blogsvc.cache import Cache, CacheContents
+from mkdocs_blogsvc.cache import Cache, CacheContents, Entry
 from mkdocs_blogsvc.errors import CacheUnwritable
 from mkdocs_blogsvc.fileio import sha256, write_if_changed
 from mkdocs_blogsvc.links import HostedBlog, Targets
+from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.render import ArticleLinks, ExportHead, PagePaths, Renderer, assign_slugs
+from mkdocs_blogsvc.sanitize import Removed
 from mkdocs_blogsvc.sync import BLOG_SLUG
 
 #: The index page's title when the blog's name is not known yet.
@@ -102,7 +103,8 @@ def _render(
 ) -> RenderedSite:
     site = RenderedSite()
     manifest = contents.manifest
-    slugs = assign_slugs(contents.articles.values())
+    articles, summaries = contents.articles, contents.articles.summaries
+    slugs = assign_slugs(summaries.values())
     image_src: dict[str, str] = {}
     seen: set[str] = set()
     for entry in manifest.entries.values():
@@ -115,12 +117,12 @@ def _render(
                 site.images.append(SiteFile(src, path))
     links = _links(contents, slugs, posts_dir, base_url)
     changed = False
-    for article_id, article in contents.articles.items():
+    for article_id in summaries:
         src_uri = f"{posts_dir}/{slugs[article_id]}.md"
         entry = manifest.entries[article_id]
         paths = PagePaths(src_uri, {url: image_src[url] for url in entry.images})
         if export is not None:
-            text = renderer.page(article, slugs[article_id], paths, export=export, links=links)
+            text = renderer.page(articles[article_id], slugs[article_id], paths, export=export, links=links)
             site.pages.append(SiteFile(src_uri, cache.page_path(src_uri), article_id, text.encode("utf-8")))
             continue
         page = SiteFile(src_uri, cache.page_path(src_uri), article_id)
@@ -131,22 +133,28 @@ def _render(
             return _inputs(renderer.fingerprint, entry.article_sha256, slugs[article_id], src_uri,  # noqa: B023
                            sorted(paths.images.items()), _link_inputs(links, references))  # noqa: B023
 
-        record = _write_page(page.abs_path, inputs_with(held), previous,
-                             functools.partial(renderer.page, article, slugs[article_id], paths, links=links))
+        def render(article_id: str = article_id, paths: PagePaths = paths) -> str:
+            return renderer.page(articles[article_id], slugs[article_id], paths, links=links)
+
+        record = _write_page(page.abs_path, inputs_with(held), previous, render)
         if record is not None:
             if links is not None:  # rendered: the links the page holds now
                 record["links"] = [list(item) for item in links.found.get(article_id, [])]
                 record["inputs"] = inputs_with(record["links"])
+            if removed := renderer.removed.get(article_id):  # logged by every build (`markdown_removed`)
+                record["removed"] = removed.to_json()
             site.written += record.pop("written")
             entry.records[PAGE_RECORD] = record
             changed = True
         site.pages.append(page)
     if with_index:
         src_uri = f"{blog_dir}/index.md"
-        items = [(contents.articles[p.article_id], p.src_uri) for p in site.pages if p.article_id]
+        def items() -> list[tuple[Article, str]]:
+            return [(articles[p.article_id], p.src_uri) for p in site.pages if p.article_id]
+
         title = manifest.blog_name or DEFAULT_INDEX_TITLE
         if export is not None:
-            text = renderer.index(title, items, src_uri)
+            text = renderer.index(title, items(), src_uri)
             site.index = SiteFile(src_uri, cache.page_path(src_uri), data=text.encode("utf-8"))
             return site  # the cache's pages and its manifest are the plugin's: untouched
         site.index = SiteFile(src_uri, cache.page_path(src_uri))
@@ -154,7 +162,7 @@ def _render(
             (p.src_uri, manifest.entries[p.article_id].article_sha256) for p in site.pages if p.article_id
         ))
         record = _write_page(site.index.abs_path, inputs, manifest.records.get(INDEX_RECORD),
-                             functools.partial(renderer.index, title, items, src_uri))
+                             lambda: renderer.index(title, items(), src_uri))
         if record is not None:
             site.written += record.pop("written")
             manifest.records[INDEX_RECORD] = record
@@ -167,10 +175,17 @@ def _render(
         cache.remove_unowned(set(manifest.rendered), set(rendered))
         manifest.rendered = rendered
         changed = True
-    if changed or manifest.stats_refreshed:
+    if changed or manifest.refreshed:
         cache.save(manifest)
-        manifest.stats_refreshed = False
+        manifest.refreshed = False
     return site
+
+
+def markdown_removed(entry: Entry) -> Removed:
+    """What the Markdown pass of the sanitiser took out of the article's page when it was
+    last rendered (kept in its page record)."""
+    record = entry.records.get(PAGE_RECORD)
+    return Removed.from_json(record.get("removed") if isinstance(record, dict) else None)
 
 
 def _links(contents: CacheContents, slugs: dict[str, str], posts_dir: str, base_url: str | None) -> ArticleLinks | None:
@@ -180,7 +195,7 @@ def _links(contents: CacheContents, slugs: dict[str, str], posts_dir: str, base_
     blog_slug = contents.manifest.records.get(BLOG_SLUG)
     return ArticleLinks(
         HostedBlog(base_url, blog_slug if isinstance(blog_slug, str) else None),
-        Targets((article, f"{posts_dir}/{slugs[article_id]}.md") for article_id, article in contents.articles.items()),
+        Targets((summary, f"{posts_dir}/{slugs[article_id]}.md") for article_id, summary in contents.articles.summaries.items()),
     )
 
 

@@ -8,6 +8,7 @@
                   empties site_dir, so a build the service stops leaves the previous site in place
     on_files      (priority 50, before Material's blog plugin at -50) render the pages from the
                   cache (`pages.render_pages`), add them as `File.generated(..., abs_src_path=...)`
+    on_page_content  article pages: the HTML through the sanitiser's allowlist
     on_post_page  article pages: JSON-LD, Open Graph and keywords before `</head>`
     on_post_build / on_build_error   release the cache locks (`SyncCoordinator.end_build`)
     on_serve      watch the custom templates; start the background sync (`watch.Poller` running
@@ -19,6 +20,8 @@
 `coordinator.SyncCoordinator` holds the cache (`cache.Cache`), its locks, the time of the last
 sync and the sync itself (why the locks span the whole build: see its docstring); it lives as
 long as this object. `last_report` keeps the report of the last build's sync (the demo prints it).
+The sanitised HTML and the head tags of each article page are kept in the cache by the hash
+of their inputs (`outputs`): a build with nothing changed computes neither.
 
 Failures of the service follow `on_error`: `warn` logs a warning and builds from the cache
 (so `mkdocs build --strict` fails), `fail` stops the build with a `PluginError`. Failures that
@@ -31,6 +34,7 @@ import html
 import os
 import re
 import time
+from dataclasses import dataclass
 from datetime import timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -43,15 +47,16 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
-from mkdocs_blogsvc import redirects, watch
+from mkdocs_blogsvc import outputs, redirects, watch
 from mkdocs_blogsvc.cache import CacheContents
 from mkdocs_blogsvc.config import BlogServiceConfig, Settings
 from mkdocs_blogsvc.coordinator import SyncCoordinator
 from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable
 from mkdocs_blogsvc.export import read_record
 from mkdocs_blogsvc.logs import log
-from mkdocs_blogsvc.models import Article
-from mkdocs_blogsvc.pages import render_pages
+from mkdocs_blogsvc.models import ArticleSummary
+from mkdocs_blogsvc.outputs import PageOutputs
+from mkdocs_blogsvc.pages import markdown_removed, render_pages
 from mkdocs_blogsvc.render import Renderer
 from mkdocs_blogsvc.sanitize import Removed, clean_html
 from mkdocs_blogsvc.sync import SyncReport
@@ -61,6 +66,17 @@ _CANONICAL = re.compile(r"<link\b[^>]*\brel\s*=\s*[\"']?canonical\b", re.IGNOREC
 
 #: Settings two instances must never share (each instance is one connected blog).
 _EXCLUSIVE = ("cache_dir", "credentials_file", "posts_dir")
+
+
+@dataclass(frozen=True)
+class ArticlePage:
+    """An article's page in this build: what is known of the article without reading its file,
+    and the docs-relative paths of its cover and of each image downloaded (by remote URL)."""
+
+    summary: ArticleSummary
+    article_sha256: str
+    cover_src: str | None
+    downloaded: dict[str, str]
 
 
 class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
@@ -76,15 +92,16 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         #: what the last build's sync changed (None before the first build's on_files).
         self.last_report: SyncReport | None = None
         self.language: str | None = None
-        #: docs-relative page path -> (article, docs-relative cover image path or None,
-        #: remote URL -> docs-relative path of each image downloaded).
-        self.pages: dict[str, tuple[Article, str | None, dict[str, str]]] = {}
+        #: docs-relative page path -> the article page.
+        self.pages: dict[str, ArticlePage] = {}
         self.files: Files | None = None
         #: what on_pre_build hands to on_files: (cache contents, report, reason, start time).
         self._synced: tuple[CacheContents, SyncReport, str, float] | None = None
         self.poller: watch.Poller | None = None
         #: the cache of this build, from on_files to on_post_build (page addresses are recorded in it).
         self.contents: CacheContents | None = None
+        #: the sanitised HTML and head tags of this build's article pages, from on_files to on_post_build.
+        self.outputs: PageOutputs | None = None
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
         self.is_serve = command == "serve"
@@ -155,18 +172,21 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             raise PluginError(_message(exc)) from None
         self.language = contents.manifest.blog_language
         self.contents = contents
+        self.outputs = PageOutputs(self.coordinator.cache, contents.manifest)
         self.pages = {}
         for site_file in site.files():
-            if files.get_file_from_path(site_file.src_uri) is not None:
+            if files.src_uris.get(site_file.src_uri) is not None:
                 log.warning(f"docs_dir already has {site_file.src_uri}; the plugin's file of that name is left out")
                 continue
             files.append(File.generated(config, site_file.src_uri, abs_src_path=str(site_file.abs_path)))
             if site_file.article_id is not None:
-                article = contents.articles[site_file.article_id]
+                summary = contents.articles.summaries[site_file.article_id]
                 entry = contents.manifest.entries[site_file.article_id]
-                cover = entry.images.get(article.cover_image_url or "")
+                cover = entry.images.get(summary.cover_image_url or "")
                 downloaded = {url: f"{settings.blog_dir}/{path}" for url, path in entry.images.items()}
-                self.pages[site_file.src_uri] = (article, f"{settings.blog_dir}/{cover}" if cover else None, downloaded)
+                self.pages[site_file.src_uri] = ArticlePage(
+                    summary, entry.article_sha256, f"{settings.blog_dir}/{cover}" if cover else None, downloaded
+                )
         self.files = files
         report.duration = time.perf_counter() - started
         self.last_report = report
@@ -178,38 +198,44 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         prints `page.update_date`, which is the build date unless a plugin sets it)."""
         found = self.pages.get(page.file.src_uri) if self.config.enabled else None
         if found is not None:
-            page.update_date = found[0].updated_at.astimezone(timezone.utc).strftime("%Y-%m-%d")
+            page.update_date = found.summary.updated_at.astimezone(timezone.utc).strftime("%Y-%m-%d")
         return page
 
     @event_priority(-100)  # last: other plugins' on_post_build may still read the cached files
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         contents, self.contents = self.contents, None
+        outputs, self.outputs = self.outputs, None
         try:
             if self.config.enabled and contents is not None and self.coordinator is not None and self.files is not None:
-                self._redirect_old_addresses(config, contents, self.files)
+                self._finish(config, contents, outputs, self.files)
         finally:  # the cache lock is held until here: the manifest is saved under it
             if self.coordinator is not None:
                 self.coordinator.end_build()
 
-    def _redirect_old_addresses(self, config: MkDocsConfig, contents: CacheContents, files: Files) -> None:
+    def _finish(self, config: MkDocsConfig, contents: CacheContents, outputs: PageOutputs | None, files: Files) -> None:
         """Record where each article's page was built (`file.url` after every plugin ran, and
-        only if the file is in site_dir), then write a redirect page at each earlier address."""
+        only if the file is in site_dir) and the outputs kept, then write a redirect page at
+        each earlier address."""
         assert self.coordinator is not None
         site_dir = Path(config.site_dir)
         current: dict[str, redirects.Address] = {}
         titles: dict[str, str] = {}
-        for src_uri, (article, *_rest) in self.pages.items():
-            file = files.get_file_from_path(src_uri)
+        for src_uri, found in self.pages.items():
+            file = files.src_uris.get(src_uri)
             if file is None or not (site_dir / file.dest_uri).is_file():
                 continue  # not built (Material's blog plugin may leave a post out)
-            current[article.id] = redirects.Address(file.url, file.dest_uri)
-            titles[article.id] = article.title
+            current[found.summary.id] = redirects.Address(file.url, file.dest_uri)
+            titles[found.summary.id] = found.summary.title
         histories, moved = redirects.record(contents.manifest, current)
-        if moved:
+        if moved or contents.manifest.refreshed:
             try:
                 self.coordinator.cache.save(contents.manifest)
             except OSError as exc:
                 log.warning(f"{CacheUnwritable(self.coordinator.cache.root, exc)}; page addresses not recorded")
+            else:
+                contents.manifest.refreshed = False
+                if outputs is not None:
+                    outputs.finish()
         if not self.config.redirects:
             return
         planned = redirects.plan(histories, current)
@@ -234,44 +260,58 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         Markdown and the site's extensions made of the body, so no Markdown-level trick gets
         past it. What this and the Markdown pass removed is logged once per article."""
         found = self.pages.get(page.file.src_uri) if self.config.enabled else None
-        if found is None or self.settings is None or self.settings.trust_article_html:
+        if (found is None or self.settings is None or self.settings.trust_article_html or self.renderer is None
+                or self.outputs is None or self.contents is None):
             return None
-        article = found[0]
-        cleaned = clean_html(html)
-        removed = Removed()
-        if self.renderer is not None and article.id in self.renderer.removed:
-            removed.update(self.renderer.removed[article.id])
-        removed.update(cleaned.removed)
+        article_id = found.summary.id
+        inputs = outputs.key(outputs.HTML, article_id, self.renderer.html_fingerprint, html)
+        kept = self.outputs.get(article_id, outputs.HTML, inputs)
+        if kept is None:
+            cleaned = clean_html(html)
+            kept = {"text": cleaned.text, "removed": cleaned.removed.to_json()}
+            self.outputs.put(article_id, outputs.HTML, inputs, kept)
+        removed = Removed.from_json(kept.get("removed"))
+        entry = self.contents.manifest.entries.get(article_id)
+        if entry is not None:
+            removed.update(markdown_removed(entry))
         if removed:
             log.info(
                 f"article {page.file.src_uri}: removed {removed.summary()} from its HTML "
                 "(trust_article_html: true keeps it; see the security page of the docs)"
             )
-        return cleaned.text
+        return str(kept["text"])
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str | None:
         found = self.pages.get(page.file.src_uri) if self.config.enabled else None
-        if found is None or self.renderer is None:
+        if found is None or self.renderer is None or self.outputs is None or self.contents is None:
             return None
-        article, cover_src, downloaded = found
         site_url = config.site_url or ""
-        page_url = urljoin(site_url, page.url) if site_url else None
+        page_url = _absolute(site_url, page.url) if site_url else None
 
         def on_site(src: str) -> str | None:
             """The site's URL of a file (absolute with site_url, else relative to the page)."""
-            file = self.files.get_file_from_path(src) if self.files else None
+            file = self.files.src_uris.get(src) if self.files else None
             if file is None:
                 return None
-            return urljoin(site_url, file.url) if site_url else get_relative_url(file.url, page.url)
+            return _absolute(site_url, file.url) if site_url else get_relative_url(file.url, page.url)
 
-        image_url = (on_site(cover_src) if cover_src else None) or article.cover_image_url
-        images = {url: local for url, src in downloaded.items() if (local := on_site(src))}
-        try:
-            head = self.renderer.head(
-                article, page_url=page_url, image_url=image_url, language=self.language, images=images
-            )
-        except BlogServiceError as exc:  # a custom head_template that cannot be rendered
-            raise PluginError(_message(exc)) from None
+        local_cover = on_site(found.cover_src) if found.cover_src else None
+        images = {url: local for url, src in found.downloaded.items() if (local := on_site(src))}
+        article_id = found.summary.id
+        inputs = outputs.key(outputs.HEAD, article_id, self.renderer.head_fingerprint, found.article_sha256,
+                             page_url, local_cover, self.language, sorted(images.items()))
+        kept = self.outputs.get(article_id, outputs.HEAD, inputs)
+        if kept is None:
+            try:
+                article = self.contents.articles[article_id]
+                kept = {"text": self.renderer.head(
+                    article, page_url=page_url, image_url=local_cover or article.cover_image_url,
+                    language=self.language, images=images,
+                )}
+            except BlogServiceError as exc:  # a custom head_template that cannot be rendered, a damaged cache
+                raise PluginError(_message(exc)) from None
+            self.outputs.put(article_id, outputs.HEAD, inputs, kept)
+        head = str(kept["text"])
         match = _HEAD_END.search(output)
         if match is None:
             log.debug(f"no </head> in {page.file.src_uri}: head tags not inserted")
@@ -315,6 +355,14 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if self.poller is not None:
             self.poller.stop()
             self.poller = None
+
+
+def _absolute(site_url: str, url: str) -> str:
+    """`urljoin(site_url, url)` for MkDocs' URLs (relative, no `..`, site_url ending in `/`),
+    without urljoin's parsing on every article page."""
+    if site_url.endswith("/") and not url.startswith((".", "/")) and ":" not in url:
+        return site_url + url
+    return urljoin(site_url, url)
 
 
 def _resolve(plugin_config: BlogServiceConfig, config: MkDocsConfig) -> Settings:

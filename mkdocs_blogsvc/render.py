@@ -39,7 +39,7 @@ from mkdocs_blogsvc.errors import BadTemplate
 from mkdocs_blogsvc.links import HostedBlog, Targets
 from mkdocs_blogsvc.links import rewrite as rewrite_links
 from mkdocs_blogsvc.logs import log
-from mkdocs_blogsvc.models import Article, format_timestamp
+from mkdocs_blogsvc.models import Article, Listed, format_timestamp
 from mkdocs_blogsvc.sanitize import Removed, clean_markdown
 from mkdocs_blogsvc.shared import slugify
 
@@ -57,7 +57,7 @@ def is_safe_slug(slug: str) -> bool:
     return bool(_VALID_SLUG.fullmatch(slug)) and slug.strip("-") != ""
 
 
-def safe_slug(article: Article) -> str:
+def safe_slug(article: Listed) -> str:
     """The article's slug if it is safe as a file and URL name, else one made from title and id."""
     if is_safe_slug(article.slug):
         return article.slug
@@ -70,7 +70,7 @@ def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
-def assign_slugs(articles: Iterable[Article]) -> dict[str, str]:
+def assign_slugs(articles: Iterable[Listed]) -> dict[str, str]:
     """Article id -> unique safe slug. Deterministic: the oldest article keeps a shared slug,
     later ones get `-2`, `-3`... (ordered by publication time, then id)."""
     taken: set[str] = set()
@@ -220,7 +220,7 @@ class Renderer:
     and its paths: the plugin's version, this module's code, the versions of Jinja2 and PyYAML,
     and the page and index templates. `pages.render_pages` records it with each page and
     renders again only when it (or the article) changed. An option that changes what `page` or
-    `index` produce must be added to it.
+    `index` produce must be added to it; one that changes `head`, to `head_fingerprint`.
     """
 
     def __init__(
@@ -236,11 +236,15 @@ class Renderer:
         self.index_template = _load(markdown_env, None, "index.md.j2", "index")
         self.head_template = _load(html_env, head_template, "head.html.j2", "head_template")
         # the sanitiser shapes the page too: its switch, its code and what it builds on
+        sanitiser = (Path(sanitize.__file__).read_text(encoding="utf-8"), importlib.metadata.version("nh3"))
         self.fingerprint = _fingerprint(
-            self.page_template.source, self.index_template.source,
-            f"sanitise={sanitise}", Path(sanitize.__file__).read_text(encoding="utf-8"),
-            importlib.metadata.version("nh3"), markdown.__version__,
+            self.page_template.source, self.index_template.source, f"sanitise={sanitise}", *sanitiser,
+            markdown.__version__,
         )
+        #: what an article page's head tags and its sanitised HTML depend on besides their
+        #: inputs (see `outputs`): the head template, the JSON-LD code, the sanitiser.
+        self.head_fingerprint = _fingerprint(self.head_template.source, Path(jsonld.__file__).read_text(encoding="utf-8"))
+        self.html_fingerprint = _fingerprint(*sanitiser)
 
     def page(
         self, article: Article, slug: str, paths: PagePaths, *, export: ExportHead | None = None,

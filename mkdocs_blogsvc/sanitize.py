@@ -38,6 +38,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from typing import Any
 
 import nh3
 from markdown.extensions.attr_list import get_attrs_and_remainder
@@ -136,6 +137,18 @@ class Removed:
 
     def __bool__(self) -> bool:
         return bool(self.counts)
+
+    def to_json(self) -> list[list[Any]]:
+        return [[kind, name, number] for (kind, name), number in sorted(self.counts.items())]
+
+    @classmethod
+    def from_json(cls, data: Any) -> Removed:
+        """What `to_json` wrote; anything else is nothing removed (it is only logged)."""
+        removed = cls()
+        for item in data if isinstance(data, list) else ():
+            if isinstance(item, list) and len(item) == 3 and isinstance(item[2], int):
+                removed.add(str(item[0]), str(item[1]), item[2])
+        return removed
 
     def summary(self) -> str:
         """`2 <script> elements, 1 onerror attribute, 1 javascript: URL` (most frequent first)."""

@@ -25,7 +25,7 @@ from typing import Protocol
 
 from mkdocs_blogsvc import images as image_files
 from mkdocs_blogsvc.api import display_url
-from mkdocs_blogsvc.cache import Cache, CacheContents, Entry, Manifest
+from mkdocs_blogsvc.cache import Cache, CacheContents, CachedArticles, Entry, Manifest
 from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable, InvalidResponse
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import (
@@ -80,7 +80,7 @@ class _Diff:
     """Phase 1's outcome: the articles after the sync, which of them changed, the old entries
     that stay as they are, and the ids for the report."""
 
-    articles: dict[str, Article]
+    articles: CachedArticles
     changed: dict[str, Article]
     kept: dict[str, Entry]
     report: SyncReport
@@ -131,8 +131,7 @@ def _diff(contents: CacheContents, result: SyncResult) -> _Diff:
     report.new = [a.id for a in result.new if a.id not in old.entries]
     report.updated = [a.id for a in changed.values() if a.id not in report.new]
     report.deleted = [a for a in deleted if a not in changed]
-    articles = {k: v for k, v in contents.articles.items() if k not in deleted}
-    articles.update(changed)
+    articles = contents.articles.changed(changed, deleted)
     kept = {k: v for k, v in old.entries.items() if k in articles and k not in changed}
     report.unchanged = len(kept)
     return _Diff(articles, changed, kept, report)
@@ -147,7 +146,8 @@ def _fetch_images(
     file (named by the URL's hash), so an update that keeps its image URLs downloads nothing.
     Returns the wanted URLs by article id and URL -> (cache path, size) of the images held."""
     cached = {url: (path, entry.image_sizes.get(url, 0)) for entry in old.entries.values() for url, path in entry.images.items()}
-    wanted = {article_id: _image_urls(article) if download_images else [] for article_id, article in diff.articles.items()}
+    wanted = {article_id: list(summary.image_urls) if download_images else []
+              for article_id, summary in diff.articles.summaries.items()}
     to_fetch = [url for urls in wanted.values() for url in urls if url not in cached]
     downloads = image_files.download_all(client, to_fetch, cache)
     cached.update(downloads.saved)
@@ -166,7 +166,7 @@ def _commit(
     wanted: dict[str, list[str]], cached_images: dict[str, tuple[str, int]], full_at: datetime | None,
 ) -> Manifest:
     """Phase 3: write the changed articles' files, then the new manifest (the commit point).
-    An article keeps the `records` of its old entry, updated or not."""
+    An article keeps the `records` and `outputs` of its old entry, updated or not."""
     manifest = Manifest(
         rendered=list(old.rendered), blog_language=old.blog_language, blog_name=old.blog_name,
         records=dict(old.records),
@@ -174,8 +174,8 @@ def _commit(
     unchanged = len(diff.articles) == len(old.entries)
     if full_at is not None:
         manifest.records[LAST_FULL_SYNC] = format_timestamp(full_at)
-    for article_id, article in diff.articles.items():
-        entry = diff.kept.get(article_id) or cache.write_article(article)
+    for article_id in diff.articles:
+        entry = diff.kept.get(article_id) or cache.write_article(diff.changed[article_id])
         previous = old.entries.get(article_id)
         have = {url: cached_images[url] for url in wanted[article_id] if url in cached_images}
         images = {url: path for url, (path, _size) in have.items()}
@@ -186,12 +186,13 @@ def _commit(
         unchanged = False
         manifest.entries[article_id] = replace(
             entry, images=images, image_sizes=sizes, records=dict(previous.records) if previous is not None else {},
+            outputs=dict(previous.outputs) if previous is not None else {},
         )
     if manifest.blog_language is None or BLOG_SLUG not in manifest.records:
         _learn_blog(client, manifest)
     unchanged = (unchanged and (manifest.blog_language, manifest.blog_name) == (old.blog_language, old.blog_name)
                  and manifest.records == old.records)  # blogSlug, lastFullSync
-    if old.stats_refreshed or not unchanged:
+    if old.refreshed or not unchanged:
         cache.save(manifest)
     return manifest
 
@@ -200,11 +201,6 @@ def _cleanup(cache: Cache, contents: CacheContents, manifest: Manifest) -> None:
     """Phase 4: only files a manifest said we created, and only inside the cache."""
     cache.remove_unowned(contents.owned | contents.manifest.owned_files(), manifest.owned_files())
     cache.sweep_temp_files()
-
-
-def _image_urls(article: Article) -> list[str]:
-    urls = [article.cover_image_url] if article.cover_image_url else []
-    return list(dict.fromkeys([*urls, *article.inline_image_urls]))
 
 
 def _learn_blog(client: SyncClient, manifest: Manifest) -> None:

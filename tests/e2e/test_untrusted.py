@@ -306,3 +306,71 @@ def test_a_drip_fed_image_keeps_its_remote_url_within_the_timeout(
     assert f'src="{drip.url}/media/{key}"' in html
     assert "1 new, 0 updated, 0 deleted" in caplog.text
     assert elapsed < TIMEOUT + SLACK
+
+
+def test_a_build_with_nothing_changed_reuses_the_sanitised_html_and_head_tags(
+        tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sanitised HTML and the head tags of each article page are kept in the cache by the
+    hash of their inputs (`outputs`): a second build computes neither and writes the same
+    pages; what changes their inputs computes them again; deleted articles' outputs go."""
+    from mkdocs_blogsvc import plugin as plugin_module
+    from mkdocs_blogsvc.cache import Cache
+    from mkdocs_blogsvc.render import Renderer
+    from mkdocs_blogsvc.server import content
+
+    config = hostile_site(tmp_path, service, db, owner, material=False)
+    other = add_article(db, owner.blog_id, "Plain article", slug="plain-article", content="Just *text*.")
+    run_build(config)
+    site_dir = tmp_path / "site"
+    def built() -> dict[Path, bytes]:
+        """The site's pages, without the build date MkDocs' theme prints."""
+        return {p: re.sub(rb"Build Date UTC : [^\n]*", b"", p.read_bytes()) for p in site_dir.rglob("*.html")}
+
+    pages = built()
+    calls = {"clean": 0, "head": 0}
+    clean_html, head = plugin_module.clean_html, Renderer.head
+
+    def counting_clean(text: str) -> Any:
+        calls["clean"] += 1
+        return clean_html(text)
+
+    def counting_head(self: Renderer, *args: Any, **kwargs: Any) -> str:
+        calls["head"] += 1
+        return head(self, *args, **kwargs)
+
+    monkeypatch.setattr(plugin_module, "clean_html", counting_clean)
+    monkeypatch.setattr(Renderer, "head", counting_head)
+    caplog.set_level(logging.INFO)
+    run_build(config)
+    assert calls == {"clean": 0, "head": 0}
+    assert built() == pages
+    (line,) = [r.getMessage() for r in caplog.records if "hostile-body" in r.getMessage() and "removed" in r.getMessage()]
+    assert "<script> element" in line and "javascript: URL" in line, "the removals are reported by every build"
+
+    # A damaged output is computed again; another site_url changes every head, not the HTML.
+    cache = Cache(next(tmp_path.rglob("manifest.json")).parent)
+    manifest = cache.load()
+    html_outputs = [entry.outputs["html"] for entry in manifest.entries.values()]
+    (cache.root / html_outputs[0]).write_text("not json")
+    data = yaml.safe_load(config.read_text())
+    data["site_url"] = "https://moved.example.test/"
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    run_build(config)
+    assert calls == {"clean": 1, "head": 2}
+    page = article_page(site_dir)
+    assert_nothing_executable_from_the_article(page)
+    assert meta_property(parse(page), "og:url")[0].startswith("https://moved.example.test/")
+
+    # An extension that changes the pages' HTML sanitises them again.
+    data["markdown_extensions"] = [{"toc": {"permalink": True}}]
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    run_build(config)
+    assert calls == {"clean": 3, "head": 2}
+    assert_nothing_executable_from_the_article(article_page(site_dir))
+
+    # A deleted article's outputs are deleted with it; the cache holds only what its manifest names.
+    content.delete_article(db, other)
+    run_build(config)
+    named = {path for entry in cache.load().entries.values() for path in entry.outputs.values()}
+    assert {f"outputs/{p.name}" for p in (cache.root / "outputs").iterdir()} == named and len(named) == 2

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from mkdocs_blogsvc.cache import Cache, Manifest
+from mkdocs_blogsvc.errors import CacheDamaged
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.pages import RenderedSite, render_pages
 from mkdocs_blogsvc.render import PagePaths, Renderer
@@ -142,7 +143,7 @@ def test_an_article_file_is_hashed_only_when_its_size_or_mtime_changed(cache: Ca
     # Same bytes, new mtime: hashed, found intact, the new stat recorded (and saved by the build).
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
     contents = cache.read()
-    assert set(contents.articles) == set(IDS) and contents.manifest.stats_refreshed
+    assert set(contents.articles) == set(IDS) and contents.manifest.refreshed
     build(cache, CountingRenderer())
     assert cache.load().entries[IDS[0]].article_stat == (path.stat().st_size, path.stat().st_mtime_ns)
 
@@ -161,3 +162,42 @@ def test_a_manifest_without_stats_is_checked_by_hash_and_then_records_them(cache
     assert all(entry.article_stat is None for entry in cache.load().entries.values())
     build(cache, CountingRenderer())
     assert all(entry.article_stat is not None for entry in cache.load().entries.values())
+
+
+def _same_size_garbage(path: Path) -> None:
+    """Overwrite `path` with bytes that are not JSON, keeping its size and mtime."""
+    found = path.stat()
+    path.write_bytes(b"x" * found.st_size)
+    os.utime(path, ns=(found.st_atime_ns, found.st_mtime_ns))
+
+
+def test_a_build_with_nothing_changed_reads_no_article_file(cache: Cache, tmp_path: Path) -> None:
+    build(cache, CountingRenderer())
+    for entry in cache.load().entries.values():
+        _same_size_garbage(cache.root / entry.article_file)  # trusted by size and mtime, never read
+
+    contents = cache.read()
+    assert list(contents.articles) == IDS and [s.slug for s in contents.articles.summaries.values()] == [
+        "post-0", "post-1", "post-2"]
+    site = render_pages(cache, contents, again := CountingRenderer(), blog_dir="blog", posts_dir="blog/posts",
+                        with_index=True)
+    assert again.rendered == [] and site.written == 0
+
+    # A page that must be rendered reads its article: the damage is named, with the way out.
+    template = tmp_path / "page.md.j2"
+    template.write_text("---\ntitle: {{ article.title }}\n---\n\n{{ body }}\n")
+    with pytest.raises(CacheDamaged, match=r"changed during the build; delete the cache folder .* and build again"):
+        build(cache, CountingRenderer(template))
+
+
+def test_a_manifest_without_summaries_reads_each_article_once_and_records_them(cache: Cache) -> None:
+    data = json.loads(cache.manifest_path.read_bytes())
+    for entry in data["articles"].values():
+        del entry["summary"]
+    cache.manifest_path.write_text(json.dumps(data))
+    assert all(entry.summary is None for entry in cache.load().entries.values())
+
+    build(cache, CountingRenderer())
+    summaries = {entry.id: entry.summary for entry in cache.load().entries.values()}
+    assert {s.title for s in summaries.values() if s is not None} == {"Post 0", "Post 1", "Post 2"}
+    assert all(s is not None and s.image_urls == () and s.cover_image_url is None for s in summaries.values())
