@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
 
-from sqlalchemy import Select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from mkdocs_blogsvc.server import tables
@@ -54,6 +54,27 @@ class JsonArraySpool:
         self._file.close()
 
 
+def load_published(session: Session, blog_id: str, ids: list[str]) -> list[tables.Article]:
+    """The blog's published articles among `ids`, in the order of `ids` (an id that is no
+    longer a published article of the blog is left out).
+
+    Looked up by primary key alone, the blog and status checked here: with them in the WHERE
+    clause, PostgreSQL walks the blog's listing index and tests each of its rows against the
+    list of ids, whenever the table has no statistics yet (freshly bulk-loaded, before
+    autovacuum's ANALYZE) and, statistics or not, in the generic plan it switches to once
+    psycopg has prepared the statement: 2 s per batch of 500 ids on a 100,000-article blog,
+    where 500 primary-key lookups take a few ms. Only the primary key matches this query.
+    """
+    if not ids:
+        return []
+    article = tables.Article
+    found = {row.id: row for row in session.scalars(select(article).where(article.id.in_(ids)))}
+    return [
+        found[article_id] for article_id in ids
+        if article_id in found and found[article_id].blog_id == blog_id and found[article_id].status == "published"
+    ]
+
+
 class SyncAnswer:
     """New, updated and deleted articles of one sync; `chunks` streams the JSON answer."""
 
@@ -62,11 +83,13 @@ class SyncAnswer:
         self.updated = JsonArraySpool()
         self.deleted: list[str] = []
 
-    def compute(self, session: Session, published: Select[tables.Article], known: dict[str, set[str]], base: str) -> None:
-        """Compare every published article (the query, read in batches) with `known`.
+    def compute(
+        self, session: Session, blog_id: str, published: Select[tables.Article], known: dict[str, set[str]], base: str,
+    ) -> None:
+        """Compare every published article of the blog (`published`, read in batches) with `known`.
 
         The first pass reads only what the hash covers, as plain rows; the articles to send are
-        then loaded whole, a batch of ids at a time, in the same order.
+        then loaded whole, a batch of ids at a time (`load_published`), in the same order.
         """
         article = tables.Article
         hashed = published.with_only_columns(article.id, article.title, article.description, article.content, article.tags)
@@ -84,13 +107,9 @@ class SyncAnswer:
                 updated_ids.append(row.id)
         for ids, spool in ((new_ids, self.new), (updated_ids, self.updated)):
             for start in range(0, len(ids), BATCH):
-                batch = ids[start:start + BATCH]
-                # By primary key, unordered (the batch gives the order): an ORDER BY here lets
-                # PostgreSQL walk the whole listing index for each batch.
-                rows = {a.id: a for a in session.scalars(published.order_by(None).where(article.id.in_(batch)))}
-                for article_id in batch:
-                    if article_id in rows:  # gone since the first pass: it is simply not sent
-                        spool.append(article_json(rows[article_id], base))
+                # One gone since the first pass is simply not sent.
+                for loaded in load_published(session, blog_id, ids[start:start + BATCH]):
+                    spool.append(article_json(loaded, base))
                 session.expunge_all()
         self.deleted = [article_id for article_id in known if article_id in unseen]
 
