@@ -96,12 +96,9 @@ class Targets:
     plain slug to (see `render.assign_slugs`)."""
 
     def __init__(self, pages: Iterable[tuple[Listed, str]]) -> None:
-        self.by_id: dict[str, Target] = {}
-        self.by_slug: dict[str, Target] = {}
-        for article, src_uri in sorted(pages, key=lambda item: (item[0].published_at, item[0].id)):
-            target = Target(article, src_uri)
-            self.by_id[article.id] = target
-            self.by_slug.setdefault(article.slug, target)
+        self._pages = list(pages)
+        self._by_id: dict[str, Target] | None = None
+        self._by_slug: dict[str, Target] = {}
 
     def resolve(self, references: Iterable[tuple[str, bool]]) -> list[tuple[str, bool, str | None]]:
         """Each (key, by_id_or_slug) with the page it names now (None: not on the site): the part
@@ -112,9 +109,20 @@ class Targets:
         ]
 
     def find(self, reference: Reference) -> Target | None:
-        if reference.by_id_or_slug and reference.key in self.by_id:
-            return self.by_id[reference.key]
-        return self.by_slug.get(reference.key)
+        by_id = self._index()
+        if reference.by_id_or_slug and reference.key in by_id:
+            return by_id[reference.key]
+        return self._by_slug.get(reference.key)
+
+    def _index(self) -> dict[str, Target]:
+        """Built on the first look-up: a build whose pages hold no links never sorts the blog."""
+        if self._by_id is None:
+            self._by_id = {}
+            for article, src_uri in sorted(self._pages, key=lambda item: (item[0].published_at, item[0].id)):
+                target = Target(article, src_uri)
+                self._by_id[article.id] = target
+                self._by_slug.setdefault(article.slug, target)
+        return self._by_id
 
 
 @dataclass

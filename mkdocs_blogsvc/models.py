@@ -177,18 +177,18 @@ class ArticleSummary:
 
     @classmethod
     def from_json(cls, article_id: str, data: Any) -> ArticleSummary:
-        """Raises `InvalidResponse` when a field is missing or of the wrong type."""
-        if not isinstance(data, dict):
-            raise InvalidResponse("summary is not a JSON object")
-        what = f"summary of article {article_id!r}"
-        published, updated = _timestamp(data, "publishedAt", what), _timestamp(data, "updatedAt", what)
-        assert published is not None and updated is not None
-        return cls(
-            id=article_id, slug=_get(data, "slug", str, what), title=_get(data, "title", str, what),
-            published_at=published, updated_at=updated,
-            cover_image_url=_get(data, "coverImageUrl", str, what, nullable=True),
-            image_urls=_str_list(data, "imageUrls", what),
-        )
+        """Raises `InvalidResponse` when a field is missing or of the wrong type. (Read for every
+        article of every build: checks written out rather than through `_get`.)"""
+        try:
+            slug, title, cover, urls = data["slug"], data["title"], data["coverImageUrl"], data["imageUrls"]
+            published, updated = parse_timestamp(data["publishedAt"]), parse_timestamp(data["updatedAt"])
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise InvalidResponse(f"summary of article {article_id!r} is incomplete ({exc})") from None
+        if not (isinstance(slug, str) and isinstance(title, str) and (cover is None or isinstance(cover, str))
+                and isinstance(urls, list) and all(isinstance(url, str) for url in urls)):
+            raise InvalidResponse(f"summary of article {article_id!r} has fields of the wrong type")
+        return cls(id=article_id, slug=slug, title=title, published_at=published, updated_at=updated,
+                   cover_image_url=cover, image_urls=tuple(urls))
 
 
 def format_timestamp(moment: datetime) -> str:

@@ -19,6 +19,7 @@ page is rendered again when an article it links to moves, and only then.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,9 +47,14 @@ class SiteFile:
     the pages of an export, its content in memory)."""
 
     src_uri: str
-    abs_path: Path
+    #: the file's absolute path (a string: MkDocs' `abs_src_path`, built for every article).
+    path: str
     article_id: str | None = None
     data: bytes | None = None
+
+    @property
+    def abs_path(self) -> Path:
+        return Path(self.path)
 
     def read(self) -> bytes:
         return self.data if self.data is not None else self.abs_path.read_bytes()
@@ -103,6 +109,7 @@ def _render(
 ) -> RenderedSite:
     site = RenderedSite()
     manifest = contents.manifest
+
     articles, summaries = contents.articles, contents.articles.summaries
     slugs = assign_slugs(summaries.values())
     image_src: dict[str, str] = {}
@@ -111,7 +118,7 @@ def _render(
         for url, relative in entry.images.items():
             src = f"{blog_dir}/{relative}"
             image_src[url] = src
-            path = cache.resolve(relative)
+            path = cache.locate(relative)
             if path is not None and src not in seen:
                 seen.add(src)
                 site.images.append(SiteFile(src, path))
@@ -123,9 +130,9 @@ def _render(
         paths = PagePaths(src_uri, {url: image_src[url] for url in entry.images})
         if export is not None:
             text = renderer.page(articles[article_id], slugs[article_id], paths, export=export, links=links)
-            site.pages.append(SiteFile(src_uri, cache.page_path(src_uri), article_id, text.encode("utf-8")))
+            site.pages.append(SiteFile(src_uri, cache.page_file(src_uri), article_id, text.encode("utf-8")))
             continue
-        page = SiteFile(src_uri, cache.page_path(src_uri), article_id)
+        page = SiteFile(src_uri, cache.page_file(src_uri), article_id)
         previous = entry.records.get(PAGE_RECORD)
         held = previous.get("links", []) if isinstance(previous, dict) else []
 
@@ -136,7 +143,7 @@ def _render(
         def render(article_id: str = article_id, paths: PagePaths = paths) -> str:
             return renderer.page(articles[article_id], slugs[article_id], paths, links=links)
 
-        record = _write_page(page.abs_path, inputs_with(held), previous, render)
+        record = _write_page(page.path, inputs_with(held), previous, render)
         if record is not None:
             if links is not None:  # rendered: the links the page holds now
                 record["links"] = [list(item) for item in links.found.get(article_id, [])]
@@ -155,13 +162,13 @@ def _render(
         title = manifest.blog_name or DEFAULT_INDEX_TITLE
         if export is not None:
             text = renderer.index(title, items(), src_uri)
-            site.index = SiteFile(src_uri, cache.page_path(src_uri), data=text.encode("utf-8"))
+            site.index = SiteFile(src_uri, cache.page_file(src_uri), data=text.encode("utf-8"))
             return site  # the cache's pages and its manifest are the plugin's: untouched
-        site.index = SiteFile(src_uri, cache.page_path(src_uri))
+        site.index = SiteFile(src_uri, cache.page_file(src_uri))
         inputs = _inputs(renderer.fingerprint, title, src_uri, sorted(
             (p.src_uri, manifest.entries[p.article_id].article_sha256) for p in site.pages if p.article_id
         ))
-        record = _write_page(site.index.abs_path, inputs, manifest.records.get(INDEX_RECORD),
+        record = _write_page(site.index.path, inputs, manifest.records.get(INDEX_RECORD),
                              lambda: renderer.index(title, items(), src_uri))
         if record is not None:
             site.written += record.pop("written")
@@ -214,17 +221,17 @@ def _inputs(*parts: Any) -> str:
     return sha256(json.dumps(parts, ensure_ascii=False, separators=(",", ":")))
 
 
-def _write_page(path: Path, inputs: str, record: Any, render: Callable[[], str]) -> dict[str, Any] | None:
+def _write_page(path: str, inputs: str, record: Any, render: Callable[[], str]) -> dict[str, Any] | None:
     """Nothing (None) when `record` says the file at `path` is the page of these `inputs` and
     the file's size and mtime are the ones recorded; else render, write when the bytes differ,
     and return the new record (with `written`: 1 when the file was written, for the caller)."""
     try:
-        stat = path.stat()
+        stat = os.stat(path)
     except OSError:
         stat = None
     if (isinstance(record, dict) and record.get("inputs") == inputs and stat is not None
             and record.get("size") == stat.st_size and record.get("mtimeNs") == stat.st_mtime_ns):
         return None
-    written = write_if_changed(path, render().encode("utf-8"), durable=False)
-    stat = path.stat()
+    written = write_if_changed(Path(path), render().encode("utf-8"), durable=False)
+    stat = os.stat(path)
     return {"inputs": inputs, "size": stat.st_size, "mtimeNs": stat.st_mtime_ns, "written": int(written)}

@@ -178,7 +178,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             if files.src_uris.get(site_file.src_uri) is not None:
                 log.warning(f"docs_dir already has {site_file.src_uri}; the plugin's file of that name is left out")
                 continue
-            files.append(File.generated(config, site_file.src_uri, abs_src_path=str(site_file.abs_path)))
+            files.append(File.generated(config, site_file.src_uri, abs_src_path=site_file.path))
             if site_file.article_id is not None:
                 summary = contents.articles.summaries[site_file.article_id]
                 entry = contents.manifest.entries[site_file.article_id]
@@ -217,12 +217,15 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         only if the file is in site_dir) and the outputs kept, then write a redirect page at
         each earlier address."""
         assert self.coordinator is not None
+        if outputs is not None:
+            outputs.flush()  # pages whose on_post_page did not run
         site_dir = Path(config.site_dir)
+        built = os.path.join(site_dir, "")
         current: dict[str, redirects.Address] = {}
         titles: dict[str, str] = {}
         for src_uri, found in self.pages.items():
             file = files.src_uris.get(src_uri)
-            if file is None or not (site_dir / file.dest_uri).is_file():
+            if file is None or not os.path.isfile(built + file.dest_uri):
                 continue  # not built (Material's blog plugin may leave a post out)
             current[found.summary.id] = redirects.Address(file.url, file.dest_uri)
             titles[found.summary.id] = found.summary.title
@@ -234,8 +237,6 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 log.warning(f"{CacheUnwritable(self.coordinator.cache.root, exc)}; page addresses not recorded")
             else:
                 contents.manifest.refreshed = False
-                if outputs is not None:
-                    outputs.finish()
         if not self.config.redirects:
             return
         planned = redirects.plan(histories, current)
@@ -264,7 +265,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 or self.outputs is None or self.contents is None):
             return None
         article_id = found.summary.id
-        inputs = outputs.key(outputs.HTML, article_id, self.renderer.html_fingerprint, html)
+        inputs = outputs.key(outputs.HTML, article_id, self.renderer.html_fingerprint, text=html)
         kept = self.outputs.get(article_id, outputs.HTML, inputs)
         if kept is None:
             cleaned = clean_html(html)
@@ -312,6 +313,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 raise PluginError(_message(exc)) from None
             self.outputs.put(article_id, outputs.HEAD, inputs, kept)
         head = str(kept["text"])
+        self.outputs.flush(article_id)  # the article page's last hook
         match = _HEAD_END.search(output)
         if match is None:
             log.debug(f"no </head> in {page.file.src_uri}: head tags not inserted")

@@ -123,21 +123,33 @@ def history(entry: Entry) -> tuple[AddressRecord, ...]:
 
 
 def record(manifest: Manifest, current: Mapping[str, Address]) -> tuple[dict[str, tuple[AddressRecord, ...]], bool]:
-    """Record each article's `current` address in its manifest entry (in memory); returns every
-    entry's history and whether any changed (then the caller saves the manifest)."""
-    histories = {article_id: history(entry) for article_id, entry in manifest.entries.items()}
+    """Record each article's `current` address in its manifest entry (in memory); returns the
+    history of every article in `current` whose page ever had another address (the others need
+    no redirect, and a build reads nothing more of them) and whether any changed (then the
+    caller saves the manifest)."""
+    histories: dict[str, tuple[AddressRecord, ...]] = {}
     changed = False
     for article_id, address in current.items():
         entry = manifest.entries.get(article_id)
-        if entry is None:
+        if entry is None or _always_at(entry, address):
             continue
-        updated = remember(histories[article_id], address)
-        if updated != histories[article_id]:
+        old = history(entry)
+        updated = remember(old, address)
+        if updated != old:
             manifest.entries[article_id] = replace(
                 entry, records={**entry.records, ADDRESSES: [item.to_json() for item in updated]}
             )
-            histories[article_id], changed = updated, True
+            changed = True
+        histories[article_id] = updated
     return histories, changed
+
+
+def _always_at(entry: Entry, address: Address) -> bool:
+    """Whether the entry records one address, this one (the common case: compared as stored)."""
+    value = entry.records.get(ADDRESSES)
+    return (isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict)
+            and value[0].get("url") == address.url and value[0].get("path") == address.path
+            and isinstance(value[0].get("since"), str))
 
 
 @dataclass(frozen=True)

@@ -108,8 +108,9 @@ def sync_cache(
             result = _as_incremental(result, contents)
         diff = _diff(contents, result)
         wanted, cached_images = _fetch_images(cache, client, contents.manifest, diff, download_images)
-        manifest = _commit(cache, client, contents.manifest, diff, wanted, cached_images, now if full else None)
-        _cleanup(cache, contents, manifest)
+        manifest, saved = _commit(cache, client, contents.manifest, diff, wanted, cached_images, now if full else None)
+        if saved:  # else no file lost its owner: nothing to clean up
+            _cleanup(cache, contents, manifest)
     except OSError as exc:
         raise CacheUnwritable(cache.root, exc) from None
     diff.report.duration = time.perf_counter() - started
@@ -164,8 +165,9 @@ def _fetch_images(
 def _commit(
     cache: Cache, client: SyncClient, old: Manifest, diff: _Diff,
     wanted: dict[str, list[str]], cached_images: dict[str, tuple[str, int]], full_at: datetime | None,
-) -> Manifest:
-    """Phase 3: write the changed articles' files, then the new manifest (the commit point).
+) -> tuple[Manifest, bool]:
+    """Phase 3: write the changed articles' files, then the new manifest (the commit point),
+    unless nothing changed; returns the manifest and whether it was saved.
     An article keeps the `records` and `outputs` of its old entry, updated or not."""
     manifest = Manifest(
         rendered=list(old.rendered), blog_language=old.blog_language, blog_name=old.blog_name,
@@ -186,7 +188,7 @@ def _commit(
         unchanged = False
         manifest.entries[article_id] = replace(
             entry, images=images, image_sizes=sizes, records=dict(previous.records) if previous is not None else {},
-            outputs=dict(previous.outputs) if previous is not None else {},
+            outputs=previous.outputs if previous is not None else None,
         )
     if manifest.blog_language is None or BLOG_SLUG not in manifest.records:
         _learn_blog(client, manifest)
@@ -194,11 +196,13 @@ def _commit(
                  and manifest.records == old.records)  # blogSlug, lastFullSync
     if old.refreshed or not unchanged:
         cache.save(manifest)
-    return manifest
+        return manifest, True
+    return manifest, False
 
 
 def _cleanup(cache: Cache, contents: CacheContents, manifest: Manifest) -> None:
-    """Phase 4: only files a manifest said we created, and only inside the cache."""
+    """Phase 4, after a saved manifest: only files a manifest said we created, and only inside
+    the cache. (Temp files of a killed writer wait for the next sync that changes something.)"""
     cache.remove_unowned(contents.owned | contents.manifest.owned_files(), manifest.owned_files())
     cache.sweep_temp_files()
 
