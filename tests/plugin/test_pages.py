@@ -154,11 +154,16 @@ def test_an_article_file_is_hashed_only_when_its_size_or_mtime_changed(cache: Ca
     assert set(contents.articles) == set(IDS[1:]), "the altered article is sent again by the next sync"
 
 
-def test_a_manifest_without_stats_is_checked_by_hash_and_then_records_them(cache: Cache) -> None:
+def _drop_from_every_entry(cache: Cache, name: str) -> None:
+    """The manifest as an older version of the plugin wrote it: without `name` in its entries."""
     data = json.loads(cache.manifest_path.read_bytes())
     for entry in data["articles"].values():
-        del entry["articleStat"]
+        del entry[name]
     cache.manifest_path.write_text(json.dumps(data))
+
+
+def test_a_manifest_without_stats_is_checked_by_hash_and_then_records_them(cache: Cache) -> None:
+    _drop_from_every_entry(cache, "articleStat")
     assert all(entry.article_stat is None for entry in cache.load().entries.values())
     build(cache, CountingRenderer())
     assert all(entry.article_stat is not None for entry in cache.load().entries.values())
@@ -191,10 +196,7 @@ def test_a_build_with_nothing_changed_reads_no_article_file(cache: Cache, tmp_pa
 
 
 def test_a_manifest_without_summaries_reads_each_article_once_and_records_them(cache: Cache) -> None:
-    data = json.loads(cache.manifest_path.read_bytes())
-    for entry in data["articles"].values():
-        del entry["summary"]
-    cache.manifest_path.write_text(json.dumps(data))
+    _drop_from_every_entry(cache, "summary")
     assert all(entry.summary is None for entry in cache.load().entries.values())
 
     build(cache, CountingRenderer())
