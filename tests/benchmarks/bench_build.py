@@ -156,6 +156,8 @@ def full_listing_bytes(base_url: str, token: str) -> int:
 
 #: Warnings the builds printed (each shown once).
 WARNINGS: set[str] = set()
+#: The interpreter that runs the builds (`--python`): by default this one.
+BUILD_PYTHON = sys.executable
 
 
 @dataclass
@@ -180,7 +182,7 @@ finally:
 
 def mkdocs_build(config: Path, *, profile: Path | None = None) -> Run:
     """`mkdocs build` of `config` in its own process: wall time and peak resident memory."""
-    command = [sys.executable, "-m", "mkdocs", "build", "-f", str(config)]
+    command = [BUILD_PYTHON, "-m", "mkdocs", "build", "-f", str(config)]
     if profile is not None:
         command[1:3] = ["-c", PROFILED_BUILD, str(profile)]
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
@@ -464,12 +466,18 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="also write cProfile files of one no-change build each into this folder")
     parser.add_argument("--profile-runs", type=int, default=3, help="profiled builds of each kind (medians are shown)")
     parser.add_argument("--keep", type=Path, help="build in this folder and keep it (default: a temporary one)")
+    parser.add_argument("--python", default=sys.executable,
+                        help="the interpreter of the builds, e.g. a virtual environment with only what a user installs "
+                             "(default: this one)")
     args = parser.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    global BUILD_PYTHON
+    BUILD_PYTHON = args.python
 
     print(f"# bench_build: {' '.join(sys.argv[1:]) or '(defaults)'}")
     print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at start; "
           f"Python {sys.version.split()[0]}; {_versions()}")
+    print(f"builds: {_build_environment(args.python)}")
     for articles in args.articles:
         for theme in args.themes:
             with tempfile.TemporaryDirectory(prefix="blogsvc-bench-") as tmp:
@@ -490,6 +498,30 @@ def main() -> None:
                         [args.profile / f"{theme}-{articles}-plain-{n}.prof" for n in range(args.profile_runs)],
                     ))
                 sys.stdout.flush()
+
+
+#: Run by the build interpreter: compile the plugin's bytecode where pip would have (see
+#: `_build_environment`), then report where the package is and what importing httpx drags in.
+BUILD_ENVIRONMENT = """
+import compileall, os, sys
+import mkdocs_blogsvc
+folder = os.path.dirname(mkdocs_blogsvc.__file__)
+compileall.compile_dir(folder, quiet=1)
+import httpx
+print(folder, "rich" in sys.modules)
+"""
+
+
+def _build_environment(python: str) -> str:
+    """Make the builds' plugin what users run: pip compiles a wheel's bytecode when it installs
+    it, but an editable install under PYTHONDONTWRITEBYTECODE=1 (as on the machines this was
+    measured on) would compile every plugin module at every build, a cost no user pays (about
+    30 ms). Also say whether importing httpx imports rich (it does when rich is installed, as in
+    the test environment: about 25 ms more than in a user's environment without it)."""
+    found = subprocess.run([python, "-c", BUILD_ENVIRONMENT], capture_output=True, text=True, check=True)
+    folder, rich = found.stdout.split()
+    return (f"{python}; plugin from {folder} (bytecode compiled); "
+            f"httpx {'imports rich (installed here)' if rich == 'True' else 'without rich'}")
 
 
 def _versions() -> str:

@@ -5,7 +5,7 @@ connections, broken bodies)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -16,6 +16,7 @@ from mkdocs_blogsvc.api import USER_AGENT, BlogServiceClient
 from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.images import download_all
 from tests.conftest import IN_PROCESS_URL, add_article, add_owner, issue_access_token
+from tests.e2e.sites import Service
 
 BASE = "http://service.test"
 
@@ -364,3 +365,108 @@ def test_a_large_sync_body_is_sent_gzip_and_answered(real_client) -> None:  # ty
     assert result.new == () and result.updated == () and len(result.deleted) == 1000
     small = client.sync(known)
     assert "Content-Encoding" not in requests[-1].headers and small.deleted == ()
+
+
+# --- TLS: made when an https service is first called, verified as httpx verifies ----------------
+
+
+@pytest.fixture
+def tls_service(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A real HTTPS server on 127.0.0.1 answering the status endpoint, with a self-signed
+    certificate for that address; yields its URL and the certificate's PEM file."""
+    import datetime
+    import http.server
+    import ipaddress
+    import ssl
+    import threading
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+
+    class Status(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps(STATUS_BODY).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Status)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"https://127.0.0.1:{server.server_address[1]}", cert_file
+    server.shutdown()
+    server.server_close()
+
+
+def count_ca_loads(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every CA bundle loaded into a TLS context from now on."""
+    import ssl
+
+    loads: list[object] = []
+    real = ssl.SSLContext.load_verify_locations
+
+    def recording(self: ssl.SSLContext, cafile: object = None, *args: object, **kwargs: object) -> None:
+        loads.append(cafile)
+        real(self, cafile, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", recording)
+    return loads
+
+
+def test_an_https_service_is_verified_and_a_self_signed_one_refused(
+    tls_service: tuple[str, Path], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url, cert_file = tls_service
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    loads = count_ca_loads(monkeypatch)
+    with BlogServiceClient(url, tokens=FixedTokens("svc_at_one"), retries=0) as client:
+        assert loads == []  # nothing loaded until a request needs TLS
+        with pytest.raises(errors.TransportError, match="(?i)certificate"):
+            client.status()
+    assert len(loads) == 1  # the default CA bundle, once
+
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))  # as httpx honours it: trusted now
+    with BlogServiceClient(url, tokens=FixedTokens("svc_at_one"), retries=0) as client:
+        assert client.status().blog.slug == "b"
+        assert client.status().status == "active"  # the second request reuses the TLS transport
+    assert loads[1:] == [str(cert_file)]
+
+
+def test_a_plain_http_service_loads_no_certificates(db, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    owner = add_owner(db)
+    service = Service(db)
+    loads = count_ca_loads(monkeypatch)
+    try:
+        with BlogServiceClient(service.url, tokens=FixedTokens(issue_access_token(db, owner))) as client:
+            assert client.status().blog.slug == "alice-blog"
+            assert client.sync([]).new == ()
+    finally:
+        service.stop()
+    assert loads == []
