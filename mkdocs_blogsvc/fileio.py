@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 #: Windows opens files in text mode unless told otherwise; elsewhere this flag does not exist.
 _O_BINARY: int = getattr(os, "O_BINARY", 0)
@@ -83,6 +85,16 @@ def safe_relative(relative: str) -> bool:
     it is relative to (see `inside`): not empty, not absolute, no `..`, no `\\` or `:`."""
     return (bool(relative) and not relative.startswith("/") and "\\" not in relative and ":" not in relative
             and "\0" not in relative and ".." not in relative.split("/"))
+
+
+#: `compact_json`'s encoder, made once (`json.dumps` with options builds one on every call).
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def compact_json(value: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, separators=(",", ":"))`: the text hashed for the
+    keys of pages and outputs, computed for every article page of every build."""
+    return _COMPACT_JSON.encode(value)
 
 
 def sha256(data: bytes | str) -> str:

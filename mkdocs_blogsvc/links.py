@@ -96,7 +96,8 @@ class Targets:
     plain slug to (see `render.assign_slugs`)."""
 
     def __init__(self, pages: Iterable[tuple[Listed, str]]) -> None:
-        self._pages = list(pages)
+        #: consumed once, by the first look-up (a generator costs nothing until then)
+        self._pages: Iterable[tuple[Listed, str]] | None = pages
         self._by_id: dict[str, Target] | None = None
         self._by_slug: dict[str, Target] = {}
 
@@ -118,7 +119,8 @@ class Targets:
         """Built on the first look-up: a build whose pages hold no links never sorts the blog."""
         if self._by_id is None:
             self._by_id = {}
-            for article, src_uri in sorted(self._pages, key=lambda item: (item[0].published_at, item[0].id)):
+            pages, self._pages = self._pages or (), None
+            for article, src_uri in sorted(pages, key=lambda item: (item[0].published_at, item[0].id)):
                 target = Target(article, src_uri)
                 self._by_id[article.id] = target
                 self._by_slug.setdefault(article.slug, target)

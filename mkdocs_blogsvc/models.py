@@ -63,7 +63,7 @@ def _timestamp(data: Mapping[str, Any], key: str, what: str, *, nullable: bool =
         raise InvalidResponse(f"{what}: field {key!r} is {exc}") from None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Article:
     """One published article, as the spec's Article resource."""
 
@@ -144,7 +144,7 @@ class Listed(Protocol):
     def published_at(self) -> datetime: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArticleSummary:
     """What a build needs of a cached article besides rendering it: where its page goes (id,
     slug, the title for a made-up slug, dates) and which images it wants. The cache manifest
@@ -197,7 +197,7 @@ def format_timestamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KnownArticle:
     """One `{id, contentHash}` entry of the sync request."""
 

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from mkdocs_blogsvc.cache import Cache, Manifest
-from mkdocs_blogsvc.fileio import atomic_write, sha256
+from mkdocs_blogsvc.fileio import atomic_write, compact_json, sha256
 from mkdocs_blogsvc.logs import log
 
 #: The kinds of output.
@@ -31,7 +31,7 @@ HEAD = "head"
 def key(*inputs: Any, text: str = "") -> str:
     """The hash of an output's inputs: JSON values, and a long `text` hashed as it is (a page's
     HTML: not worth escaping into JSON first; JSON never holds a raw NUL, the separator)."""
-    return sha256(json.dumps(inputs, ensure_ascii=False, separators=(",", ":")) + "\0" + text)
+    return sha256(compact_json(inputs) + "\0" + text)
 
 
 class PageOutputs:
@@ -94,7 +94,7 @@ class PageOutputs:
             if not self._folder_made:
                 os.makedirs(self.cache.root / os.path.dirname(name), exist_ok=True)
                 self._folder_made = True
-            atomic_write(self.cache.root / name, json.dumps(outputs, ensure_ascii=False).encode("utf-8"), durable=False)
+            atomic_write(self.cache.root / name, compact_json(outputs).encode("utf-8"), durable=False)
         except OSError as exc:
             log.debug("outputs of article %s not kept in the cache (%s)", article_id, exc)
             return

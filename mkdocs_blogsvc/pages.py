@@ -18,20 +18,18 @@ page is rendered again when an article it links to moves, and only then.
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mkdocs_blogsvc.cache import Cache, CacheContents, Entry
 from mkdocs_blogsvc.errors import CacheUnwritable
-from mkdocs_blogsvc.fileio import sha256, write_if_changed
+from mkdocs_blogsvc.fileio import compact_json, sha256, write_if_changed
 from mkdocs_blogsvc.links import HostedBlog, Targets
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.render import ArticleLinks, ExportHead, PagePaths, Renderer, assign_slugs
-from mkdocs_blogsvc.sanitize import Removed
 from mkdocs_blogsvc.sync import BLOG_SLUG
 
 #: The index page's title when the blog's name is not known yet.
@@ -41,7 +39,7 @@ PAGE_RECORD = "page"
 INDEX_RECORD = "indexPage"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SiteFile:
     """A file to add to the site: its docs-relative path and the cache file behind it (or, for
     the pages of an export, its content in memory)."""
@@ -124,36 +122,35 @@ def _render(
                 site.images.append(SiteFile(src, path))
     links = _links(contents, slugs, posts_dir, base_url)
     changed = False
+    fingerprint = renderer.fingerprint
     for article_id in summaries:
-        src_uri = f"{posts_dir}/{slugs[article_id]}.md"
+        slug = slugs[article_id]
+        src_uri = f"{posts_dir}/{slug}.md"
         entry = manifest.entries[article_id]
-        paths = PagePaths(src_uri, {url: image_src[url] for url in entry.images})
-        if export is not None:
-            text = renderer.page(articles[article_id], slugs[article_id], paths, export=export, links=links)
-            site.pages.append(SiteFile(src_uri, cache.page_file(src_uri), article_id, text.encode("utf-8")))
-            continue
+        images = {url: image_src[url] for url in entry.images} if entry.images else {}
         page = SiteFile(src_uri, cache.page_file(src_uri), article_id)
+        if export is not None:
+            text = renderer.page(articles[article_id], slug, PagePaths(src_uri, images), export=export, links=links)
+            site.pages.append(SiteFile(src_uri, page.path, article_id, text.encode("utf-8")))
+            continue
+        site.pages.append(page)
         previous = entry.records.get(PAGE_RECORD)
         held = previous.get("links", []) if isinstance(previous, dict) else []
-
-        def inputs_with(references: Any) -> str:
-            return _inputs(renderer.fingerprint, entry.article_sha256, slugs[article_id], src_uri,  # noqa: B023
-                           sorted(paths.images.items()), _link_inputs(links, references))  # noqa: B023
-
-        def render(article_id: str = article_id, paths: PagePaths = paths) -> str:
-            return renderer.page(articles[article_id], slugs[article_id], paths, links=links)
-
-        record = _write_page(page.path, inputs_with(held), previous, render)
-        if record is not None:
-            if links is not None:  # rendered: the links the page holds now
-                record["links"] = [list(item) for item in links.found.get(article_id, [])]
-                record["inputs"] = inputs_with(record["links"])
-            if removed := renderer.removed.get(article_id):  # logged by every build (`markdown_removed`)
-                record["removed"] = removed.to_json()
-            site.written += record.pop("written")
-            entry.records[PAGE_RECORD] = record
-            changed = True
-        site.pages.append(page)
+        inputs = _inputs(fingerprint, entry.article_sha256, slug, src_uri, sorted(images.items()),
+                         _link_inputs(links, held))
+        if _is_current(page.path, inputs, previous):
+            continue  # the usual page of a build with nothing changed: nothing rendered, nothing read
+        text = renderer.page(articles[article_id], slug, PagePaths(src_uri, images), links=links)
+        record = _write_page(page.path, text, inputs)
+        if links is not None:  # the links the page holds now
+            record["links"] = [list(item) for item in links.found.get(article_id, [])]
+            record["inputs"] = _inputs(fingerprint, entry.article_sha256, slug, src_uri, sorted(images.items()),
+                                       _link_inputs(links, record["links"]))
+        if removed := renderer.removed.get(article_id):  # logged by every build (`markdown_removed`)
+            record["removed"] = removed.to_json()
+        site.written += record.pop("written")
+        entry.records[PAGE_RECORD] = record
+        changed = True
     if with_index:
         src_uri = f"{blog_dir}/index.md"
         def items() -> list[tuple[Article, str]]:
@@ -168,9 +165,8 @@ def _render(
         inputs = _inputs(renderer.fingerprint, title, src_uri, sorted(
             (p.src_uri, manifest.entries[p.article_id].article_sha256) for p in site.pages if p.article_id
         ))
-        record = _write_page(site.index.path, inputs, manifest.records.get(INDEX_RECORD),
-                             lambda: renderer.index(title, items(), src_uri))
-        if record is not None:
+        if not _is_current(site.index.path, inputs, manifest.records.get(INDEX_RECORD)):
+            record = _write_page(site.index.path, renderer.index(title, items(), src_uri), inputs)
             site.written += record.pop("written")
             manifest.records[INDEX_RECORD] = record
             changed = True
@@ -188,11 +184,11 @@ def _render(
     return site
 
 
-def markdown_removed(entry: Entry) -> Removed:
+def markdown_removed(entry: Entry) -> Any:
     """What the Markdown pass of the sanitiser took out of the article's page when it was
-    last rendered (kept in its page record)."""
+    last rendered, as kept in its page record (`Removed.to_json`; empty or None: nothing)."""
     record = entry.records.get(PAGE_RECORD)
-    return Removed.from_json(record.get("removed") if isinstance(record, dict) else None)
+    return record.get("removed") if isinstance(record, dict) else None
 
 
 def _links(contents: CacheContents, slugs: dict[str, str], posts_dir: str, base_url: str | None) -> ArticleLinks | None:
@@ -218,20 +214,24 @@ def _link_inputs(links: ArticleLinks | None, references: Any) -> Any:
 
 def _inputs(*parts: Any) -> str:
     """The hash of a page's inputs (JSON values)."""
-    return sha256(json.dumps(parts, ensure_ascii=False, separators=(",", ":")))
+    return sha256(compact_json(parts))
 
 
-def _write_page(path: str, inputs: str, record: Any, render: Callable[[], str]) -> dict[str, Any] | None:
-    """Nothing (None) when `record` says the file at `path` is the page of these `inputs` and
-    the file's size and mtime are the ones recorded; else render, write when the bytes differ,
-    and return the new record (with `written`: 1 when the file was written, for the caller)."""
+def _is_current(path: str, inputs: str, record: Any) -> bool:
+    """Whether `record` says the file at `path` is the page of these `inputs`, and the file's
+    size and mtime are still the ones recorded (so it was not changed behind our back)."""
+    if not (isinstance(record, dict) and record.get("inputs") == inputs):
+        return False
     try:
         stat = os.stat(path)
     except OSError:
-        stat = None
-    if (isinstance(record, dict) and record.get("inputs") == inputs and stat is not None
-            and record.get("size") == stat.st_size and record.get("mtimeNs") == stat.st_mtime_ns):
-        return None
-    written = write_if_changed(Path(path), render().encode("utf-8"), durable=False)
+        return False
+    return record.get("size") == stat.st_size and record.get("mtimeNs") == stat.st_mtime_ns
+
+
+def _write_page(path: str, text: str, inputs: str) -> dict[str, Any]:
+    """Write the page when its bytes differ; its new record (with `written`: 1 when the file
+    was written, for the caller)."""
+    written = write_if_changed(Path(path), text.encode("utf-8"), durable=False)
     stat = os.stat(path)
     return {"inputs": inputs, "size": stat.st_size, "mtimeNs": stat.st_mtime_ns, "written": int(written)}

@@ -68,7 +68,7 @@ _CANONICAL = re.compile(r"<link\b[^>]*\brel\s*=\s*[\"']?canonical\b", re.IGNOREC
 _EXCLUSIVE = ("cache_dir", "credentials_file", "posts_dir")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArticlePage:
     """An article's page in this build: what is known of the article without reading its file,
     and the docs-relative paths of its cover and of each image downloaded (by remote URL)."""
@@ -271,15 +271,16 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             cleaned = clean_html(html)
             kept = {"text": cleaned.text, "removed": cleaned.removed.to_json()}
             self.outputs.put(article_id, outputs.HTML, inputs, kept)
-        removed = Removed.from_json(kept.get("removed"))
         entry = self.contents.manifest.entries.get(article_id)
-        if entry is not None:
-            removed.update(markdown_removed(entry))
-        if removed:
-            log.info(
-                f"article {page.file.src_uri}: removed {removed.summary()} from its HTML "
-                "(trust_article_html: true keeps it; see the security page of the docs)"
-            )
+        from_markdown = markdown_removed(entry) if entry is not None else None
+        if kept.get("removed") or from_markdown:  # the usual article: nothing to parse or log
+            removed = Removed.from_json(kept.get("removed"))
+            removed.update(Removed.from_json(from_markdown))
+            if removed:
+                log.info(
+                    f"article {page.file.src_uri}: removed {removed.summary()} from its HTML "
+                    "(trust_article_html: true keeps it; see the security page of the docs)"
+                )
         return str(kept["text"])
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str | None:

@@ -22,7 +22,7 @@ import importlib.metadata
 import json
 import posixpath
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -151,14 +151,23 @@ def _environment(autoescape: bool) -> jinja2.Environment:
 _RENDER_ERRORS = (jinja2.TemplateError, ArithmeticError, AttributeError, LookupError, TypeError, ValueError)
 
 
-@dataclass(frozen=True)
 class _Template:
-    """A loaded template, how to name it in a message, and its source (for `fingerprint`)."""
+    """A template, how to name it in a message, and its source (for `fingerprint`). A built-in
+    template is compiled when first rendered (a build with nothing changed renders none); a
+    user's is compiled when loaded, so its errors stop the build at once."""
 
-    template: jinja2.Template
-    label: str  # "page_template /site/page.md.j2" or "the built-in template page.md.j2"
-    filename: str
-    source: str = ""
+    def __init__(self, template: jinja2.Template | Callable[[], jinja2.Template], label: str, filename: str,
+                 source: str) -> None:
+        self._template = template
+        self.label = label  # "page_template /site/page.md.j2" or "the built-in template page.md.j2"
+        self.filename = filename
+        self.source = source
+
+    @property
+    def template(self) -> jinja2.Template:
+        if not isinstance(self._template, jinja2.Template):
+            self._template = self._template()
+        return self._template
 
     def render(self, what: str, **context: Any) -> str:
         try:
@@ -204,7 +213,7 @@ class ArticleLinks:
         return done.text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PagePaths:
     """Where one article lives in the site (docs-relative POSIX paths)."""
 
@@ -389,10 +398,9 @@ def _load(env: jinja2.Environment, override: Path | None, name: str, setting: st
     """The built-in template `name`, or the file `override` compiled under its own path (so
     that errors, at load and at render time, carry its file name and line numbers)."""
     if override is None:
-        template = env.get_template(name)
         assert env.loader is not None
-        source = env.loader.get_source(env, name)[0]
-        return _Template(template, f"the built-in template {name}", template.filename or name, source)
+        source, filename, _ = env.loader.get_source(env, name)
+        return _Template(lambda: env.get_template(name), f"the built-in template {name}", filename or name, source)
     filename = str(override)
     label = f"{setting} {filename}"
     try:
