@@ -58,7 +58,6 @@ from mkdocs_blogsvc.models import ArticleSummary
 from mkdocs_blogsvc.outputs import PageOutputs
 from mkdocs_blogsvc.pages import markdown_removed, render_pages
 from mkdocs_blogsvc.render import Renderer
-from mkdocs_blogsvc.sanitize import Removed, clean_html
 from mkdocs_blogsvc.sync import SyncReport
 
 _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
@@ -268,12 +267,18 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         inputs = outputs.key(outputs.HTML, article_id, self.renderer.html_fingerprint, text=html)
         kept = self.outputs.get(article_id, outputs.HTML, inputs)
         if kept is None:
+            from mkdocs_blogsvc.sanitize import (
+                clean_html,  # a build with nothing changed sanitises nothing
+            )
+
             cleaned = clean_html(html)
             kept = {"text": cleaned.text, "removed": cleaned.removed.to_json()}
             self.outputs.put(article_id, outputs.HTML, inputs, kept)
         entry = self.contents.manifest.entries.get(article_id)
         from_markdown = markdown_removed(entry) if entry is not None else None
         if kept.get("removed") or from_markdown:  # the usual article: nothing to parse or log
+            from mkdocs_blogsvc.sanitize import Removed
+
             removed = Removed.from_json(kept.get("removed"))
             removed.update(Removed.from_json(from_markdown))
             if removed:

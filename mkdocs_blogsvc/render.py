@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import jinja2
@@ -34,14 +34,16 @@ import markdown
 import yaml
 from markupsafe import Markup
 
-from mkdocs_blogsvc import __version__, jsonld, sanitize
+from mkdocs_blogsvc import __version__, jsonld
 from mkdocs_blogsvc.errors import BadTemplate
 from mkdocs_blogsvc.links import HostedBlog, Targets
 from mkdocs_blogsvc.links import rewrite as rewrite_links
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import Article, Listed, format_timestamp
-from mkdocs_blogsvc.sanitize import Removed, clean_markdown
 from mkdocs_blogsvc.shared import slugify
+
+if TYPE_CHECKING:  # sanitize (nh3 and its tables) is imported when a page is rendered
+    from mkdocs_blogsvc.sanitize import Removed
 
 MAX_SLUG = 100
 #: Used with `fullmatch` only: `match` with `$` would accept a trailing newline ("abc\n").
@@ -245,7 +247,7 @@ class Renderer:
         self.index_template = _load(markdown_env, None, "index.md.j2", "index")
         self.head_template = _load(html_env, head_template, "head.html.j2", "head_template")
         # the sanitiser shapes the page too: its switch, its code and what it builds on
-        sanitiser = (Path(sanitize.__file__).read_text(encoding="utf-8"), importlib.metadata.version("nh3"))
+        sanitiser = (_SANITIZE_SOURCE.read_text(encoding="utf-8"), importlib.metadata.version("nh3"))
         self.fingerprint = _fingerprint(
             self.page_template.source, self.index_template.source, f"sanitise={sanitise}", *sanitiser,
             markdown.__version__,
@@ -276,6 +278,8 @@ class Renderer:
             cover = local(article.cover_image_url) or md_url(article.cover_image_url)
         body = article.content
         if self.sanitise:
+            from mkdocs_blogsvc.sanitize import clean_markdown  # only when a page is rendered
+
             cleaned = clean_markdown(body)
             body = cleaned.text
             self.removed[article.id] = cleaned.removed
@@ -413,6 +417,11 @@ def _load(env: jinja2.Environment, override: Path | None, name: str, setting: st
     except jinja2.TemplateError as exc:
         raise BadTemplate(f"blogsvc: {label} cannot be loaded: {_describe(exc, filename)}") from None
     return _Template(env.template_class.from_code(env, code, env.make_globals(None)), label, filename, source)
+
+
+#: The sanitiser's code, part of the fingerprints (read as a file: a build that renders no page
+#: never imports it).
+_SANITIZE_SOURCE = Path(__file__).with_name("sanitize.py")
 
 
 def _fingerprint(*sources: str) -> str:

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Protocol
 
-from mkdocs_blogsvc import images as image_files
 from mkdocs_blogsvc.api import display_url
 from mkdocs_blogsvc.cache import Cache, CacheContents, CachedArticles, Entry, Manifest
 from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable, InvalidResponse
@@ -150,6 +149,10 @@ def _fetch_images(
     wanted = {article_id: list(summary.image_urls) if download_images else []
               for article_id, summary in diff.articles.summaries.items()}
     to_fetch = [url for urls in wanted.values() for url in urls if url not in cached]
+    if not to_fetch:  # the usual sync: no image module, no threads
+        return wanted, cached
+    from mkdocs_blogsvc import images as image_files
+
     downloads = image_files.download_all(client, to_fetch, cache)
     cached.update(downloads.saved)
     for url, reason in downloads.failed.items():

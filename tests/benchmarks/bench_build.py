@@ -518,7 +518,8 @@ def _build_environment(python: str) -> str:
     measured on) would compile every plugin module at every build, a cost no user pays (about
     30 ms). Also say whether importing httpx imports rich (it does when rich is installed, as in
     the test environment: about 25 ms more than in a user's environment without it)."""
-    found = subprocess.run([python, "-c", BUILD_ENVIRONMENT], capture_output=True, text=True, check=True)
+    found = subprocess.run([python, "-c", BUILD_ENVIRONMENT], capture_output=True, text=True, check=True,
+                           cwd=tempfile.gettempdir())  # as the builds run: not from this checkout's folder
     folder, rich = found.stdout.split()
     return (f"{python}; plugin from {folder} (bytecode compiled); "
             f"httpx {'imports rich (installed here)' if rich == 'True' else 'without rich'}")
