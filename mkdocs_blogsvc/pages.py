@@ -123,8 +123,9 @@ def _render(
     links = _links(contents, slugs, posts_dir, base_url)
     changed = False
     fingerprint = renderer.fingerprint
-    for article_id in summaries:
-        slug = slugs[article_id]
+    # In the order of their paths, as MkDocs lists the files of docs_dir: the site (its sitemap,
+    # the order of equal-dated posts) is the same whatever order the manifest or the sync had.
+    for article_id, slug in sorted(slugs.items(), key=lambda item: item[1]):
         src_uri = f"{posts_dir}/{slug}.md"
         entry = manifest.entries[article_id]
         images = {url: image_src[url] for url in entry.images} if entry.images else {}

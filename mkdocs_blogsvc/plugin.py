@@ -44,6 +44,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
@@ -57,6 +58,7 @@ from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import ArticleSummary
 from mkdocs_blogsvc.outputs import PageOutputs
 from mkdocs_blogsvc.pages import markdown_removed, render_pages
+from mkdocs_blogsvc.removals import Removed
 from mkdocs_blogsvc.render import Renderer
 from mkdocs_blogsvc.sync import SyncReport
 
@@ -192,13 +194,17 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         log.info(report.summary() + reason)
         return files
 
-    def on_pre_page(self, page: Page, *, config: MkDocsConfig, files: Files) -> Page | None:
+    def on_nav(self, nav: Navigation, *, config: MkDocsConfig, files: Files) -> Navigation | None:
         """An article page's sitemap `lastmod` is its `updatedAt` (MkDocs' sitemap template
-        prints `page.update_date`, which is the build date unless a plugin sets it)."""
-        found = self.pages.get(page.file.src_uri) if self.config.enabled else None
-        if found is not None:
-            page.update_date = found.summary.updated_at.astimezone(timezone.utc).strftime("%Y-%m-%d")
-        return page
+        prints `page.update_date`, which is the build date unless a plugin sets it). Every page
+        exists once the navigation is built: one loop here, rather than a hook on every page."""
+        if not self.config.enabled:
+            return None
+        for src_uri, found in self.pages.items():
+            file = files.src_uris.get(src_uri)
+            if file is not None and file.page is not None:
+                file.page.update_date = found.summary.updated_at.astimezone(timezone.utc).strftime("%Y-%m-%d")
+        return None
 
     @event_priority(-100)  # last: other plugins' on_post_build may still read the cached files
     def on_post_build(self, *, config: MkDocsConfig) -> None:
@@ -277,8 +283,6 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         entry = self.contents.manifest.entries.get(article_id)
         from_markdown = markdown_removed(entry) if entry is not None else None
         if kept.get("removed") or from_markdown:  # the usual article: nothing to parse or log
-            from mkdocs_blogsvc.sanitize import Removed
-
             removed = Removed.from_json(kept.get("removed"))
             removed.update(Removed.from_json(from_markdown))
             if removed:
@@ -320,13 +324,16 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             self.outputs.put(article_id, outputs.HEAD, inputs, kept)
         head = str(kept["text"])
         self.outputs.flush(article_id)  # the article page's last hook
-        match = _HEAD_END.search(output)
-        if match is None:
-            log.debug(f"no </head> in {page.file.src_uri}: head tags not inserted")
-            return None
-        if page.canonical_url and not _CANONICAL.search(output, 0, match.start()):  # the theme's, or ours
+        end = output.find("</head>")  # as themes write it; any spelling through the expression
+        if end < 0:
+            match = _HEAD_END.search(output)
+            if match is None:
+                log.debug(f"no </head> in {page.file.src_uri}: head tags not inserted")
+                return None
+            end = match.start()
+        if page.canonical_url and not _has_canonical(output, end):  # the theme's, or ours
             head += f'<link rel="canonical" href="{html.escape(page.canonical_url)}">\n'
-        return output[: match.start()] + head + output[match.start() :]
+        return output[:end] + head + output[end:]
 
     def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
         """Rebuild when a custom template changes (they live outside docs_dir), and when the
@@ -363,6 +370,13 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if self.poller is not None:
             self.poller.stop()
             self.poller = None
+
+
+def _has_canonical(output: str, head_end: int) -> bool:
+    """Whether the page's head (up to `head_end`) has a canonical link; the expression runs only
+    on a head that has the word."""
+    head = output[:head_end]
+    return "canonical" in head.lower() and _CANONICAL.search(head) is not None
 
 
 def _absolute(site_url: str, url: str) -> str:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 import jinja2
@@ -40,10 +40,8 @@ from mkdocs_blogsvc.links import HostedBlog, Targets
 from mkdocs_blogsvc.links import rewrite as rewrite_links
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import Article, Listed, format_timestamp
+from mkdocs_blogsvc.removals import Removed
 from mkdocs_blogsvc.shared import slugify
-
-if TYPE_CHECKING:  # sanitize (nh3 and its tables) is imported when a page is rendered
-    from mkdocs_blogsvc.sanitize import Removed
 
 MAX_SLUG = 100
 #: Used with `fullmatch` only: `match` with `$` would accept a trailing newline ("abc\n").

@@ -13,7 +13,7 @@ hooks, in one process:
   sends, prepared once and handed over by an in-memory client, so the network and the service's
   own work are not counted; parsing the answer and encoding `knownArticles` are;
 - **pages rendered and files registered**: `on_files` with MkDocs' `Files` of a minimal site;
-- **page hooks**: for every article page, `on_pre_page` (sitemap date), `on_page_content` (the
+- **page hooks**: `on_nav` (sitemap dates), then for every article page `on_page_content` (the
   sanitiser, given the HTML Python-Markdown makes of the article) and `on_post_page` (head tags
   into a 20 kB page);
 - **end of build**: `on_post_build` (page addresses recorded, the manifest saved if it changed,
@@ -47,6 +47,7 @@ os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
 from mkdocs.config import load_config
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import get_files
+from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
 from mkdocs_blogsvc import models
@@ -164,8 +165,8 @@ def build_share(config: MkDocsConfig, plugin: BlogServicePlugin, answer: bytes, 
             (site_dir / page.file.dest_uri).parent.mkdir(parents=True, exist_ok=True)
             (site_dir / page.file.dest_uri).write_text(HTML)
         started = clock()
+        plugin.on_nav(Navigation([], pages), config=config, files=files)
         for page, body in zip(pages, bodies):
-            plugin.on_pre_page(page, config=config, files=files)
             plugin.on_page_content(body, page=page, config=config, files=files)
             plugin.on_post_page(HTML, page=page, config=config)
         phases.pages = clock() - started

@@ -172,6 +172,58 @@ def test_changes_then_no_change_then_service_down(tmp_path: Path, service: Servi
         run_build(config, strict=True)
 
 
+#: `mkdocs build` in a fresh process, then the modules it imported that a build with nothing
+#: changed must not need (the test process itself has imported everything), and the TLS contexts
+#: httpx made that load the CA bundle (most of a small sync's cost; a context for plain http
+#: loads none, and certifi itself is imported by httpcore whatever the scheme).
+BUILD_AND_LIST_MODULES = """
+import json, sys
+import httpx._transports.default as transports
+made = []
+create_ssl_context = transports.create_ssl_context
+def counting(*args, **kwargs):
+    if kwargs.get("verify", True) is not False:
+        made.append(1)
+    return create_ssl_context(*args, **kwargs)
+transports.create_ssl_context = counting
+from mkdocs.__main__ import cli
+cli.main(args=["build", "-q", "-f", sys.argv[1]], prog_name="mkdocs", standalone_mode=False)
+modules = [name for name in ("mkdocs_blogsvc.sanitize", "nh3", "mkdocs_blogsvc.images", "concurrent.futures")
+           if name in sys.modules]
+print(json.dumps(sorted(modules) + ["CA bundle"] * len(made)))
+"""
+
+
+def test_a_build_with_nothing_changed_loads_no_sanitiser_image_code_or_ca_bundle(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    """What makes a no-change build cheap, checked where it counts (a new process, as users run
+    it): the pages and their sanitised HTML come from the cache, no image is fetched, and a
+    service on plain http loads no CA bundle. The site is the same as after the first build."""
+    cover_article(db, owner, "Pictured", content="# Pictured\n\nHello <b>there</b><script>alert(1)</script>")
+    add_article(db, owner.blog_id, "Plain", minutes_ago=3)
+    config = site(tmp_path, service, db, owner)
+
+    def build_listing_modules() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", BUILD_AND_LIST_MODULES, str(config)], check=False, cwd=tmp_path,
+                              capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+        assert done.returncode == 0, done.stderr
+        return list(json.loads(done.stdout.strip().splitlines()[-1]))
+
+    first = build_listing_modules()  # everything new: sanitised, images downloaded
+    assert {"mkdocs_blogsvc.sanitize", "nh3", "mkdocs_blogsvc.images"} <= set(first)
+    built = snapshot(tmp_path / "site")
+    service.requests.clear()
+    assert build_listing_modules() == []
+    assert service.requests == ["/api/v1/sync"]
+    again = snapshot(tmp_path / "site")  # the sitemap too: pages in one order whatever the sync's
+    assert {path: data for path, (_mtime, data) in again.items() if not path.endswith("sitemap.xml.gz")} == {
+        path: data for path, (_mtime, data) in built.items() if not path.endswith("sitemap.xml.gz")}
+    page = post_page(tmp_path / "site", "pictured").read_text(encoding="utf-8")
+    assert "<script>alert(1)</script>" not in page and "<b>there</b>" in page
+    assert json_ld(parse(post_page(tmp_path / "site", "pictured")))  # head tags from the cache
+
+
 def test_on_error_fail_stops_the_build_and_keeps_the_previous_site(
         tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture) -> None:
     cover_article(db, owner, "Kept")
