@@ -10,7 +10,7 @@ path in the manifest is relative to it, POSIX style):
     articles/<sha256(id)[:24]>-<sha256(json)[:16]>.json   ARTICLES_DIR: the article as the service sent it
     images/<sha256(url)[:32]>.<ext>                       IMAGES_DIR: downloaded images
     docs/<posts_dir>/<slug>.md                            PAGES_DIR: rendered pages (and the index page)
-    outputs/<sha256(id)[:24]>.json                        OUTPUTS_DIR: an article page's sanitised HTML and
+    outputs.pack                                          OUTPUTS_NAME: the article pages' sanitised HTML and
                                                           head tags, with the hash of their inputs (`outputs`)
 
 The manifest is written atomically and durably (`fileio.atomic_write`), so a process killed at
@@ -36,7 +36,6 @@ thread than the one that took it. Threads of one process serialise first with th
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import os
 import re
@@ -48,6 +47,7 @@ from typing import Any
 
 import filelock
 
+from mkdocs_blogsvc import collector
 from mkdocs_blogsvc.errors import CacheBusy, CacheDamaged, CacheUnwritable, InvalidResponse
 from mkdocs_blogsvc.fileio import (
     atomic_write,
@@ -68,7 +68,10 @@ SIGNAL_NAME = "serve-signal.json"
 ARTICLES_DIR = "articles"
 IMAGES_DIR = "images"
 PAGES_DIR = "docs"
-OUTPUTS_DIR = "outputs"
+OUTPUTS_NAME = "outputs.pack"
+#: Where an earlier version kept the outputs (a file per article): removed when the pack is made.
+_LEGACY_OUTPUTS_DIR = "outputs"
+_LEGACY_OUTPUT_FILE = re.compile(r"[0-9a-f]{24}\.json")
 #: Longest wait for another process's hold on the cache: one sync plus one build of a big site.
 LOCK_TIMEOUT = 300.0
 #: Temp files of `fileio.atomic_write` (`.<name>.<16 hex digits>.tmp`), left only by a killed writer.
@@ -95,15 +98,13 @@ class Entry:
     #: what a build needs of the article without reading its file (None in a manifest written
     #: before summaries existed: `check` reads the file once and records it).
     summary: ArticleSummary | None = None
-    #: the cache file of the outputs derived from the article's page (see `outputs`), kept
-    #: like `records`; deleted with the entry.
-    outputs: str | None = None
+    #: (offset, length) of the record in `OUTPUTS_NAME` of the outputs derived from the
+    #: article's page (see `outputs`), kept like `records`.
+    outputs: tuple[int, int] | None = None
 
     def files(self) -> Iterator[str]:
         yield self.article_file
         yield from self.images.values()
-        if self.outputs is not None:
-            yield self.outputs
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -120,7 +121,7 @@ class Entry:
         if self.summary is not None:
             data["summary"] = self.summary.to_json()
         if self.outputs is not None:
-            data["outputs"] = self.outputs
+            data["outputs"] = list(self.outputs)
         return data
 
     @classmethod
@@ -128,10 +129,9 @@ class Entry:
         if not isinstance(data, dict):
             raise ValueError("entry is not an object")  # noqa: TRY004  (load catches ValueError)
         images, sizes, records = data.get("images", {}), data.get("imageSizes", {}), data.get("records", {})
-        outputs = data.get("outputs")
         if not (isinstance(images, dict) and isinstance(sizes, dict) and isinstance(records, dict)
                 and all(isinstance(value, str) for value in images.values())
-                and all(type(value) is int for value in sizes.values()) and (outputs is None or isinstance(outputs, str))):
+                and all(type(value) is int for value in sizes.values())):
             raise ValueError("entry has fields of the wrong type")
         try:
             summary = ArticleSummary.from_json(article_id, data["summary"]) if "summary" in data else None
@@ -147,7 +147,7 @@ class Entry:
             records=records,
             article_stat=_stat(data.get("articleStat")),
             summary=summary,
-            outputs=outputs,
+            outputs=_stat(data.get("outputs")),  # an earlier version's file name: none
         )
 
 
@@ -157,6 +157,7 @@ def _read(path: str) -> bytes:
 
 
 def _stat(value: Any) -> tuple[int, int] | None:
+    """Two integers from a JSON list (a size and an mtime, an offset and a length)."""
     if isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value):
         return value[0], value[1]
     return None
@@ -278,6 +279,10 @@ class Cache:
     def signal_path(self) -> Path:
         return self.root / SIGNAL_NAME
 
+    @property
+    def outputs_path(self) -> Path:
+        return self.root / OUTPUTS_NAME
+
     def resolve(self, relative: str) -> Path | None:
         """The file of a manifest path, or None when the path would leave the cache folder."""
         return inside(self.root, relative)
@@ -304,10 +309,6 @@ class Cache:
         """The manifest path of an article's JSON: named by its id and its content's hash."""
         return f"{ARTICLES_DIR}/{sha256(article_id)[:24]}-{digest[:16]}.json"
 
-    @staticmethod
-    def output_name(article_id: str) -> str:
-        """The manifest path of the outputs of an article's page (`outputs`)."""
-        return f"{OUTPUTS_DIR}/{sha256(article_id)[:24]}.json"
 
     @staticmethod
     def image_name(url: str, extension: str) -> str:
@@ -362,18 +363,9 @@ class Cache:
     # --- the manifest --------------------------------------------------------------------------
 
     def load(self) -> Manifest:
-        """The manifest; an empty one when it is missing, corrupt or of another version.
-
-        Python's cyclic garbage collector is paused meanwhile: parsing a manifest allocates
-        about a hundred objects per article and none of them form cycles, yet each thousand
-        allocations would start a collection (at 10,000 articles, half the time of the load)."""
-        paused = gc.isenabled()
-        gc.disable()
-        try:
+        """The manifest; an empty one when it is missing, corrupt or of another version."""
+        with collector.paused():  # about a hundred objects per article, none in cycles
             return self._load()
-        finally:
-            if paused:
-                gc.enable()
 
     def _load(self) -> Manifest:
         path = self.manifest_path
@@ -447,9 +439,10 @@ class Cache:
 
     def read(self) -> CacheContents:
         """The manifest, checked against the disk."""
-        manifest = self.load()
-        owned = manifest.owned_files()
-        return CacheContents(manifest, self.check(manifest), owned)
+        with collector.paused():
+            manifest = self.load()
+            owned = manifest.owned_files()
+            return CacheContents(manifest, self.check(manifest), owned)
 
     def read_article(self, article_id: str, relative: str) -> Article:
         """An article file `check` found intact (without reading it). Raises `CacheDamaged`
@@ -535,13 +528,25 @@ class Cache:
     def sweep_temp_files(self) -> None:
         """Remove the temp files of writers killed mid-write (the caller holds the lock, so no
         live writer owns one). Only our folders, only our writer's temp-file names."""
-        found = [*self.root.glob(f".{MANIFEST_NAME}.*.tmp")]
-        for folder in (ARTICLES_DIR, IMAGES_DIR, OUTPUTS_DIR):
+        found = [*self.root.glob(f".{MANIFEST_NAME}.*.tmp"), *self.root.glob(f".{OUTPUTS_NAME}.*.tmp")]
+        for folder in (ARTICLES_DIR, IMAGES_DIR):
             found += (self.root / folder).glob(".*.tmp")
         found += (self.root / PAGES_DIR).rglob(".*.tmp")
         for path in found:
             if _TEMP_FILE.fullmatch(path.name) and path.is_file():
                 path.unlink(missing_ok=True)
+
+    def remove_legacy_outputs(self) -> None:
+        """Remove the outputs an earlier version kept in a file per article (`outputs/`), only
+        files of its naming; called when the pack that replaces them is first written."""
+        folder = self.root / _LEGACY_OUTPUTS_DIR
+        if not folder.is_dir():
+            return
+        for path in folder.iterdir():
+            if _LEGACY_OUTPUT_FILE.fullmatch(path.name) or _TEMP_FILE.fullmatch(path.name):
+                path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only when empty: anything else in it is not ours
 
     # --- the signal file of `mkdocs serve` ------------------------------------------------------
 

@@ -5,27 +5,41 @@ the hash of its inputs: the page's sanitised HTML (`on_page_content`) and its he
 The key of an output is a SHA-256 of everything it depends on (`key`): for the HTML, the HTML
 MkDocs and the site's extensions made of the page, and the sanitiser's code; for the head tags,
 the article file's hash, the page's URL, the site's URLs of its images, the blog's language,
-and the head template. An article's outputs are one file, `outputs/<sha256(id)[:24]>.json`
-(`Cache.output_name`), read once per build when its page is built and written back after its
-last page hook when an output changed; the article's manifest entry names it
-(`Entry.outputs`), so it is deleted with the article. Writes are atomic but not flushed to disk:
-a file lost or unreadable is computed again, never trusted in part.
+and the head template.
+
+Storage: one append-only file, `outputs.pack` (`Cache.outputs_path`), holding one record per
+article: a line of compact JSON (the article id, and per output its key, its size in bytes and
+what else it keeps), then the outputs' texts as raw UTF-8, one after the other. The article's
+manifest entry names its record by offset and length (`Entry.outputs`), so a build reads each
+record with one `pread` on one open file: no file to open per article, no JSON escapes to undo
+in the texts (at 10,000 articles, a file per article cost about 0.2 s a build). An HTML output
+equal to its input (the usual article: nothing to remove) keeps no text at all.
+
+A changed record is appended, never written over, so whatever manifest is on disk names
+records that are intact; a record that does not match (another article's, a damaged or
+shortened file) is computed again, never trusted in part. Records of articles changed or
+deleted are garbage; when the file holds more garbage than live records, `flush` writes it
+again with the live ones only. Writes are not flushed to disk: a lost record is recomputed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 from dataclasses import replace
-from typing import Any
+from typing import Any, BinaryIO
 
 from mkdocs_blogsvc.cache import Cache, Manifest
-from mkdocs_blogsvc.fileio import atomic_write, compact_json, sha256
+from mkdocs_blogsvc.fileio import compact_json, sha256
 from mkdocs_blogsvc.logs import log
 
 #: The kinds of output.
 HTML = "html"
 HEAD = "head"
+#: The pack is written again without its garbage when it is larger than twice its live records
+#: and than this (a small blog's pack is never worth rewriting).
+COMPACT_ABOVE = 1 << 20
 
 
 def key(*inputs: Any, text: str = "") -> str:
@@ -36,68 +50,168 @@ def key(*inputs: Any, text: str = "") -> str:
 
 class PageOutputs:
     """The outputs of one build's article pages; the caller holds the cache's lock from the
-    first `get` to the last `flush`."""
+    first `get` to the last `flush`, then calls `close`."""
 
     def __init__(self, cache: Cache, manifest: Manifest) -> None:
         self.cache = cache
         self.manifest = manifest
-        #: article id -> its outputs as read or changed this build, until flushed.
-        self._held: dict[str, dict[str, Any]] = {}
+        #: article id -> its outputs (kind -> data with its `key` and `text`) as read or
+        #: changed this build, until flushed.
+        self._held: dict[str, dict[str, dict[str, Any]]] = {}
         self._changed: set[str] = set()
-        self._folder_made = False
+        self._reader: int | None = None  # a descriptor of the pack, for os.pread
+        self._writer: BinaryIO | None = None
 
     def get(self, article_id: str, kind: str, inputs: str) -> dict[str, Any] | None:
-        """The output of `kind` for this key (`inputs`), or None when it must be computed."""
+        """The output of `kind` for this key (`inputs`): a dict with its `text` (None: the
+        output equals its input) and what else was kept; None when it must be computed."""
         found = self._outputs(article_id).get(kind)
-        if isinstance(found, dict) and found.get("key") == inputs and isinstance(found.get("text"), str):
+        if found is not None and found.get("key") == inputs:
             return found
         return None
 
     def put(self, article_id: str, kind: str, inputs: str, data: dict[str, Any]) -> None:
-        """Keep `data` (with its `text`) as the output of `kind` for this key (written by `flush`)."""
+        """Keep `data` (with its `text`, str or None) as the output of `kind` for this key
+        (written by `flush`)."""
         self._outputs(article_id)[kind] = {**data, "key": inputs}
         self._changed.add(article_id)
 
     def flush(self, article_id: str | None = None) -> None:
-        """Write the changed outputs of one article (after its last page hook), or of all, and
-        forget them. An unwritable cache only means they are computed again next time."""
+        """Write the changed outputs of one article (after its last page hook), or of all and
+        then the pack without its garbage when worthwhile, and forget them. An unwritable
+        cache only means they are computed again next time."""
         for found in [article_id] if article_id is not None else list(self._held):
-            outputs = self._held.pop(found, None)
-            if found in self._changed and outputs is not None:
+            held = self._held.pop(found, None)
+            if found in self._changed and held is not None:
                 self._changed.discard(found)
-                self._write(found, outputs)
+                self._append(found, held)
+        if article_id is None:
+            self._compact_if_worthwhile()
 
-    def _outputs(self, article_id: str) -> dict[str, Any]:
+    def close(self) -> None:
+        if self._reader is not None:
+            os.close(self._reader)
+            self._reader = None
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def _outputs(self, article_id: str) -> dict[str, dict[str, Any]]:
         held = self._held.get(article_id)
         if held is None:
             held = self._held[article_id] = self._read(article_id)
         return held
 
-    def _read(self, article_id: str) -> dict[str, Any]:
+    def _read(self, article_id: str) -> dict[str, dict[str, Any]]:
         entry = self.manifest.entries.get(article_id)
-        path = self.cache.locate(entry.outputs) if entry is not None and entry.outputs else None
-        if path is None:
+        if entry is None or entry.outputs is None:
             return {}
+        offset, length = entry.outputs
         try:
-            with open(path, "rb") as file:
-                data = json.loads(file.read())
-        except (OSError, ValueError):
+            if self._reader is None:
+                self._reader = os.open(self.cache.outputs_path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            record = os.pread(self._reader, length, offset)
+        except OSError:
             return {}
-        return data if isinstance(data, dict) else {}
+        return _parse(record, article_id)
 
-    def _write(self, article_id: str, outputs: dict[str, Any]) -> None:
+    # --- writing ----------------------------------------------------------------------------
+
+    def _append(self, article_id: str, outputs: dict[str, dict[str, Any]]) -> None:
         entry = self.manifest.entries.get(article_id)
         if entry is None:
             return
-        name = self.cache.output_name(article_id)
+        record = _record(article_id, outputs)
         try:
-            if not self._folder_made:
-                os.makedirs(self.cache.root / os.path.dirname(name), exist_ok=True)
-                self._folder_made = True
-            atomic_write(self.cache.root / name, compact_json(outputs).encode("utf-8"), durable=False)
+            if self._writer is None:
+                self.cache.remove_legacy_outputs()
+                self._writer = open(self.cache.outputs_path, "ab")  # noqa: SIM115  (closed by close())
+            offset = self._writer.seek(0, os.SEEK_END)
+            self._writer.write(record)
+            self._writer.flush()  # readable by pread at once
         except OSError as exc:
             log.debug("outputs of article %s not kept in the cache (%s)", article_id, exc)
             return
-        if entry.outputs != name:
-            self.manifest.entries[article_id] = replace(entry, outputs=name)
-            self.manifest.refreshed = True
+        self.manifest.entries[article_id] = replace(entry, outputs=(offset, len(record)))
+        self.manifest.refreshed = True
+
+    def _compact_if_worthwhile(self) -> None:
+        """Write the pack again with the live records only, when it holds more garbage than
+        them (changed and deleted articles' records). The new file replaces the old one
+        atomically; the manifest saved after it names the new offsets, and a manifest saved
+        before names records that no longer match: they are computed again."""
+        live = {article_id: entry.outputs for article_id, entry in self.manifest.entries.items() if entry.outputs}
+        try:
+            size = os.path.getsize(self.cache.outputs_path)
+        except OSError:
+            return
+        if size <= max(COMPACT_ABOVE, 2 * sum(length for _offset, length in live.values())):
+            return
+        self.close()
+        path = self.cache.outputs_path
+        temp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")  # a killed writer's: swept
+        moved: dict[str, tuple[int, int]] = {}
+        try:
+            with open(path, "rb") as old, open(temp, "wb") as new:
+                for article_id, (offset, length) in sorted(live.items(), key=lambda item: item[1][0]):
+                    old.seek(offset)
+                    record = old.read(length)
+                    if _parse(record, article_id):  # a record that no longer matches is left behind
+                        moved[article_id] = (new.tell(), len(record))
+                        new.write(record)
+            os.replace(temp, path)
+        except OSError as exc:
+            log.debug("the outputs pack was not compacted (%s)", exc)
+            temp.unlink(missing_ok=True)
+            return
+        for article_id, entry in list(self.manifest.entries.items()):
+            if entry.outputs is not None:
+                self.manifest.entries[article_id] = replace(entry, outputs=moved.get(article_id))
+        self.manifest.refreshed = True
+        log.debug("outputs pack compacted: %d to %d bytes", size, os.path.getsize(path))
+
+
+def _record(article_id: str, outputs: dict[str, dict[str, Any]]) -> bytes:
+    """One record: a header line of compact JSON, then the texts as UTF-8."""
+    header: dict[str, Any] = {"id": article_id}
+    texts = []
+    for kind, data in outputs.items():
+        text = data.get("text")
+        encoded = text.encode("utf-8") if isinstance(text, str) else b""
+        header[kind] = {**{k: v for k, v in data.items() if k != "text"},
+                        "size": len(encoded) if isinstance(text, str) else None}
+        texts.append(encoded)
+    return (compact_json(header) + "\n").encode("utf-8") + b"".join(texts)
+
+
+def _parse(record: bytes, article_id: str) -> dict[str, dict[str, Any]]:
+    """The outputs in `record` when it is a whole record of this article, else none."""
+    line_end = record.find(b"\n")
+    try:
+        header = json.loads(record[:line_end]) if line_end > 0 else None
+    except ValueError:
+        return {}
+    if not isinstance(header, dict) or header.get("id") != article_id:
+        return {}
+    outputs: dict[str, dict[str, Any]] = {}
+    position = line_end + 1
+    try:
+        for kind, data in header.items():
+            if kind == "id":
+                continue
+            size = data["size"]
+            if size is None:
+                text = None
+            else:
+                if not (type(size) is int and 0 <= size <= len(record) - position):
+                    return {}
+                text = record[position:position + size].decode("utf-8")
+                position += size
+            if not isinstance(data.get("key"), str):
+                return {}
+            outputs[kind] = {**data, "text": text}
+    except (KeyError, TypeError, UnicodeDecodeError):
+        return {}
+    return outputs if position == len(record) else {}

@@ -48,7 +48,7 @@ from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
-from mkdocs_blogsvc import outputs, redirects, watch
+from mkdocs_blogsvc import collector, outputs, redirects, watch
 from mkdocs_blogsvc.cache import CacheContents
 from mkdocs_blogsvc.config import BlogServiceConfig, Settings
 from mkdocs_blogsvc.coordinator import SyncCoordinator
@@ -162,11 +162,22 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if blog_plugin is not None:
             _check_post_dir(blog_plugin, settings.posts_dir)
         _leave_out_exported(files, Path(config.docs_dir))
+        with collector.paused():
+            self._add_files(files, config, contents, with_index=blog_plugin is None
+                            and not _has_index(files, settings.blog_dir))
+        report.duration = time.perf_counter() - started
+        self.last_report = report
+        log.info(report.summary() + reason)
+        return files
+
+    def _add_files(self, files: Files, config: MkDocsConfig, contents: CacheContents, *, with_index: bool) -> None:
+        """Render the pages that need it and add every page and image to MkDocs' files."""
+        assert self.settings is not None and self.renderer is not None and self.coordinator is not None
+        settings = self.settings
         try:
             site = render_pages(
                 self.coordinator.cache, contents, self.renderer,
-                blog_dir=settings.blog_dir, posts_dir=settings.posts_dir,
-                with_index=blog_plugin is None and not _has_index(files, settings.blog_dir),
+                blog_dir=settings.blog_dir, posts_dir=settings.posts_dir, with_index=with_index,
                 base_url=settings.base_url,
             )
         except BlogServiceError as exc:  # a template that cannot be rendered, an unwritable cache
@@ -189,10 +200,6 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                     summary, entry.article_sha256, f"{settings.blog_dir}/{cover}" if cover else None, downloaded
                 )
         self.files = files
-        report.duration = time.perf_counter() - started
-        self.last_report = report
-        log.info(report.summary() + reason)
-        return files
 
     def on_nav(self, nav: Navigation, *, config: MkDocsConfig, files: Files) -> Navigation | None:
         """An article page's sitemap `lastmod` is its `updatedAt` (MkDocs' sitemap template
@@ -212,8 +219,11 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         outputs, self.outputs = self.outputs, None
         try:
             if self.config.enabled and contents is not None and self.coordinator is not None and self.files is not None:
-                self._finish(config, contents, outputs, self.files)
+                with collector.paused():
+                    self._finish(config, contents, outputs, self.files)
         finally:  # the cache lock is held until here: the manifest is saved under it
+            if outputs is not None:
+                outputs.close()
             if self.coordinator is not None:
                 self.coordinator.end_build()
 
@@ -257,6 +267,9 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             log.info(f"{len(planned) - len(report.occupied)} redirect page(s) for old article addresses")
 
     def on_build_error(self, *, error: Exception) -> None:
+        if self.outputs is not None:
+            self.outputs.close()
+            self.outputs = None
         if self.coordinator is not None:
             self.coordinator.end_build()
 
@@ -277,8 +290,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 clean_html,  # a build with nothing changed sanitises nothing
             )
 
-            cleaned = clean_html(html)
-            kept = {"text": cleaned.text, "removed": cleaned.removed.to_json()}
+            cleaned = clean_html(html)  # the text is kept only when it differs from the input
+            kept = {"text": cleaned.text if cleaned.text != html else None, "removed": cleaned.removed.to_json()}
             self.outputs.put(article_id, outputs.HTML, inputs, kept)
         entry = self.contents.manifest.entries.get(article_id)
         from_markdown = markdown_removed(entry) if entry is not None else None
@@ -290,7 +303,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                     f"article {page.file.src_uri}: removed {removed.summary()} from its HTML "
                     "(trust_article_html: true keeps it; see the security page of the docs)"
                 )
-        return str(kept["text"])
+        return html if kept["text"] is None else str(kept["text"])
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str | None:
         found = self.pages.get(page.file.src_uri) if self.config.enabled else None

@@ -314,7 +314,7 @@ def test_a_build_with_nothing_changed_reuses_the_sanitised_html_and_head_tags(
     """The sanitised HTML and the head tags of each article page are kept in the cache by the
     hash of their inputs (`outputs`): a second build computes neither and writes the same
     pages; what changes their inputs computes them again; deleted articles' outputs go."""
-    from mkdocs_blogsvc import sanitize
+    from mkdocs_blogsvc import outputs, sanitize
     from mkdocs_blogsvc.cache import Cache
     from mkdocs_blogsvc.render import Renderer
     from mkdocs_blogsvc.server import content
@@ -351,8 +351,10 @@ def test_a_build_with_nothing_changed_reuses_the_sanitised_html_and_head_tags(
     # A damaged output is computed again; another site_url changes every head, not the HTML.
     cache = Cache(next(tmp_path.rglob("manifest.json")).parent)
     manifest = cache.load()
-    damaged = next(entry.outputs for entry in manifest.entries.values() if entry.outputs)
-    (cache.root / damaged).write_text("not json")
+    offset, _length = next(entry.outputs for entry in manifest.entries.values() if entry.outputs)
+    with open(cache.outputs_path, "r+b") as pack:  # the record's header: garbage
+        pack.seek(offset)
+        pack.write(b"not json")
     data = yaml.safe_load(config.read_text())
     data["site_url"] = "https://moved.example.test/"
     config.write_text(yaml.safe_dump(data, sort_keys=False))
@@ -369,8 +371,13 @@ def test_a_build_with_nothing_changed_reuses_the_sanitised_html_and_head_tags(
     assert calls == {"clean": 3, "head": 2}
     assert_nothing_executable_from_the_article(article_page(site_dir))
 
-    # A deleted article's outputs are deleted with it; the cache holds only what its manifest names.
+    # A deleted article's outputs are garbage in the pack until it is compacted (here at once):
+    # then the pack holds exactly the records its manifest names.
+    monkeypatch.setattr(outputs, "COMPACT_ABOVE", 0)
     content.delete_article(db, other)
     run_build(config)
-    named = {entry.outputs for entry in cache.load().entries.values()}
-    assert {f"outputs/{p.name}" for p in (cache.root / "outputs").iterdir()} == named and len(named) == 1
+    named = sorted(entry.outputs for entry in cache.load().entries.values() if entry.outputs)
+    assert len(named) == 1 and named[0][0] == 0 and cache.outputs_path.stat().st_size == named[0][1]
+    run_build(config)
+    assert calls == {"clean": 3, "head": 2}, "a compacted record is found at its new place"
+    assert_nothing_executable_from_the_article(article_page(site_dir))

@@ -1,0 +1,129 @@
+"""The outputs pack (`outputs.PageOutputs`): records found again by key in a later build, never
+trusted when they do not match, compacted when mostly garbage, and the earlier layout removed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mkdocs_blogsvc import outputs
+from mkdocs_blogsvc.cache import Cache, Entry, Manifest
+from mkdocs_blogsvc.outputs import HEAD, HTML, PageOutputs
+
+
+def manifest_of(*article_ids: str) -> Manifest:
+    manifest = Manifest()
+    for article_id in article_ids:
+        manifest.entries[article_id] = Entry(id=article_id, content_hash="h" * 64,
+                                             article_file=f"articles/{article_id}.json", article_sha256="s" * 64)
+    return manifest
+
+
+def build(cache: Cache, manifest: Manifest, writes: dict[str, dict[str, tuple[str, str | None]]]) -> None:
+    """One build that computes these outputs: article -> kind -> (key, text)."""
+    kept = PageOutputs(cache, manifest)
+    for article_id, kinds in writes.items():
+        for kind, (key, text) in kinds.items():
+            kept.put(article_id, kind, key, {"text": text, "removed": [["element", "script", 1]] if kind == HTML else []})
+        kept.flush(article_id)
+    kept.flush()
+    kept.close()
+
+
+def read(cache: Cache, manifest: Manifest, article_id: str, kind: str, key: str) -> str | None | bool:
+    """The text kept for this key, or False when it must be computed."""
+    kept = PageOutputs(cache, manifest)
+    try:
+        found = kept.get(article_id, kind, key)
+    finally:
+        kept.close()
+    return False if found is None else found["text"]
+
+
+def test_outputs_are_found_by_their_key_in_a_later_build(tmp_path: Path) -> None:
+    cache, manifest = Cache(tmp_path), manifest_of("a", "b")
+    build(cache, manifest, {"a": {HTML: ("k1", None), HEAD: ("k2", "<meta name=\"é\">\n")}, "b": {HEAD: ("k3", "")}})
+    assert manifest.refreshed and all(entry.outputs for entry in manifest.entries.values())
+    assert read(cache, manifest, "a", HTML, "k1") is None  # the HTML equals its input: no text kept
+    assert read(cache, manifest, "a", HEAD, "k2") == "<meta name=\"é\">\n"
+    assert read(cache, manifest, "b", HEAD, "k3") == ""
+    assert read(cache, manifest, "a", HEAD, "another key") is False
+    assert read(cache, manifest, "b", HTML, "k1") is False
+    kept = PageOutputs(cache, manifest)
+    assert kept.get("a", HTML, "k1") == {"key": "k1", "text": None, "size": None, "removed": [["element", "script", 1]]}
+    kept.close()
+
+
+@pytest.mark.parametrize("damage", ["garbage header", "shortened", "another article's record", "no pack"])
+def test_a_record_that_does_not_match_is_computed_again(tmp_path: Path, damage: str) -> None:
+    cache, manifest = Cache(tmp_path), manifest_of("a", "b")
+    build(cache, manifest, {"a": {HEAD: ("k", "head of a")}, "b": {HEAD: ("k", "head of b")}})
+    a, b = manifest.entries["a"], manifest.entries["b"]
+    assert a.outputs is not None and b.outputs is not None and a.outputs[0] < b.outputs[0]
+    pack = cache.outputs_path
+    if damage == "garbage header":
+        with open(pack, "r+b") as file:
+            file.seek(a.outputs[0])
+            file.write(b"{]")
+    elif damage == "shortened":  # the last record, b's, loses its last byte
+        with open(pack, "r+b") as file:
+            file.truncate(pack.stat().st_size - 1)
+    elif damage == "another article's record":
+        manifest.entries["a"] = Entry(id="a", content_hash="h", article_file="x", article_sha256="s", outputs=b.outputs)
+    else:
+        pack.unlink()
+    target = "b" if damage == "shortened" else "a"
+    assert read(cache, manifest, target, HEAD, "k") is False
+    build(cache, manifest, {target: {HEAD: ("k", "computed again")}})
+    assert read(cache, manifest, target, HEAD, "k") == "computed again"
+
+
+def test_the_pack_is_compacted_when_it_holds_more_garbage_than_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(outputs, "COMPACT_ABOVE", 0)
+    cache, manifest = Cache(tmp_path), manifest_of("a", "b", "gone")
+    build(cache, manifest, {"a": {HEAD: ("k", "a" * 100)}, "b": {HEAD: ("k", "b" * 100)}, "gone": {HEAD: ("k", "g" * 100)}})
+    size = cache.outputs_path.stat().st_size
+    del manifest.entries["gone"]
+    build(cache, manifest, {})  # gone's record is garbage: 1 of 3, kept
+    assert cache.outputs_path.stat().st_size == size
+    build(cache, manifest, {"a": {HEAD: ("k2", "A" * 100)}, "b": {HEAD: ("k2", "B" * 100)}})  # 3 of 5: compacted
+    live = sorted(entry.outputs for entry in manifest.entries.values() if entry.outputs)
+    assert [offset for offset, _length in live] == [0, live[0][1]]
+    assert cache.outputs_path.stat().st_size == sum(length for _offset, length in live)
+    assert read(cache, manifest, "a", HEAD, "k2") == "A" * 100
+    assert read(cache, manifest, "b", HEAD, "k2") == "B" * 100
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_the_earlier_layout_is_removed_when_the_pack_is_first_written(tmp_path: Path) -> None:
+    """An earlier version kept a file per article in `outputs/`: only files of its naming go,
+    and the folder only when nothing else is in it."""
+    cache, manifest = Cache(tmp_path), manifest_of("a")
+    legacy = tmp_path / "outputs"
+    legacy.mkdir()
+    (legacy / ("0123456789abcdef01234567.json")).write_text("{}")
+    (legacy / "notes.txt").write_text("the owner's")
+    build(cache, manifest, {"a": {HEAD: ("k", "head")}})
+    assert [p.name for p in legacy.iterdir()] == ["notes.txt"]
+    (legacy / "notes.txt").unlink()
+    (legacy / ("fedcba9876543210fedcba98.json")).write_text("{}")
+    cache.remove_legacy_outputs()
+    assert not legacy.exists()
+
+
+def test_an_unwritable_pack_means_computing_again_not_failing(tmp_path: Path) -> None:
+    cache, manifest = Cache(tmp_path), manifest_of("a")
+    cache.outputs_path.mkdir()  # not a file: every open fails
+    build(cache, manifest, {"a": {HEAD: ("k", "head")}})
+    assert manifest.entries["a"].outputs is None and not manifest.refreshed
+    assert read(cache, manifest, "a", HEAD, "k") is False
+
+
+def test_an_entry_from_an_earlier_manifest_names_no_record() -> None:
+    """The earlier layout named a file (`outputs/<hash>.json`); such an entry has no record."""
+    entry = Entry.from_json("a", {"contentHash": "h", "article": "articles/a.json", "articleSha256": "s",
+                                  "outputs": "outputs/0123456789abcdef01234567.json"})
+    assert entry.outputs is None
+    entry = Entry.from_json("a", {"contentHash": "h", "article": "articles/a.json", "articleSha256": "s", "outputs": [10, 20]})
+    assert entry.outputs == (10, 20) and entry.to_json()["outputs"] == [10, 20]
