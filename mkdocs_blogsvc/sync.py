@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Protocol
 
+from mkdocs_blogsvc import collector
 from mkdocs_blogsvc.api import display_url
 from mkdocs_blogsvc.cache import Cache, CacheContents, CachedArticles, Entry, Manifest
 from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable, InvalidResponse
@@ -102,18 +103,24 @@ def sync_cache(
         contents = contents or cache.read()
         now = datetime.now(timezone.utc)
         full = full_sync_due(contents.manifest, full_sync_interval, now)
-        result = client.sync([] if full else contents.manifest.known_articles())
+        with collector.paused():
+            known = [] if full else contents.manifest.known_articles()
+        result = client.sync(known)
         if full:
             result = _as_incremental(result, contents)
-        diff = _diff(contents, result)
+        with collector.paused():  # bookkeeping on every article: long-lived objects, no cycles
+            diff = _diff(contents, result)
         wanted, cached_images = _fetch_images(cache, client, contents.manifest, diff, download_images)
-        manifest, saved = _commit(cache, client, contents.manifest, diff, wanted, cached_images, now if full else None)
+        with collector.paused():
+            manifest, saved = _commit(cache, client, contents.manifest, diff, wanted, cached_images,
+                                      now if full else None)
         if saved:  # else no file lost its owner: nothing to clean up
             _cleanup(cache, contents, manifest)
     except OSError as exc:
         raise CacheUnwritable(cache.root, exc) from None
     diff.report.duration = time.perf_counter() - started
-    return CacheContents(manifest, diff.articles, manifest.owned_files()), diff.report
+    owned = manifest.owned_files() if saved else contents.owned  # unsaved: the same entries and files
+    return CacheContents(manifest, diff.articles, owned), diff.report
 
 
 def _diff(contents: CacheContents, result: SyncResult) -> _Diff:
@@ -139,14 +146,14 @@ def _diff(contents: CacheContents, result: SyncResult) -> _Diff:
 
 def _fetch_images(
     cache: Cache, client: SyncClient, old: Manifest, diff: _Diff, download_images: bool
-) -> tuple[dict[str, list[str]], dict[str, tuple[str, int]]]:
+) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, int]]]:
     """Phase 2: every wanted URL not already cached (new URLs, and earlier failures).
 
     Every intact old entry counts, changed articles' included: a URL always maps to the same
     file (named by the URL's hash), so an update that keeps its image URLs downloads nothing.
     Returns the wanted URLs by article id and URL -> (cache path, size) of the images held."""
     cached = {url: (path, entry.image_sizes.get(url, 0)) for entry in old.entries.values() for url, path in entry.images.items()}
-    wanted = {article_id: list(summary.image_urls) if download_images else []
+    wanted = {article_id: summary.image_urls if download_images else ()
               for article_id, summary in diff.articles.summaries.items()}
     to_fetch = [url for urls in wanted.values() for url in urls if url not in cached]
     if not to_fetch:  # the usual sync: no image module, no threads
@@ -167,7 +174,7 @@ def _fetch_images(
 
 def _commit(
     cache: Cache, client: SyncClient, old: Manifest, diff: _Diff,
-    wanted: dict[str, list[str]], cached_images: dict[str, tuple[str, int]], full_at: datetime | None,
+    wanted: dict[str, tuple[str, ...]], cached_images: dict[str, tuple[str, int]], full_at: datetime | None,
 ) -> tuple[Manifest, bool]:
     """Phase 3: write the changed articles' files, then the new manifest (the commit point),
     unless nothing changed; returns the manifest and whether it was saved.

@@ -27,6 +27,7 @@ separate run, since tracing slows everything down). Run from the repository root
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -145,10 +146,13 @@ def site(root: Path) -> tuple[MkDocsConfig, BlogServicePlugin]:
 
 def build_share(config: MkDocsConfig, plugin: BlogServicePlugin, answer: bytes, status: dict[str, Any],
                 clock: Callable[[], float] = time.perf_counter) -> Phases:
-    """The plugin's hooks of one build, with `answer` as the service's reply."""
+    """The plugin's hooks of one build, with `answer` as the service's reply. The garbage of
+    earlier builds in this process is collected first: a build's process starts without it
+    (left in place, every collection during the hooks would scan it too)."""
     assert plugin.coordinator is not None
     cache, phases = plugin.coordinator.cache, Phases()
     files = get_files(config)  # MkDocs' work: not counted
+    gc.collect()
     started = clock()
     cache.acquire()
     try:
