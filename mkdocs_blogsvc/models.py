@@ -372,5 +372,6 @@ class TokenSet:
 
 
 def known_articles(entries: Sequence[KnownArticle]) -> list[dict[str, str]]:
-    """The JSON body list of a sync request."""
-    return [entry.to_json() for entry in entries]
+    """The JSON body list of a sync request (`KnownArticle.to_json` of each, written out: one
+    per cached article of every sync)."""
+    return [{"id": entry.id, "contentHash": entry.content_hash} for entry in entries]

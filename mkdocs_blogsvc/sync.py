@@ -189,7 +189,11 @@ def _commit(
     for article_id in diff.articles:
         entry = diff.kept.get(article_id) or cache.write_article(diff.changed[article_id])
         previous = old.entries.get(article_id)
-        have = {url: cached_images[url] for url in wanted[article_id] if url in cached_images}
+        urls = wanted[article_id]
+        if entry is previous and not urls and not entry.images:
+            manifest.entries[article_id] = entry  # the common case of a build: nothing to copy
+            continue
+        have = {url: cached_images[url] for url in urls if url in cached_images}
         images = {url: path for url, (path, _size) in have.items()}
         sizes = {url: size for url, (_path, size) in have.items()}
         if entry is previous and entry.images == images and entry.image_sizes == sizes:
