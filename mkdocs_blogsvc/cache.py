@@ -504,15 +504,16 @@ class Cache:
 
     # --- files -------------------------------------------------------------------------------
 
-    def write_article(self, article: Article) -> Entry:
+    def write_article(self, article: Article, *, durable: bool = True) -> Entry:
         """Write the article's JSON (content-addressed, so an older manifest's file stays
-        untouched) and return its entry, without images or records."""
+        untouched) and return its entry, without images or records. With `durable=False` the
+        caller makes it durable (`fileio.make_durable`) before saving a manifest that names it."""
         # compact and sorted: json's C encoder (indentation takes the Python one, 4 times slower)
         data = (json.dumps(article.to_json(), ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
         digest = sha256(data)
         relative = self.article_name(article.id, digest)
         path = self.root / relative
-        write_if_changed(path, data)
+        write_if_changed(path, data, durable=durable)
         found = path.stat()
         return Entry(id=article.id, content_hash=article.content_hash, article_file=relative, article_sha256=digest,
                      article_stat=(found.st_size, found.st_mtime_ns), summary=ArticleSummary.of(article))

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +115,24 @@ def fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(descriptor)
+
+
+def make_durable(paths: Iterable[Path]) -> None:
+    """fsync files written with `durable=False`, then each of their folders once: many files
+    made durable together before the write that names them (a sync's new articles before its
+    manifest). One journal commit does for all of them, where `durable=True` costs two fsyncs
+    per file (at 10,000 articles, most of a first sync's time)."""
+    folders: set[Path] = set()
+    for path in paths:
+        # Windows flushes only a handle opened for writing; POSIX fsyncs any descriptor.
+        descriptor = os.open(path, (os.O_RDWR if os.name == "nt" else os.O_RDONLY) | _O_BINARY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        folders.add(path.parent)
+    for folder in folders:
+        fsync_folder(folder)
 
 
 def _remove(path: Path) -> None:

@@ -11,7 +11,7 @@ Storage: one append-only file, `outputs.pack` (`Cache.outputs_path`), holding on
 article: a line of compact JSON (the article id, and per output its key, its size in bytes and
 what else it keeps), then the outputs' texts as raw UTF-8, one after the other. The article's
 manifest entry names its record by offset and length (`Entry.outputs`), so a build reads each
-record with one `pread` on one open file: no file to open per article, no JSON escapes to undo
+record with one seek and one read on one open file: no file to open per article, no JSON escapes to undo
 in the texts (at 10,000 articles, a file per article cost about 0.2 s a build). An HTML output
 equal to its input (the usual article: nothing to remove) keeps no text at all.
 
@@ -59,7 +59,7 @@ class PageOutputs:
         #: changed this build, until flushed.
         self._held: dict[str, dict[str, dict[str, Any]]] = {}
         self._changed: set[str] = set()
-        self._reader: int | None = None  # a descriptor of the pack, for os.pread
+        self._reader: BinaryIO | None = None  # unbuffered: one seek and one read per record
         self._writer: BinaryIO | None = None
 
     def get(self, article_id: str, kind: str, inputs: str) -> dict[str, Any] | None:
@@ -90,7 +90,7 @@ class PageOutputs:
 
     def close(self) -> None:
         if self._reader is not None:
-            os.close(self._reader)
+            self._reader.close()
             self._reader = None
         if self._writer is not None:
             self._writer.close()
@@ -111,8 +111,9 @@ class PageOutputs:
         offset, length = entry.outputs
         try:
             if self._reader is None:
-                self._reader = os.open(self.cache.outputs_path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-            record = os.pread(self._reader, length, offset)
+                self._reader = open(self.cache.outputs_path, "rb", buffering=0)  # noqa: SIM115  (closed by close())
+            self._reader.seek(offset)
+            record = self._reader.read(length)  # os.pread would save a call, but Windows has none
         except OSError:
             return {}
         return _parse(record, article_id)
@@ -130,7 +131,7 @@ class PageOutputs:
                 self._writer = open(self.cache.outputs_path, "ab")  # noqa: SIM115  (closed by close())
             offset = self._writer.seek(0, os.SEEK_END)
             self._writer.write(record)
-            self._writer.flush()  # readable by pread at once
+            self._writer.flush()  # readable by the reader at once
         except OSError as exc:
             log.debug("outputs of article %s not kept in the cache (%s)", article_id, exc)
             return

@@ -21,12 +21,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Protocol
 
 from mkdocs_blogsvc import collector
 from mkdocs_blogsvc.api import display_url
 from mkdocs_blogsvc.cache import Cache, CacheContents, CachedArticles, Entry, Manifest
 from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable, InvalidResponse
+from mkdocs_blogsvc.fileio import make_durable
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import (
     Article,
@@ -186,8 +188,12 @@ def _commit(
     unchanged = len(diff.articles) == len(old.entries)
     if full_at is not None:
         manifest.records[LAST_FULL_SYNC] = format_timestamp(full_at)
+    written: list[Path] = []  # made durable together, before the manifest that names them
     for article_id in diff.articles:
-        entry = diff.kept.get(article_id) or cache.write_article(diff.changed[article_id])
+        entry = diff.kept.get(article_id)
+        if entry is None:
+            entry = cache.write_article(diff.changed[article_id], durable=False)
+            written.append(cache.root / entry.article_file)
         previous = old.entries.get(article_id)
         urls = wanted[article_id]
         if entry is previous and not urls and not entry.images:
@@ -209,6 +215,7 @@ def _commit(
     unchanged = (unchanged and (manifest.blog_language, manifest.blog_name) == (old.blog_language, old.blog_name)
                  and manifest.records == old.records)  # blogSlug, lastFullSync
     if old.refreshed or not unchanged:
+        make_durable(written)
         cache.save(manifest)
         return manifest, True
     return manifest, False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -132,6 +133,29 @@ def test_a_second_sync_without_changes_rewrites_nothing(db: Database, blog) -> N
     site = render(cache_dir, index=True)
     assert (len(report.new), len(report.updated), len(report.deleted), report.unchanged) == (0, 0, 0, 2)
     assert site.written == 0 and snapshot(cache_dir) == before
+
+
+def test_new_article_files_are_durable_before_the_manifest_that_names_them(  # type: ignore[no-untyped-def]
+        db: Database, blog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The articles of a sync are written without an fsync each, then made durable together
+    (one fsync per file, their folder once), and only then is the manifest written."""
+    owner, client, cache_dir = blog
+    for number in range(3):
+        add_article(db, owner.blog_id, f"Article {number}", minutes_ago=number)
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(descriptor: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{descriptor}"))
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    sync_cache(Cache(cache_dir), client)
+    articles_dir = os.fspath(cache_dir / "articles")
+    articles = [path for path in synced if os.path.dirname(path) == articles_dir]
+    manifest = next(i for i, path in enumerate(synced) if os.path.basename(path).startswith(".manifest.json."))
+    assert len(articles) == 3 == len(set(articles)) and synced.count(articles_dir) == 1
+    assert max(synced.index(path) for path in [*articles, articles_dir]) < manifest
 
 
 def test_damaged_cache_is_repaired_by_the_next_sync(db: Database, blog) -> None:  # type: ignore[no-untyped-def]
