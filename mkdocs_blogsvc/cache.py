@@ -130,8 +130,8 @@ class Entry:
             raise ValueError("entry is not an object")  # noqa: TRY004  (load catches ValueError)
         images, sizes, records = data.get("images", {}), data.get("imageSizes", {}), data.get("records", {})
         if not (isinstance(images, dict) and isinstance(sizes, dict) and isinstance(records, dict)
-                and all(isinstance(value, str) for value in images.values())
-                and all(type(value) is int for value in sizes.values())):
+                and (not images or all(isinstance(value, str) for value in images.values()))
+                and (not sizes or all(type(value) is int for value in sizes.values()))):  # most have none
             raise ValueError("entry has fields of the wrong type")
         try:
             summary = ArticleSummary.from_json(article_id, data["summary"]) if "summary" in data else None

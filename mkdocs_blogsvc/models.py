@@ -185,7 +185,7 @@ class ArticleSummary:
         except (KeyError, TypeError, AttributeError) as exc:
             raise InvalidResponse(f"summary of article {article_id!r} is incomplete ({exc})") from None
         if not (isinstance(slug, str) and isinstance(title, str) and (cover is None or isinstance(cover, str))
-                and isinstance(urls, list) and all(isinstance(url, str) for url in urls)):
+                and isinstance(urls, list) and (not urls or all(isinstance(url, str) for url in urls))):
             raise InvalidResponse(f"summary of article {article_id!r} has fields of the wrong type")
         return cls(id=article_id, slug=slug, title=title, published_at=published, updated_at=updated,
                    cover_image_url=cover, image_urls=tuple(urls))
