@@ -88,7 +88,10 @@ class SilentServer(_LoopbackServer):
     """Accepts connections and never answers."""
 
     def handle(self, conn: socket.socket) -> None:
-        conn.settimeout(0.2)
+        try:
+            conn.settimeout(0.2)
+        except OSError:  # closed by `stop` before this thread began
+            return
         while not self.stopped.is_set():  # read and discard what the client sends, say nothing
             try:
                 if conn.recv(65536) == b"":
@@ -100,8 +103,12 @@ class SilentServer(_LoopbackServer):
 
 
 def _read_request(conn: socket.socket, stopped: threading.Event) -> bytes | None:
-    """The request head (up to the blank line), or None if the client went away."""
-    conn.settimeout(0.2)
+    """The request head (up to the blank line), or None if the client went away (or `stop`
+    closed the connection before this thread began)."""
+    try:
+        conn.settimeout(0.2)
+    except OSError:
+        return None
     data = b""
     while b"\r\n\r\n" not in data:
         if stopped.is_set():
