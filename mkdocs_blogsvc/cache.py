@@ -309,7 +309,6 @@ class Cache:
         """The manifest path of an article's JSON: named by its id and its content's hash."""
         return f"{ARTICLES_DIR}/{sha256(article_id)[:24]}-{digest[:16]}.json"
 
-
     @staticmethod
     def image_name(url: str, extension: str) -> str:
         """`images/<sha256(url)[:32]>.<ext>`: stable, safe, collision-free."""

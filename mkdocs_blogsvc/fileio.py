@@ -120,8 +120,8 @@ def fsync_folder(folder: Path) -> None:
 def make_durable(paths: Iterable[Path]) -> None:
     """fsync files written with `durable=False`, then each of their folders once: many files
     made durable together before the write that names them (a sync's new articles before its
-    manifest). One journal commit does for all of them, where `durable=True` costs two fsyncs
-    per file (at 10,000 articles, most of a first sync's time)."""
+    manifest). On journalling file systems the first fsync commits the others' data too, where
+    `durable=True` costs two fsyncs per file, each its own commit."""
     folders: set[Path] = set()
     for path in paths:
         # Windows flushes only a handle opened for writing; POSIX fsyncs any descriptor.
