@@ -158,6 +158,8 @@ def full_listing_bytes(base_url: str, token: str) -> int:
 WARNINGS: set[str] = set()
 #: The interpreter that runs the builds (`--python`): by default this one.
 BUILD_PYTHON = sys.executable
+#: The CPU every build runs on (`--build-cpu`), None: wherever the system puts it.
+BUILD_CPU: int | None = None
 
 
 @dataclass
@@ -180,14 +182,29 @@ finally:
 """
 
 
-def mkdocs_build(config: Path, *, profile: Path | None = None) -> Run:
+#: `mkdocs build` in a process that has imported the plugin's module (as MkDocs would for a
+#: site that uses it) without the plugin in the site's configuration: what the plugin's mere
+#: presence costs a build (`--imported`).
+IMPORTED_BUILD = """
+import sys
+from mkdocs.__main__ import cli
+import mkdocs_blogsvc.plugin
+cli.main(args=sys.argv[1:], prog_name="mkdocs")
+"""
+
+
+def mkdocs_build(config: Path, *, profile: Path | None = None, imported: bool = False) -> Run:
     """`mkdocs build` of `config` in its own process: wall time and peak resident memory."""
     command = [BUILD_PYTHON, "-m", "mkdocs", "build", "-f", str(config)]
     if profile is not None:
         command[1:3] = ["-c", PROFILED_BUILD, str(profile)]
+    elif imported:
+        command[1:3] = ["-c", IMPORTED_BUILD]
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=config.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if BUILD_CPU is not None:  # right after the start, while the interpreter is still starting
+        os.sched_setaffinity(process.pid, {BUILD_CPU})
     assert process.stderr is not None
     errors = process.stderr.read()  # a few log lines: no deadlock before wait4
     _pid, status, usage = os.wait4(process.pid, 0)
@@ -263,6 +280,8 @@ class Result:
     no_change_bytes: list[int]
     cold_sync_bytes: int
     listing_bytes: int
+    #: plain builds in a process that imported the plugin's module, against plain builds (`--imported`).
+    imported: Pairs | None = None
 
     def report(self) -> str:
         nc, inc, cold = self.no_change, self.incremental, self.cold
@@ -281,6 +300,11 @@ class Result:
             f"{cold.ratio():.3f} | {median_cpu(cold.plugin):.2f} s | {median_cpu(cold.plain):.2f} s | {cold.ratio(cpu=True):.3f} |"),
             (f"| peak RSS, no change | {median_rss(nc.plugin):.0f} MB | {median_rss(nc.plain):.0f} MB | "
             f"{median_rss(nc.plugin) / median_rss(nc.plain):.3f} | | | |"),
+            *([] if self.imported is None else [
+                (f"| plain files, the plugin only imported | {median_time(self.imported.plugin):.2f} s | "
+                 f"{median_time(self.imported.plain):.2f} s | {self.imported.ratio():.3f} "
+                 f"({', '.join(f'{r:.2f}' for r in self.imported.ratios())}) | {median_cpu(self.imported.plugin):.2f} s | "
+                 f"{median_cpu(self.imported.plain):.2f} s | {self.imported.ratio(cpu=True):.3f} |")]),
             "",
             (f"Received from the service: no-change build {statistics.median(self.no_change_bytes):,.0f} B; "
             f"{self.changed} changed {statistics.median(self.incremental_bytes):,.0f} B = **{share:.2f} %** of a full "
@@ -347,6 +371,11 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
         mkdocs_build(site), mkdocs_build(plain)  # warm the file cache
         for number in range(args.runs):
             no_change.add(number, plugin_build, lambda: mkdocs_build(plain))
+        imported = None
+        if args.imported:  # the plugin's presence alone: the part of a no-change build's cost that no work saves
+            imported = Pairs()
+            for number in range(args.runs):
+                imported.add(number, lambda: mkdocs_build(plain, imported=True), lambda: mkdocs_build(plain))
         if args.profile:
             args.profile.mkdir(parents=True, exist_ok=True)
             for number in range(args.profile_runs):
@@ -375,7 +404,7 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
         service.stop()
         db.dispose()
     return Result(theme, articles, args.runs, cold, no_change, incremental, args.changed,
-                  inc_bytes, nc_bytes, int(statistics.median(cold_sync)), listing)
+                  inc_bytes, nc_bytes, int(statistics.median(cold_sync)), listing, imported)
 
 
 # --- profiles -------------------------------------------------------------------------------
@@ -470,19 +499,31 @@ def main() -> None:
     parser.add_argument("--cover-every", type=int, default=10, help="every Nth article has a cover image (0: none)")
     parser.add_argument("--profile", type=Path, help="also write cProfile files of one no-change build each into this folder")
     parser.add_argument("--profile-runs", type=int, default=3, help="profiled builds of each kind (medians are shown)")
+    parser.add_argument("--imported", action="store_true",
+                        help="also build the plain site in processes that imported the plugin's module (not "
+                             "configured) against plain builds: what its presence alone costs")
     parser.add_argument("--keep", type=Path, help="build in this folder and keep it (default: a temporary one)")
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter of the builds, e.g. a virtual environment with only what a user installs "
                              "(default: this one)")
+    parser.add_argument("--build-cpu", type=int, default=_last_cpu(),
+                        help="run every build on this CPU, and the service on the others (default: the last CPU "
+                             "when there are several; -1: no pinning)")
     args = parser.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    global BUILD_PYTHON
+    global BUILD_PYTHON, BUILD_CPU
     BUILD_PYTHON = args.python
+    if args.build_cpu >= 0:
+        BUILD_CPU = args.build_cpu
+        others = os.sched_getaffinity(0) - {BUILD_CPU}
+        if others:  # the service's thread (and this process) off the builds' CPU
+            os.sched_setaffinity(0, others)
 
     print(f"# bench_build: {' '.join(sys.argv[1:]) or '(defaults)'}")
     print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at start; "
           f"Python {sys.version.split()[0]}; {_versions()}")
-    print(f"builds: {_build_environment(args.python)}")
+    print(f"builds: {_build_environment(args.python)}; "
+          + (f"each on CPU {BUILD_CPU}, the service on the others" if BUILD_CPU is not None else "not pinned to a CPU"))
     for articles in args.articles:
         for theme in args.themes:
             with tempfile.TemporaryDirectory(prefix="blogsvc-bench-") as tmp:
@@ -515,6 +556,13 @@ compileall.compile_dir(folder, quiet=1)
 import httpx
 print(folder, "rich" in sys.modules)
 """
+
+
+def _last_cpu() -> int:
+    """The default of `--build-cpu`: two builds of the same site on one CPU differ less than
+    builds the scheduler moves around, and the service then answers from another CPU."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[-1] if len(cpus) > 1 else -1
 
 
 def _build_environment(python: str) -> str:
