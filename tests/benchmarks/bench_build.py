@@ -3,6 +3,7 @@
     python tests/benchmarks/bench_build.py                      # Material + mkdocs theme, 200 and 1,000 articles, 5 runs
     python tests/benchmarks/bench_build.py --articles 50 --runs 2 --themes material   # a quick look
     python tests/benchmarks/bench_build.py --articles 1000 --profile /tmp/prof        # plus cProfile of both builds
+    python tests/benchmarks/bench_build.py --articles 200 --themes material --imported  # plus the plugin only imported
 
 For each theme and size it creates the articles directly in the reference service's store (one
 transaction; every `--cover-every`th article has a cover image), starts the service on
@@ -22,7 +23,14 @@ load from other processes falls on both alike), and reports medians:
   absolute medians, peak RSS of the build process;
 - the incremental build after 10 articles changed on the service (and the same 10 files
   changed in the plain site): times, and the bytes the plugin received against the bytes of a
-  full listing (`GET /api/v1/articles`, every page of 100) and of the cold build's full sync.
+  full listing (`GET /api/v1/articles`, every page of 100) and of the cold build's full sync;
+- with `--imported`, plain builds in a process that imported the plugin's module first (the
+  plugin not configured) against plain builds: what the plugin's mere presence costs, the
+  part of a no-change build that no saved work can remove.
+
+Every build runs on one CPU (`--build-cpu`, by default the last one), and this process, the
+service's thread included, on the others: the service answers a build's sync without taking
+the build's CPU, and each build of a pair runs on the same CPU as the other.
 
 Peak memory is the build process's maximum resident set size (`wait4`'s ru_maxrss). Run from
 the repository root with the virtual environment active.
@@ -559,8 +567,7 @@ print(folder, "rich" in sys.modules)
 
 
 def _last_cpu() -> int:
-    """The default of `--build-cpu`: two builds of the same site on one CPU differ less than
-    builds the scheduler moves around, and the service then answers from another CPU."""
+    """The default of `--build-cpu`: the last CPU, the service on the others (one CPU: no pinning)."""
     cpus = sorted(os.sched_getaffinity(0))
     return cpus[-1] if len(cpus) > 1 else -1
 
