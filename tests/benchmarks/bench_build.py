@@ -32,8 +32,8 @@ Every build runs on one CPU (`--build-cpu`, by default the last one), and this p
 service's thread included, on the others: the service answers a build's sync without taking
 the build's CPU, and each build of a pair runs on the same CPU as the other.
 
-Peak memory is the build process's maximum resident set size (`wait4`'s ru_maxrss). Run from
-the repository root with the virtual environment active.
+Peak memory is the build process's own peak resident set size (`VmHWM`, see `MEASURED_BUILD`).
+Run from the repository root with the virtual environment active.
 """
 
 from __future__ import annotations
@@ -190,24 +190,31 @@ finally:
 """
 
 
-#: `mkdocs build` in a process that has imported the plugin's module (as MkDocs would for a
-#: site that uses it) without the plugin in the site's configuration: what the plugin's mere
-#: presence costs a build (`--imported`).
-IMPORTED_BUILD = """
+#: Every build but the profiled ones: `mkdocs build` in a fresh interpreter that prints its peak
+#: resident memory (`VmHWM`, the process's own since its exec) last. Not `wait4`'s ru_maxrss: a
+#: child's high-water mark starts at its parent's size (this process, the service included, is
+#: about 90 MB), which hid the peaks of smaller builds. `{before}`: with `--imported`, the
+#: plugin's module imported first (as MkDocs would for a site that uses it), the site not
+#: configured for it: what the plugin's mere presence costs a build.
+MEASURED_BUILD = """
 import sys
 from mkdocs.__main__ import cli
-import mkdocs_blogsvc.plugin
-cli.main(args=sys.argv[1:], prog_name="mkdocs")
+{before}
+try:
+    cli.main(args=sys.argv[1:], prog_name="mkdocs")
+finally:
+    with open("/proc/self/status") as status:
+        print("peak-rss-kib", next(line.split()[1] for line in status if line.startswith("VmHWM:")), file=sys.stderr)
 """
+PEAK_RSS = "peak-rss-kib "
 
 
 def mkdocs_build(config: Path, *, profile: Path | None = None, imported: bool = False) -> Run:
-    """`mkdocs build` of `config` in its own process: wall time and peak resident memory."""
-    command = [BUILD_PYTHON, "-m", "mkdocs", "build", "-f", str(config)]
+    """`mkdocs build` of `config` in its own process: wall time, CPU time and peak resident memory."""
+    before = "import mkdocs_blogsvc.plugin" if imported else ""
+    command = [BUILD_PYTHON, "-c", MEASURED_BUILD.format(before=before), "build", "-f", str(config)]
     if profile is not None:
         command[1:3] = ["-c", PROFILED_BUILD, str(profile)]
-    elif imported:
-        command[1:3] = ["-c", IMPORTED_BUILD]
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=config.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -220,11 +227,14 @@ def mkdocs_build(config: Path, *, profile: Path | None = None, imported: bool = 
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"mkdocs build of {config} failed ({process.returncode}):\n{errors.decode(errors='replace')}")
+    peak_kib = 0
     for line in errors.decode(errors="replace").splitlines():
-        if line.startswith("WARNING") and line not in WARNINGS:  # a figure measured with a warning is suspect
+        if line.startswith(PEAK_RSS):
+            peak_kib = int(line.removeprefix(PEAK_RSS))
+        elif line.startswith("WARNING") and line not in WARNINGS:  # a figure measured with a warning is suspect
             WARNINGS.add(line)
             print(f"  (build of {config.parent.name}) {line}", file=sys.stderr)
-    return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)  # ru_maxrss is in KiB on Linux
+    return Run(seconds, usage.ru_utime + usage.ru_stime, peak_kib / 1024)  # 0 for a profiled build
 
 
 def copy_plugin_pages(plugin_config: Path, docs: Path) -> None:
