@@ -203,8 +203,11 @@ from mkdocs.__main__ import cli
 try:
     cli.main(args=sys.argv[1:], prog_name="mkdocs")
 finally:
-    with open("/proc/self/status") as status:
-        print("peak-rss-kib", next(line.split()[1] for line in status if line.startswith("VmHWM:")), file=sys.stderr)
+    try:
+        with open("/proc/self/status") as status:  # Linux; elsewhere the peak is not measured (0)
+            print("peak-rss-kib", next(line.split()[1] for line in status if line.startswith("VmHWM:")), file=sys.stderr)
+    except OSError:
+        pass
 """
 PEAK_RSS = "peak-rss-kib "
 
@@ -577,7 +580,10 @@ print(folder, "rich" in sys.modules)
 
 
 def _last_cpu() -> int:
-    """The default of `--build-cpu`: the last CPU, the service on the others (one CPU: no pinning)."""
+    """The default of `--build-cpu`: the last CPU, the service on the others (one CPU, or a
+    system without CPU affinity such as macOS: no pinning)."""
+    if not hasattr(os, "sched_getaffinity"):
+        return -1
     cpus = sorted(os.sched_getaffinity(0))
     return cpus[-1] if len(cpus) > 1 else -1
 
