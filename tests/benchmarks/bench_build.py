@@ -20,10 +20,14 @@ load from other processes falls on both alike), and reports medians:
 
 - the cold build (no cache: full sync, images downloaded, pages written);
 - the no-change build (one /sync that returns nothing): the median of the pairwise ratios, the
-  absolute medians, peak RSS of the build process;
+  absolute medians, peak RSS, kernel time and minor page faults of the build process (the
+  pages of memory it touched: on a virtual machine each first touch can cost a fault in the
+  host too);
 - the incremental build after 10 articles changed on the service (and the same 10 files
   changed in the plain site): times, and the bytes the plugin received against the bytes of a
   full listing (`GET /api/v1/articles`, every page of 100) and of the cold build's full sync;
+- the plugin's own CPU time in a no-change build, importing it and each of its hooks, from
+  `--own-runs` more builds of its site that time them (`OWN_BUILD`);
 - with `--imported`, plain builds in a process that imported the plugin's module first (the
   plugin not configured) against plain builds: what the plugin's mere presence costs, the
   part of a no-change build that no saved work can remove.
@@ -39,6 +43,7 @@ Run from the repository root with the virtual environment active.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import pstats
@@ -175,6 +180,9 @@ class Run:
     seconds: float  # wall time
     cpu: float  # user + system CPU time of the build process
     peak_rss_mb: float
+    system: float = 0.0  # the kernel's part of `cpu` (page faults, file system calls)
+    page_faults: int = 0  # minor page faults: roughly the memory pages the build touched
+    own: dict[str, float] = field(default_factory=dict)  # OWN_BUILD: CPU seconds of "import" and of each hook
 
 
 #: `mkdocs build` under cProfile with the process's CPU time as the clock: with other processes
@@ -188,6 +196,43 @@ try:
 finally:
     profile.dump_stats(sys.argv[1])
 """
+
+
+#: A no-change build that measures the plugin's own CPU time: importing its module (after
+#: what MkDocs imports anyway, before MkDocs loads the plugin) and each of its hooks (its event
+#: methods wrapped as MkDocs registers them; `functools.wraps` keeps their priorities).
+#: Separate from the timed builds, which run nothing but `mkdocs build`.
+OWN_BUILD = """
+import functools, json, sys, time
+import mkdocs.commands.build, mkdocs.config.defaults, mkdocs.plugins, mkdocs.structure.nav
+from mkdocs.__main__ import cli
+started = time.process_time()
+import mkdocs_blogsvc.plugin
+spent = {"import": time.process_time() - started}
+register = mkdocs.plugins.PluginCollection._register_event
+
+def timed(event, method):
+    @functools.wraps(method)
+    def run(*args, **kwargs):
+        started = time.process_time()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            spent[event] = spent.get(event, 0.0) + time.process_time() - started
+    return run
+
+def register_timed(self, event_name, method, plugin_name=None):
+    if type(getattr(method, "__self__", None)).__module__.startswith("mkdocs_blogsvc"):
+        method = timed(event_name, method)
+    return register(self, event_name, method, plugin_name)
+
+mkdocs.plugins.PluginCollection._register_event = register_timed
+try:
+    cli.main(args=sys.argv[1:], prog_name="mkdocs")
+finally:
+    print("plugin-own-cpu", json.dumps(spent), file=sys.stderr)
+"""
+OWN_CPU = "plugin-own-cpu "
 
 
 #: Every build but the profiled ones: `mkdocs build` in a fresh interpreter that prints its peak
@@ -212,12 +257,15 @@ finally:
 PEAK_RSS = "peak-rss-kib "
 
 
-def mkdocs_build(config: Path, *, profile: Path | None = None, imported: bool = False) -> Run:
-    """`mkdocs build` of `config` in its own process: wall time, CPU time and peak resident memory."""
+def mkdocs_build(config: Path, *, profile: Path | None = None, imported: bool = False, own: bool = False) -> Run:
+    """`mkdocs build` of `config` in its own process: wall time, CPU time and peak resident memory
+    (with `own`, also the plugin's own CPU time, in `Run.own`)."""
     before = "import mkdocs_blogsvc.plugin" if imported else ""
     command = [BUILD_PYTHON, "-c", MEASURED_BUILD.format(before=before), "build", "-f", str(config)]
     if profile is not None:
         command[1:3] = ["-c", PROFILED_BUILD, str(profile)]
+    elif own:
+        command[2] = OWN_BUILD
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=config.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -230,14 +278,17 @@ def mkdocs_build(config: Path, *, profile: Path | None = None, imported: bool = 
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"mkdocs build of {config} failed ({process.returncode}):\n{errors.decode(errors='replace')}")
-    peak_kib = 0
+    peak_kib, own_cpu = 0, dict[str, float]()
     for line in errors.decode(errors="replace").splitlines():
         if line.startswith(PEAK_RSS):
             peak_kib = int(line.removeprefix(PEAK_RSS))
+        elif line.startswith(OWN_CPU):
+            own_cpu = json.loads(line.removeprefix(OWN_CPU))
         elif line.startswith("WARNING") and line not in WARNINGS:  # a figure measured with a warning is suspect
             WARNINGS.add(line)
             print(f"  (build of {config.parent.name}) {line}", file=sys.stderr)
-    return Run(seconds, usage.ru_utime + usage.ru_stime, peak_kib / 1024)  # 0 for a profiled build
+    return Run(seconds, usage.ru_utime + usage.ru_stime, peak_kib / 1024,  # 0 for a profiled build
+               usage.ru_stime, usage.ru_minflt, own_cpu)
 
 
 def copy_plugin_pages(plugin_config: Path, docs: Path) -> None:
@@ -288,6 +339,14 @@ def median_rss(runs: list[Run]) -> float:
     return statistics.median(run.peak_rss_mb for run in runs)
 
 
+def median_system(runs: list[Run]) -> float:
+    return statistics.median(run.system for run in runs)
+
+
+def median_faults(runs: list[Run]) -> float:
+    return statistics.median(run.page_faults for run in runs)
+
+
 @dataclass
 class Result:
     theme: str
@@ -303,6 +362,8 @@ class Result:
     listing_bytes: int
     #: plain builds in a process that imported the plugin's module, against plain builds (`--imported`).
     imported: Pairs | None = None
+    #: no-change plugin builds that timed the plugin's import and hooks (`OWN_BUILD`).
+    own: list[Run] = field(default_factory=list)
 
     def report(self) -> str:
         nc, inc, cold = self.no_change, self.incremental, self.cold
@@ -321,6 +382,10 @@ class Result:
             f"{cold.ratio():.3f} | {median_cpu(cold.plugin):.2f} s | {median_cpu(cold.plain):.2f} s | {cold.ratio(cpu=True):.3f} |"),
             (f"| peak RSS, no change | {median_rss(nc.plugin):.0f} MB | {median_rss(nc.plain):.0f} MB | "
             f"{median_rss(nc.plugin) / median_rss(nc.plain):.3f} | | | |"),
+            (f"| kernel time (of the CPU time), no change | {median_system(nc.plugin):.2f} s | {median_system(nc.plain):.2f} s | "
+            f"{_ratio(median_system(nc.plugin), median_system(nc.plain))} | | | |"),
+            (f"| minor page faults, no change | {median_faults(nc.plugin):,.0f} | {median_faults(nc.plain):,.0f} | "
+            f"{_ratio(median_faults(nc.plugin), median_faults(nc.plain))} | | | |"),
             *([] if self.imported is None else [
                 (f"| plain files, the plugin only imported | {median_time(self.imported.plugin):.2f} s | "
                  f"{median_time(self.imported.plain):.2f} s | {self.imported.ratio():.3f} "
@@ -330,8 +395,26 @@ class Result:
             (f"Received from the service: no-change build {statistics.median(self.no_change_bytes):,.0f} B; "
             f"{self.changed} changed {statistics.median(self.incremental_bytes):,.0f} B = **{share:.2f} %** of a full "
             f"listing ({self.listing_bytes:,} B over {-(-self.articles // 100)} pages); cold build's sync {self.cold_sync_bytes:,} B."),
+            *([] if not self.own else ["", self.own_report()]),
         ]
         return "\n".join(lines)
+
+    def own_report(self) -> str:
+        """The plugin's own CPU time in a no-change build, medians of the `OWN_BUILD` runs."""
+        def ms(part: str) -> float:
+            return statistics.median(run.own.get(part, 0.0) for run in self.own) * 1000
+
+        hooks = sorted({part for run in self.own for part in run.own} - {"import"})
+        total = statistics.median(sum(run.own.values()) for run in self.own)
+        share = total / median_cpu(self.no_change.plain) * 100
+        parts = ", ".join(f"{hook} {ms(hook):.0f}" for hook in hooks if ms(hook) >= 0.5)
+        return (f"The plugin's own CPU time in a no-change build ({len(self.own)} builds that timed it, medians): "
+                f"importing it {ms('import'):.0f} ms, its hooks {total * 1000 - ms('import'):.0f} ms ({parts}); "
+                f"together {total * 1000:.0f} ms = **{share:.1f} %** of the plain build's CPU time.")
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.3f}" if b else "-"
 
 
 THEMES = {"material": "Material with the blog and tags plugins", "mkdocs": "the built-in mkdocs theme"}
@@ -397,6 +480,7 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
             imported = Pairs()
             for number in range(args.runs):
                 imported.add(number, lambda: mkdocs_build(plain, imported=True), lambda: mkdocs_build(plain))
+        own = [mkdocs_build(site, own=True) for _ in range(args.own_runs)]
         if args.profile:
             args.profile.mkdir(parents=True, exist_ok=True)
             for number in range(args.profile_runs):
@@ -425,7 +509,7 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
         service.stop()
         db.dispose()
     return Result(theme, articles, args.runs, cold, no_change, incremental, args.changed,
-                  inc_bytes, nc_bytes, int(statistics.median(cold_sync)), listing, imported)
+                  inc_bytes, nc_bytes, int(statistics.median(cold_sync)), listing, imported, own)
 
 
 # --- profiles -------------------------------------------------------------------------------
@@ -520,6 +604,8 @@ def main() -> None:
     parser.add_argument("--cover-every", type=int, default=10, help="every Nth article has a cover image (0: none)")
     parser.add_argument("--profile", type=Path, help="also write cProfile files of one no-change build each into this folder")
     parser.add_argument("--profile-runs", type=int, default=3, help="profiled builds of each kind (medians are shown)")
+    parser.add_argument("--own-runs", type=int, default=3,
+                        help="no-change plugin builds that time the plugin's own import and hooks (default: 3)")
     parser.add_argument("--imported", action="store_true",
                         help="also build the plain site in processes that imported the plugin's module (not "
                              "configured) against plain builds: what its presence alone costs")
