@@ -40,6 +40,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
+from sqlalchemy.schema import CreateIndex, CreateTable
 
 from mkdocs_blogsvc.server import tables
 from mkdocs_blogsvc.server.database import Database
@@ -191,7 +192,13 @@ def counter_engine(db: Database) -> Engine:
         cursor.execute("PRAGMA synchronous=OFF")
         cursor.close()
 
-    tables.Base.metadata.create_all(engine, tables=[cast("Table", tables.RateCounter.__table__)])
+    # Every worker process runs this as it starts, all at once: `IF NOT EXISTS` in the statement
+    # itself, not create_all's check-then-create, which lets two workers both try to create it.
+    table = cast("Table", tables.RateCounter.__table__)
+    with engine.begin() as connection:
+        connection.execute(CreateTable(table, if_not_exists=True))
+        for index in table.indexes:
+            connection.execute(CreateIndex(index, if_not_exists=True))
     return engine
 
 

@@ -5,15 +5,18 @@ rate-limited service."""
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from flask import Flask
+from sqlalchemy.exc import SQLAlchemyError
 
 from mkdocs_blogsvc.server import create_app, ratelimit
 from mkdocs_blogsvc.server.database import Database
@@ -184,3 +187,34 @@ def test_a_build_finishes_against_a_rate_limited_service(tmp_path: Path, db: Dat
         service.stop()
     assert service.requests.count("/api/v1/sync") >= 2  # refused, waited, retried
     assert "Limited post" in post_page(tmp_path / "site", "limited-post").read_text()
+
+
+def _open_counters(path: str, start: Any, errors: Any) -> None:
+    """One worker process starting: open the database and its rate-limit counters."""
+    db = Database.from_path(path)
+    try:
+        start.wait(timeout=60)
+        ratelimit.counter_engine(db).dispose()
+    except SQLAlchemyError as exc:  # reported to the test, which names it (anything else: exit code 1)
+        errors.put(f"{type(exc).__name__}: {exc}")
+    finally:
+        db.dispose()
+
+
+def test_worker_processes_starting_together_share_one_counter_table(tmp_path: Path) -> None:
+    """gunicorn starts every worker at once, and each opens `<db>.ratelimits` and creates its
+    table if missing: a check and then a create would let two workers both try to create it
+    (`table rate_counters already exists`, a traceback in the server's log)."""
+    context = multiprocessing.get_context("spawn")
+    for attempt in range(3):
+        path = tmp_path / f"service-{attempt}.db"
+        Database.from_path(path).dispose()
+        start, errors = context.Barrier(6), context.Queue()
+        workers = [context.Process(target=_open_counters, args=(str(path), start, errors)) for _ in range(6)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=60)
+        assert [worker.exitcode for worker in workers] == [0] * 6
+        assert errors.empty(), errors.get()
+        assert Path(f"{path}.ratelimits").is_file()
