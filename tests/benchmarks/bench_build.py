@@ -4,6 +4,7 @@
     python tests/benchmarks/bench_build.py --articles 50 --runs 2 --themes material   # a quick look
     python tests/benchmarks/bench_build.py --articles 1000 --profile /tmp/prof        # plus cProfile of both builds
     python tests/benchmarks/bench_build.py --articles 200 --themes material --imported  # plus the plugin only imported
+    python tests/benchmarks/bench_build.py --articles 200 --themes material --control   # plus plain against plain
 
 For each theme and size it creates the articles directly in the reference service's store (one
 transaction; every `--cover-every`th article has a cover image), starts the service on
@@ -20,9 +21,8 @@ load from other processes falls on both alike), and reports medians:
 
 - the cold build (no cache: full sync, images downloaded, pages written);
 - the no-change build (one /sync that returns nothing): the median of the pairwise ratios, the
-  absolute medians, peak RSS, kernel time and minor page faults of the build process (the
-  pages of memory it touched: on a virtual machine each first touch can cost a fault in the
-  host too);
+  absolute medians, peak RSS, kernel time and minor page faults of the build process (about
+  one per page of memory it touched);
 - the incremental build after 10 articles changed on the service (and the same 10 files
   changed in the plain site): times, and the bytes the plugin received against the bytes of a
   full listing (`GET /api/v1/articles`, every page of 100) and of the cold build's full sync;
@@ -30,7 +30,13 @@ load from other processes falls on both alike), and reports medians:
   `--own-runs` more builds of its site that time them (`OWN_BUILD`);
 - with `--imported`, plain builds in a process that imported the plugin's module first (the
   plugin not configured) against plain builds: what the plugin's mere presence costs, the
-  part of a no-change build that no saved work can remove.
+  part of a no-change build that no saved work can remove;
+- with `--control`, plain builds against the same plain builds: the ratios measured when
+  nothing differs, the resolution of the figures above on the machine at hand.
+
+Both sites build into one output folder (`-d`), so that both meet the same state of the file
+system: writing a site is mostly finding free inodes for its files, which costs more or less by
+where the folder lies and by what was deleted near it lately.
 
 Every build runs on one CPU (`--build-cpu`, by default the last one), and this process, the
 service's thread included, on the others: the service answers a build's sync without taking
@@ -43,6 +49,7 @@ Run from the repository root with the virtual environment active.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
@@ -257,11 +264,13 @@ finally:
 PEAK_RSS = "peak-rss-kib "
 
 
-def mkdocs_build(config: Path, *, profile: Path | None = None, imported: bool = False, own: bool = False) -> Run:
-    """`mkdocs build` of `config` in its own process: wall time, CPU time and peak resident memory
-    (with `own`, also the plugin's own CPU time, in `Run.own`)."""
+def mkdocs_build(
+    config: Path, *, site_dir: Path, profile: Path | None = None, imported: bool = False, own: bool = False
+) -> Run:
+    """`mkdocs build` of `config` into `site_dir` in its own process: wall time, CPU time and peak
+    resident memory (with `own`, also the plugin's own CPU time, in `Run.own`)."""
     before = "import mkdocs_blogsvc.plugin" if imported else ""
-    command = [BUILD_PYTHON, "-c", MEASURED_BUILD.format(before=before), "build", "-f", str(config)]
+    command = [BUILD_PYTHON, "-c", MEASURED_BUILD.format(before=before), "build", "-f", str(config), "-d", str(site_dir)]
     if profile is not None:
         command[1:3] = ["-c", PROFILED_BUILD, str(profile)]
     elif own:
@@ -364,6 +373,8 @@ class Result:
     imported: Pairs | None = None
     #: no-change plugin builds that timed the plugin's import and hooks (`OWN_BUILD`).
     own: list[Run] = field(default_factory=list)
+    #: plain builds against plain builds (`--control`): what a ratio is when there is no difference.
+    control: Pairs | None = None
 
     def report(self) -> str:
         nc, inc, cold = self.no_change, self.incremental, self.cold
@@ -386,11 +397,8 @@ class Result:
             f"{_ratio(median_system(nc.plugin), median_system(nc.plain))} | | | |"),
             (f"| minor page faults, no change | {median_faults(nc.plugin):,.0f} | {median_faults(nc.plain):,.0f} | "
             f"{_ratio(median_faults(nc.plugin), median_faults(nc.plain))} | | | |"),
-            *([] if self.imported is None else [
-                (f"| plain files, the plugin only imported | {median_time(self.imported.plugin):.2f} s | "
-                 f"{median_time(self.imported.plain):.2f} s | {self.imported.ratio():.3f} "
-                 f"({', '.join(f'{r:.2f}' for r in self.imported.ratios())}) | {median_cpu(self.imported.plugin):.2f} s | "
-                 f"{median_cpu(self.imported.plain):.2f} s | {self.imported.ratio(cpu=True):.3f} |")]),
+            *([] if self.imported is None else [_pairs_row("plain files, the plugin only imported", self.imported)]),
+            *([] if self.control is None else [_pairs_row("plain files against plain files (control)", self.control)]),
             "",
             (f"Received from the service: no-change build {statistics.median(self.no_change_bytes):,.0f} B; "
             f"{self.changed} changed {statistics.median(self.incremental_bytes):,.0f} B = **{share:.2f} %** of a full "
@@ -411,6 +419,13 @@ class Result:
         return (f"The plugin's own CPU time in a no-change build ({len(self.own)} builds that timed it, medians): "
                 f"importing it {ms('import'):.0f} ms, its hooks {total * 1000 - ms('import'):.0f} ms ({parts}); "
                 f"together {total * 1000:.0f} ms = **{share:.1f} %** of the plain build's CPU time.")
+
+
+def _pairs_row(label: str, pairs: Pairs) -> str:
+    """A table row of plain-site pairs (`--imported`, `--control`), every pair's ratio shown."""
+    return (f"| {label} | {median_time(pairs.plugin):.2f} s | {median_time(pairs.plain):.2f} s | {pairs.ratio():.3f} "
+            f"({', '.join(f'{r:.2f}' for r in pairs.ratios())}) | {median_cpu(pairs.plugin):.2f} s | "
+            f"{median_cpu(pairs.plain):.2f} s | {pairs.ratio(cpu=True):.3f} |")
 
 
 def _ratio(a: float, b: float) -> str:
@@ -440,6 +455,8 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
     ids = create_articles(db, owner.blog_id, articles, args.cover_every)
     service = Service(db)
     token = issue_access_token(db, owner)
+    # one output folder for both sites (see the module's docstring: the file system's share)
+    build = functools.partial(mkdocs_build, site_dir=root / "site")
     try:
         site = write_site(root / "plugin", service.url, material=theme == "material")
         write_credentials(root / "plugin" / "credentials.json", service.url, token)
@@ -453,46 +470,51 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
         def cold_plugin() -> Run:
             shutil.rmtree(cache, ignore_errors=True)
             service.take()
-            run = mkdocs_build(site)
+            run = build(site)
             cold_sync.append(sync_bytes(service.take()))
             return run
 
         cold.plugin.append(cold_plugin())
         copy_plugin_pages(site, plain.parent / "docs")
-        cold.plain.append(mkdocs_build(plain))
+        cold.plain.append(build(plain))
         for number in range(1, args.cold_runs):
-            cold.add(number, cold_plugin, lambda: mkdocs_build(plain))
+            cold.add(number, cold_plugin, lambda: build(plain))
 
         # No change: one /sync that returns nothing.
         no_change, nc_bytes = Pairs(), []
 
         def plugin_build() -> Run:
             service.take()
-            run = mkdocs_build(site)
+            run = build(site)
             nc_bytes.append(sync_bytes(service.take()))
             return run
 
-        mkdocs_build(site), mkdocs_build(plain)  # warm the file cache
+        build(site), build(plain)  # warm the file cache
         for number in range(args.runs):
-            no_change.add(number, plugin_build, lambda: mkdocs_build(plain))
+            no_change.add(number, plugin_build, lambda: build(plain))
         imported = None
         if args.imported:  # the plugin's presence alone: the part of a no-change build's cost that no work saves
             imported = Pairs()
             for number in range(args.runs):
-                imported.add(number, lambda: mkdocs_build(plain, imported=True), lambda: mkdocs_build(plain))
-        own = [mkdocs_build(site, own=True) for _ in range(args.own_runs)]
+                imported.add(number, lambda: build(plain, imported=True), lambda: build(plain))
+        control = None
+        if args.control:  # the same build twice: the spread of ratios when nothing differs
+            control = Pairs()
+            for number in range(args.runs):
+                control.add(number, lambda: build(plain), lambda: build(plain))
+        own = [build(site, own=True) for _ in range(args.own_runs)]
         if args.profile:
             args.profile.mkdir(parents=True, exist_ok=True)
             for number in range(args.profile_runs):
                 for kind, config in (("plugin", site), ("plain", plain))[:: 1 if number % 2 == 0 else -1]:
-                    mkdocs_build(config, profile=args.profile / f"{theme}-{articles}-{kind}-{number}.prof")
+                    build(config, profile=args.profile / f"{theme}-{articles}-{kind}-{number}.prof")
 
         # Incremental: `changed` articles edited on the service, the same pages edited in docs_dir.
         incremental, inc_bytes = Pairs(), []
 
         def plugin_incremental() -> Run:
             service.take()
-            run = mkdocs_build(site)
+            run = build(site)
             inc_bytes.append(sync_bytes(service.take()))
             return run
 
@@ -503,13 +525,13 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
             for k in batch:
                 page = posts / f"article-number-{k}.md"
                 page.write_text(page.read_text(encoding="utf-8") + f"\nEdit {number}: one more paragraph.\n", encoding="utf-8")
-            incremental.add(number, plugin_incremental, lambda: mkdocs_build(plain))
+            incremental.add(number, plugin_incremental, lambda: build(plain))
         listing = full_listing_bytes(service.url, token)
     finally:
         service.stop()
         db.dispose()
     return Result(theme, articles, args.runs, cold, no_change, incremental, args.changed,
-                  inc_bytes, nc_bytes, int(statistics.median(cold_sync)), listing, imported, own)
+                  inc_bytes, nc_bytes, int(statistics.median(cold_sync)), listing, imported, own, control)
 
 
 # --- profiles -------------------------------------------------------------------------------
@@ -609,6 +631,9 @@ def main() -> None:
     parser.add_argument("--imported", action="store_true",
                         help="also build the plain site in processes that imported the plugin's module (not "
                              "configured) against plain builds: what its presence alone costs")
+    parser.add_argument("--control", action="store_true",
+                        help="also plain builds against plain builds: the ratios this machine measures when "
+                             "nothing differs (the benchmark's resolution)")
     parser.add_argument("--keep", type=Path, help="build in this folder and keep it (default: a temporary one)")
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter of the builds, e.g. a virtual environment with only what a user installs "
