@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import random
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -51,6 +52,8 @@ CONFIG_KEY = "BLOGSVC_RATE_LIMITS"
 ENV_VARIABLE = "BLOGSVC_RATE_LIMITS"
 #: Seconds a hit waits for the counters' lock before the request goes through uncounted.
 COUNTER_TIMEOUT = 2.0
+#: Seconds a starting worker keeps trying to open the counters while others create them.
+COUNTER_SETUP_SECONDS = 10.0
 
 log = logging.getLogger(__name__)
 
@@ -192,14 +195,30 @@ def counter_engine(db: Database) -> Engine:
         cursor.execute("PRAGMA synchronous=OFF")
         cursor.close()
 
-    # Every worker process runs this as it starts, all at once: `IF NOT EXISTS` in the statement
-    # itself, not create_all's check-then-create, which lets two workers both try to create it.
-    table = cast("Table", tables.RateCounter.__table__)
-    with engine.begin() as connection:
-        connection.execute(CreateTable(table, if_not_exists=True))
-        for index in table.indexes:
-            connection.execute(CreateIndex(index, if_not_exists=True))
+    _create_counter_table(engine)
     return engine
+
+
+def _create_counter_table(engine: Engine) -> None:
+    """Every worker process runs this as it starts, all at once. `IF NOT EXISTS` is in the
+    statements themselves (create_all's check-then-create lets two workers both create the
+    table). A new SQLite file is switched to WAL by the first connections, and SQLite answers
+    "database is locked" at once, without waiting, to a connection that would otherwise wait
+    for another one waiting for it: such a start is tried again, for `COUNTER_SETUP_SECONDS`."""
+    table = cast("Table", tables.RateCounter.__table__)
+    deadline, pause = time.monotonic() + COUNTER_SETUP_SECONDS, 0.01
+    while True:
+        try:
+            with engine.begin() as connection:
+                connection.execute(CreateTable(table, if_not_exists=True))
+                for index in table.indexes:
+                    connection.execute(CreateIndex(index, if_not_exists=True))
+            return
+        except OperationalError as exc:
+            if "database is locked" not in str(exc.orig) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
 
 
 def too_many_requests(verdict: Verdict, what: str) -> ApiError:
