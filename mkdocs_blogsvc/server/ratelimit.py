@@ -43,7 +43,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from mkdocs_blogsvc.server import tables
+from mkdocs_blogsvc.server import faults, tables
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.errors import ApiError
 
@@ -204,7 +204,8 @@ def _create_counter_table(engine: Engine) -> None:
     statements themselves (create_all's check-then-create lets two workers both create the
     table). A new SQLite file is switched to WAL by the first connections, and SQLite answers
     "database is locked" at once, without waiting, to a connection that would otherwise wait
-    for another one waiting for it: such a start is tried again, for `COUNTER_SETUP_SECONDS`."""
+    for another one waiting for it: such a start (any `faults.is_transient` error) is tried
+    again, for `COUNTER_SETUP_SECONDS`."""
     table = cast("Table", tables.RateCounter.__table__)
     deadline, pause = time.monotonic() + COUNTER_SETUP_SECONDS, 0.01
     while True:
@@ -215,7 +216,7 @@ def _create_counter_table(engine: Engine) -> None:
                     connection.execute(CreateIndex(index, if_not_exists=True))
             return
         except OperationalError as exc:
-            if "database is locked" not in str(exc.orig) or time.monotonic() + pause > deadline:
+            if not faults.is_transient(exc) or time.monotonic() + pause > deadline:
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.2)
