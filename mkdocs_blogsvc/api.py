@@ -1,6 +1,7 @@
 """The HTTP client of the Blog Content Service: typed results, bounded retries, error mapping.
 
-This is the only module that imports httpx, so a later switch of HTTP library stays local.
+This module and its default transport (`transport.StdlibTransport`, HTTP/1.1 on `http.client`)
+are the only ones that import httpx, so a later switch of HTTP library stays local.
 Every httpx exception is turned into `errors.TransportError` (`httpx.InvalidURL` too, which is
 not an `httpx.HTTPError`; an image URL from the service that cannot be parsed is
 `errors.InvalidResponse`), every spec error object into its `errors.ServiceError` subclass,
@@ -27,7 +28,6 @@ import email.utils
 import gzip
 import json
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +39,7 @@ import httpx
 
 from mkdocs_blogsvc import __version__, errors, models
 from mkdocs_blogsvc.deadline import Deadline
+from mkdocs_blogsvc.transport import StdlibTransport, proxy_mounts
 
 USER_AGENT = f"mkdocs-blogsvc/{__version__} (+https://pypi.org/project/mkdocs-blogsvc/)"
 
@@ -97,33 +98,6 @@ def redact(text: str) -> str:
     return _TOKEN_PATTERN.sub("svc_***", text)
 
 
-class _TransportByScheme(httpx.BaseTransport):
-    """httpx's default transport, made per scheme on first use: a build that talks to a service
-    over plain http (on this machine) never loads the CA bundle for a TLS context it would not
-    use (20 to 30 ms, most of a no-change build's sync). https gets httpx's defaults."""
-
-    def __init__(self) -> None:
-        self._made: dict[str, httpx.HTTPTransport] = {}
-        self._lock = threading.Lock()
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        scheme = request.url.scheme
-        transport = self._made.get(scheme)
-        if transport is None:
-            with self._lock:
-                transport = self._made.get(scheme)
-                if transport is None:  # no TLS ever happens on http: no certificates to load
-                    transport = httpx.HTTPTransport(verify=scheme != "http")
-                    self._made[scheme] = transport
-        return transport.handle_request(request)
-
-    def close(self) -> None:
-        with self._lock:
-            made, self._made = list(self._made.values()), {}
-        for transport in made:
-            transport.close()
-
-
 class BlogServiceClient:
     """One connection pool to one service. Thread-safe (image downloads run in threads).
 
@@ -149,7 +123,8 @@ class BlogServiceClient:
         #: the deadline of the sync under way (`begin_deadline`), None outside a sync.
         self.deadline: Deadline | None = None
         self._http = httpx.Client(
-            transport=transport if transport is not None else _TransportByScheme(),
+            transport=transport if transport is not None else StdlibTransport(),
+            mounts=proxy_mounts() if transport is None else None,  # given a transport, httpx reads no proxies
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
             follow_redirects=False,

@@ -173,32 +173,32 @@ def test_changes_then_no_change_then_service_down(tmp_path: Path, service: Servi
 
 
 #: `mkdocs build` in a fresh process, then the modules it imported that a build with nothing
-#: changed must not need (the test process itself has imported everything), and the TLS contexts
-#: httpx made that load the CA bundle (most of a small sync's cost; a context for plain http
-#: loads none, and certifi itself is imported by httpcore whatever the scheme).
+#: changed must not need (the test process itself has imported everything: the sanitiser, image
+#: code, and httpx's own transport with httpcore, h11 and anyio), and the CA bundles loaded into
+#: TLS contexts (most of a small sync's cost; a service on plain http needs none).
 BUILD_AND_LIST_MODULES = """
-import json, sys
-import httpx._transports.default as transports
-made = []
-create_ssl_context = transports.create_ssl_context
-def counting(*args, **kwargs):
-    if kwargs.get("verify", True) is not False:
-        made.append(1)
-    return create_ssl_context(*args, **kwargs)
-transports.create_ssl_context = counting
+import json, ssl, sys
+loaded = []
+load_verify_locations = ssl.SSLContext.load_verify_locations
+def counting(self, *args, **kwargs):
+    loaded.append(1)
+    return load_verify_locations(self, *args, **kwargs)
+ssl.SSLContext.load_verify_locations = counting
 from mkdocs.__main__ import cli
 cli.main(args=["build", "-q", "-f", sys.argv[1]], prog_name="mkdocs", standalone_mode=False)
-modules = [name for name in ("mkdocs_blogsvc.sanitize", "nh3", "mkdocs_blogsvc.images", "concurrent.futures")
+modules = [name for name in ("mkdocs_blogsvc.sanitize", "nh3", "mkdocs_blogsvc.images", "concurrent.futures",
+                             "httpcore", "h11", "anyio")
            if name in sys.modules]
-print(json.dumps(sorted(modules) + ["CA bundle"] * len(made)))
+print(json.dumps(sorted(modules) + ["CA bundle"] * len(loaded)))
 """
 
 
-def test_a_build_with_nothing_changed_loads_no_sanitiser_image_code_or_ca_bundle(
+def test_a_build_with_nothing_changed_loads_no_sanitiser_image_code_httpcore_or_ca_bundle(
     tmp_path: Path, service: Service, db: Database, owner: Owner,
 ) -> None:
     """What makes a no-change build cheap, checked where it counts (a new process, as users run
-    it): the pages and their sanitised HTML come from the cache, no image is fetched, and a
+    it): the pages and their sanitised HTML come from the cache, no image is fetched, the sync
+    goes through the client's own transport (`transport.StdlibTransport`, not httpcore), and a
     service on plain http loads no CA bundle. The site is the same as after the first build."""
     cover_article(db, owner, "Pictured", content="# Pictured\n\nHello <b>there</b><script>alert(1)</script>")
     add_article(db, owner.blog_id, "Plain", minutes_ago=3)
@@ -212,6 +212,7 @@ def test_a_build_with_nothing_changed_loads_no_sanitiser_image_code_or_ca_bundle
 
     first = build_listing_modules()  # everything new: sanitised, images downloaded
     assert {"mkdocs_blogsvc.sanitize", "nh3", "mkdocs_blogsvc.images"} <= set(first)
+    assert not {"httpcore", "h11", "anyio", "CA bundle"} & set(first)  # images came through the same transport
     built = snapshot(tmp_path / "site")
     service.requests.clear()
     assert build_listing_modules() == []

@@ -1,0 +1,191 @@
+"""The httpx transport of the API client: HTTP/1.1 over the standard library's `http.client`.
+
+Why not httpx's own transport: it imports httpcore, h11 and anyio, about 14 ms of a build
+(40 % of the API client's cost in a no-change build, a third of what the plugin adds to a
+200-article site: see the Performance page), while `http.client` is imported by httpx itself.
+httpx stays the client: its API, redirects, timeouts, decoding, exceptions, and proxies from the
+environment (`proxy_mounts`: proxied URLs go through httpx's own transport). This transport
+only moves bytes for direct connections: a pool of keep-alive connections per origin, TLS set up as
+httpx sets it up (`httpx.create_ssl_context`: certifi, or `SSL_CERT_FILE` / `SSL_CERT_DIR`),
+made on the first https request only, and every `http.client` and socket error raised as the
+httpx exception of the phase it happened in (a `ConnectError` means the request never left).
+"""
+
+from __future__ import annotations
+
+import http.client
+import select
+import ssl
+import threading
+from collections.abc import Iterator
+
+import httpx
+
+#: Idle keep-alive connections kept per origin (image downloads run a few threads at once).
+MAX_IDLE_PER_ORIGIN = 8
+#: Largest piece handed on from a response body: what has arrived, up to this.
+CHUNK_BYTES = 64 * 1024
+
+Origin = tuple[str, str, int]
+_PROTOCOL_ERRORS = (http.client.HTTPException, ValueError)  # ValueError: a malformed chunk size
+
+
+def proxy_mounts() -> dict[str, httpx.BaseTransport | None]:
+    """The proxies the environment names (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`),
+    for `httpx.Client(mounts=...)`: httpx reads them only for a client without a transport of
+    its own. Read the way httpx reads them; proxied URLs go through httpx's own transport, the
+    hosts `NO_PROXY` exempts (None) through the client's transport."""
+    from httpx._utils import (
+        get_environment_proxies,  # httpx's own reading (0.28.1 is its last release)
+    )
+
+    return {pattern: None if proxy is None else httpx.HTTPTransport(proxy=proxy)
+            for pattern, proxy in get_environment_proxies().items()}
+
+
+class StdlibTransport(httpx.BaseTransport):
+    """Direct HTTP/1.1 connections for `httpx.Client(transport=...)`. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._idle: dict[Origin, list[http.client.HTTPConnection]] = {}
+        self._lock = threading.Lock()
+        self._tls: ssl.SSLContext | None = None
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        if url.scheme not in ("http", "https"):
+            raise httpx.UnsupportedProtocol(f"Request URL has an unsupported protocol '{url.scheme}://'.")
+        origin = (url.scheme, url.raw_host.decode("ascii"), url.port or (443 if url.scheme == "https" else 80))
+        timeouts = request.extensions.get("timeout", {})
+        connection = self._reuse(origin) or self._connect(origin, timeouts.get("connect"))
+        try:
+            response = self._exchange(connection, request, timeouts)
+        except BaseException:
+            connection.close()
+            raise
+        return httpx.Response(
+            response.status,
+            headers=[(name.encode("latin-1"), value.encode("latin-1")) for name, value in response.getheaders()],
+            stream=_ResponseBody(self, origin, connection, response),
+            extensions={"http_version": b"HTTP/1.0" if response.version == 10 else b"HTTP/1.1",
+                        "reason_phrase": response.reason.encode("latin-1", "replace")},
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = [c for pool in self._idle.values() for c in pool], {}
+        for connection in idle:
+            connection.close()
+
+    # --- connections -------------------------------------------------------------------------
+
+    def _reuse(self, origin: Origin) -> http.client.HTTPConnection | None:
+        """An idle connection to `origin` the server has not closed meanwhile, or None."""
+        while True:
+            with self._lock:
+                pool = self._idle.get(origin)
+                if not pool:
+                    return None
+                connection = pool.pop()
+            sock = connection.sock
+            # readable while idle: the server closed it (or sent what nobody asked for)
+            if sock is not None and not select.select([sock], [], [], 0)[0]:
+                return connection
+            connection.close()
+
+    def _release(self, origin: Origin, connection: http.client.HTTPConnection) -> None:
+        with self._lock:
+            pool = self._idle.setdefault(origin, [])
+            if len(pool) < MAX_IDLE_PER_ORIGIN:
+                pool.append(connection)
+                return
+        connection.close()
+
+    def _connect(self, origin: Origin, timeout: float | None) -> http.client.HTTPConnection:
+        scheme, host, port = origin
+        try:
+            if scheme == "https":
+                connection: http.client.HTTPConnection = http.client.HTTPSConnection(
+                    host, port, timeout=timeout, context=self._tls_context())
+            else:
+                connection = http.client.HTTPConnection(host, port, timeout=timeout)
+            connection.connect()
+        except TimeoutError as exc:
+            raise httpx.ConnectTimeout(str(exc) or "timed out while connecting") from exc
+        except OSError as exc:  # refused, unknown host, TLS handshake or certificate
+            raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
+        return connection
+
+    def _tls_context(self) -> ssl.SSLContext:
+        with self._lock:
+            if self._tls is None:  # loading the CA bundle is most of the cost of a TLS context
+                self._tls = httpx.create_ssl_context()
+            return self._tls
+
+    # --- one exchange ------------------------------------------------------------------------
+
+    @staticmethod
+    def _exchange(
+        connection: http.client.HTTPConnection, request: httpx.Request, timeouts: dict[str, float | None]
+    ) -> http.client.HTTPResponse:
+        """Send `request` exactly as httpx built it (headers, framing) and read the answer's head."""
+        body = request.read()
+        sock = connection.sock
+        assert sock is not None  # connected by `_connect`, or checked by `_reuse`
+        try:
+            sock.settimeout(timeouts.get("write"))
+            connection.putrequest(request.method, request.url.raw_path.decode("ascii"),
+                                  skip_host=True, skip_accept_encoding=True)
+            for name, value in request.headers.raw:
+                connection.putheader(name, value)
+            chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
+            connection.endheaders(body or None, encode_chunked=chunked)
+        except TimeoutError as exc:
+            raise httpx.WriteTimeout(str(exc) or "timed out while sending") from exc
+        except OSError as exc:
+            raise httpx.WriteError(str(exc) or type(exc).__name__) from exc
+        except ValueError as exc:  # a character http.client refuses in the request line or a header
+            raise httpx.LocalProtocolError(str(exc)) from exc
+        try:
+            sock.settimeout(timeouts.get("read"))
+            return connection.getresponse()
+        except TimeoutError as exc:
+            raise httpx.ReadTimeout(str(exc) or "timed out while waiting for the answer") from exc
+        except _PROTOCOL_ERRORS as exc:  # RemoteDisconnected included: no answer at all
+            raise httpx.RemoteProtocolError(str(exc) or type(exc).__name__) from exc
+        except OSError as exc:
+            raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+
+
+class _ResponseBody(httpx.SyncByteStream):
+    """A response body read as it arrives; the connection goes back to the pool when the body
+    was read to its end and the server keeps it open, and is closed otherwise."""
+
+    def __init__(self, transport: StdlibTransport, origin: Origin, connection: http.client.HTTPConnection,
+                 response: http.client.HTTPResponse) -> None:
+        self._transport, self._origin, self._connection, self._response = transport, origin, connection, response
+        self._done = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        response = self._response
+        try:
+            while chunk := response.read1(CHUNK_BYTES):
+                yield chunk
+        except TimeoutError as exc:
+            raise httpx.ReadTimeout(str(exc) or "timed out while reading the answer") from exc
+        except _PROTOCOL_ERRORS as exc:  # IncompleteRead: a chunked answer cut short
+            raise httpx.RemoteProtocolError(str(exc) or type(exc).__name__) from exc
+        except OSError as exc:
+            raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+        if response.length:  # http.client ends a body cut short like a whole one: check the length
+            raise httpx.RemoteProtocolError(
+                f"the server closed the connection {response.length} bytes before the end of the answer")
+        self._done = True
+
+    def close(self) -> None:
+        self._response.close()  # its file only: the socket stays with the connection
+        connection = self._connection
+        if self._done and not self._response.will_close and connection.sock is not None:
+            self._transport._release(self._origin, connection)
+        else:
+            connection.close()

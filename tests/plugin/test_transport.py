@@ -1,0 +1,165 @@
+"""The API client's transport (`transport.StdlibTransport`) against real loopback servers:
+keep-alive, servers that close, broken answers, and proxies from the environment."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+
+from mkdocs_blogsvc import errors
+from mkdocs_blogsvc.api import BlogServiceClient
+from mkdocs_blogsvc.transport import StdlibTransport
+from tests.hostile import StatusServer, _LoopbackServer, _read_request, wait_for
+
+#: (request line, number of the request on its connection) -> (bytes to send, keep the connection open)
+Script = Callable[[str, int], tuple[bytes, bool]]
+
+
+def answer(body: bytes, *, extra: str = "") -> bytes:
+    return (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n{extra}\r\n"
+            ).encode("ascii") + body
+
+
+class ScriptedServer(_LoopbackServer):
+    """Answers each request with what `script` says, on as many requests per connection as it
+    keeps the connection open; records the request lines."""
+
+    def __init__(self, script: Script) -> None:
+        super().__init__()
+        self.script = script
+        self.requests: list[str] = []
+        self.closed = 0  # connections this server closed after an answer
+
+    def handle(self, conn: socket.socket) -> None:
+        number = 0
+        while (head := _read_request(conn, self.stopped)) is not None:
+            line = head.split(b"\r\n", 1)[0].decode("latin-1")
+            with self._lock:
+                self.requests.append(line)
+            reply, keep_open = self.script(line, number)
+            number += 1
+            try:
+                conn.sendall(reply)
+                if not keep_open:
+                    conn.shutdown(socket.SHUT_RDWR)
+                    with self._lock:
+                        self.closed += 1
+                    return
+            except OSError:  # the client left, or the server's block ended and closed it
+                return
+
+
+@pytest.fixture
+def client() -> Iterator[httpx.Client]:
+    with httpx.Client(transport=StdlibTransport(), timeout=httpx.Timeout(2.0)) as http:
+        yield http
+
+
+def test_requests_to_one_origin_share_a_kept_alive_connection(client: httpx.Client) -> None:
+    with ScriptedServer(lambda line, number: (answer(b'{"n": %d}' % number), True)) as server:
+        answers = [client.get(f"{server.url}/api/v1/status?i={i}").json()["n"] for i in range(3)]
+        with client.stream("GET", f"{server.url}/api/v1/articles") as streamed:
+            streamed_body = streamed.read()
+    assert answers == [0, 1, 2] and streamed_body == b'{"n": 3}'
+    assert server.connections == 1
+    assert server.requests[0] == "GET /api/v1/status?i=0 HTTP/1.1"
+
+
+def test_a_connection_the_server_closed_while_idle_is_not_reused(client: httpx.Client) -> None:
+    """A server that closes after each answer without saying so: once it has, the next request
+    opens a new connection instead of failing on the dead one. (A server closing at the very
+    moment a request is sent is the race of every keep-alive client: the API client retries.)"""
+    with ScriptedServer(lambda line, number: (answer(b"{}"), False)) as server:
+        first = client.get(f"{server.url}/a")
+        assert wait_for(lambda: server.closed == 1)
+        second = client.post(f"{server.url}/b", content=b'{"knownArticles": []}')
+    assert first.status_code == second.status_code == 200
+    assert server.connections == 2
+
+
+def test_a_body_left_unread_closes_its_connection(client: httpx.Client) -> None:
+    big = b"x" * 300_000
+    with ScriptedServer(lambda line, number: (answer(big), True)) as server:
+        with client.stream("GET", f"{server.url}/big") as response:
+            first = next(response.iter_raw())
+        assert 0 < len(first) < len(big)
+        assert client.get(f"{server.url}/again").content == big
+    assert server.connections == 2
+
+
+def test_a_chunked_answer_is_read_to_its_end_and_its_connection_reused(client: httpx.Client) -> None:
+    chunked = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+               b"5\r\n{\"a\":\r\n3\r\n 1}\r\n0\r\n\r\n")
+    with ScriptedServer(lambda line, number: (chunked, True)) as server:
+        assert client.get(f"{server.url}/one").json() == {"a": 1}
+        assert client.get(f"{server.url}/two").json() == {"a": 1}
+    assert server.connections == 1
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        answer(b'{"a": 1}')[:-3],  # closed before Content-Length was sent
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",  # a chunk size that is not hex
+        b"SMTP ready\r\n\r\n",  # not HTTP
+        b"",  # closed without a word
+    ],
+    ids=["truncated-body", "bad-chunk", "not-http", "no-answer"],
+)
+def test_a_broken_answer_is_an_httpx_protocol_error(client: httpx.Client, reply: bytes) -> None:
+    with ScriptedServer(lambda line, number: (reply, False)) as server, pytest.raises(httpx.RemoteProtocolError):
+        client.get(f"{server.url}/x").read()
+
+
+def test_errors_name_the_phase_they_happened_in(client: httpx.Client) -> None:
+    with socket.socket() as unused:  # a port nobody listens on
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    with pytest.raises(httpx.ConnectError):  # never sent: the token endpoint may retry it
+        client.get(f"http://127.0.0.1:{port}/x")
+    silent = ScriptedServer(lambda line, number: (b"", True))  # reads the request, answers nothing
+    with silent, pytest.raises(httpx.ReadTimeout):
+        client.get(f"{silent.url}/x", timeout=httpx.Timeout(0.3))
+    with pytest.raises(httpx.UnsupportedProtocol):
+        StdlibTransport().handle_request(httpx.Request("GET", "ftp://127.0.0.1/x"))
+
+
+def test_a_header_that_would_split_the_request_is_refused_before_sending(client: httpx.Client) -> None:
+    with ScriptedServer(lambda line, number: (answer(b"{}"), True)) as server:
+        with pytest.raises(httpx.LocalProtocolError):
+            client.get(f"{server.url}/x", headers={"X-Note": "a\r\nInjected: yes"})
+        assert client.get(f"{server.url}/y").status_code == 200
+    assert server.requests == ["GET /y HTTP/1.1"]
+
+
+def test_the_client_maps_a_refused_connection_to_one_clear_line() -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    refused = r"could not reach the Blog Content Service at http://127\.0\.0\.1:\d+: .*\(ConnectError\); check `base_url`"
+    with BlogServiceClient(f"http://127.0.0.1:{port}", retries=0) as client, pytest.raises(errors.TransportError, match=refused):
+        client.probe("/api/v1/status")
+
+
+def test_a_proxy_from_the_environment_carries_the_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`HTTP_PROXY` as httpx honours it: the client sends through the proxy (its own transport),
+    not straight to the service."""
+    with StatusServer(200) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        with BlogServiceClient("http://blog.invalid", retries=0) as client:
+            assert client.probe("/api/v1/status").status_code == 200
+    assert proxy.requests == ["GET http://blog.invalid/api/v1/status HTTP/1.1"]
+
+
+def test_no_proxy_sends_its_hosts_straight_to_the_service(monkeypatch: pytest.MonkeyPatch) -> None:
+    with StatusServer(200) as proxy, ScriptedServer(lambda line, number: (answer(b"{}"), True)) as service:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        with BlogServiceClient(service.url, retries=0) as client:
+            assert client.probe("/api/v1/status").json == {}
+    assert proxy.requests == [] and service.requests == ["GET /api/v1/status HTTP/1.1"]
