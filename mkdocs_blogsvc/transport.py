@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import http.client
 import select
+import socket
 import ssl
 import threading
 from collections.abc import Iterator
@@ -88,7 +89,7 @@ class StdlibTransport(httpx.BaseTransport):
                 connection = pool.pop()
             sock = connection.sock
             # readable while idle: the server closed it (or sent what nobody asked for)
-            if sock is not None and not select.select([sock], [], [], 0)[0]:
+            if sock is not None and not _readable(sock):
                 return connection
             connection.close()
 
@@ -154,6 +155,16 @@ class StdlibTransport(httpx.BaseTransport):
             raise httpx.RemoteProtocolError(str(exc) or type(exc).__name__) from exc
         except OSError as exc:
             raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+
+
+def _readable(sock: socket.socket) -> bool:
+    """Whether `sock` has something to read now (`poll` where there is one: `select` refuses
+    descriptors above 1023)."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(select.select([sock], [], [], 0)[0])
 
 
 class _ResponseBody(httpx.SyncByteStream):

@@ -18,9 +18,9 @@ from tests.hostile import StatusServer, _LoopbackServer, _read_request, wait_for
 Script = Callable[[str, int], tuple[bytes, bool]]
 
 
-def answer(body: bytes, *, extra: str = "") -> bytes:
-    return (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n{extra}\r\n"
-            ).encode("ascii") + body
+def answer(body: bytes) -> bytes:
+    """A 200 answer with `body` as JSON, its length declared."""
+    return f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode("ascii") + body
 
 
 class ScriptedServer(_LoopbackServer):
@@ -78,6 +78,27 @@ def test_a_connection_the_server_closed_while_idle_is_not_reused(client: httpx.C
         second = client.post(f"{server.url}/b", content=b'{"knownArticles": []}')
     assert first.status_code == second.status_code == 200
     assert server.connections == 2
+
+
+def test_a_connection_on_a_descriptor_above_1023_is_reused(client: httpx.Client) -> None:
+    """`select` refuses descriptors above 1023 (a build watching many files may hold that many):
+    the idle check must not."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 1200
+    if hard != resource.RLIM_INFINITY and hard < wanted:
+        pytest.skip(f"this system allows {hard} open files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, wanted), hard))
+    filler = [socket.socket() for _ in range(1030)]
+    try:
+        with ScriptedServer(lambda line, number: (answer(b'{"n": %d}' % number), True)) as server:
+            assert [client.get(f"{server.url}/{i}").json()["n"] for i in range(2)] == [0, 1]
+        assert server.connections == 1
+    finally:
+        for sock in filler:
+            sock.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_a_body_left_unread_closes_its_connection(client: httpx.Client) -> None:
