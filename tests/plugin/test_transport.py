@@ -12,6 +12,7 @@ import pytest
 from mkdocs_blogsvc import errors
 from mkdocs_blogsvc.api import BlogServiceClient
 from mkdocs_blogsvc.transport import StdlibTransport
+from tests.conftest import free_port
 from tests.hostile import StatusServer, _LoopbackServer, _read_request, wait_for
 
 #: (request line, number of the request on its connection) -> (bytes to send, keep the connection open)
@@ -136,11 +137,8 @@ def test_a_broken_answer_is_an_httpx_protocol_error(client: httpx.Client, reply:
 
 
 def test_errors_name_the_phase_they_happened_in(client: httpx.Client) -> None:
-    with socket.socket() as unused:  # a port nobody listens on
-        unused.bind(("127.0.0.1", 0))
-        port = unused.getsockname()[1]
     with pytest.raises(httpx.ConnectError):  # never sent: the token endpoint may retry it
-        client.get(f"http://127.0.0.1:{port}/x")
+        client.get(f"http://127.0.0.1:{free_port()}/x")
     silent = ScriptedServer(lambda line, number: (b"", True))  # reads the request, answers nothing
     with silent, pytest.raises(httpx.ReadTimeout):
         client.get(f"{silent.url}/x", timeout=httpx.Timeout(0.3))
@@ -157,11 +155,8 @@ def test_a_header_that_would_split_the_request_is_refused_before_sending(client:
 
 
 def test_the_client_maps_a_refused_connection_to_one_clear_line() -> None:
-    with socket.socket() as unused:
-        unused.bind(("127.0.0.1", 0))
-        port = unused.getsockname()[1]
     refused = r"could not reach the Blog Content Service at http://127\.0\.0\.1:\d+: .*\(ConnectError\); check `base_url`"
-    with BlogServiceClient(f"http://127.0.0.1:{port}", retries=0) as client, pytest.raises(errors.TransportError, match=refused):
+    with BlogServiceClient(f"http://127.0.0.1:{free_port()}", retries=0) as client, pytest.raises(errors.TransportError, match=refused):
         client.probe("/api/v1/status")
 
 
