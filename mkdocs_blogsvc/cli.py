@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # imported where used: `--help` and the server commands stay 
 
     from mkdocs_blogsvc.cache import Cache, CacheContents
     from mkdocs_blogsvc.config import Settings
+    from mkdocs_blogsvc.export import Exported
     from mkdocs_blogsvc.sync import SyncReport
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -294,15 +295,17 @@ def export(dest: Path, config_file: str | None, blog_dir: str | None, offline: b
     if theme_dir is not None:
         _write_theme_override(theme_dir, site.custom_dir)
 
-    def export_once(sync: bool, only_if_changed: bool) -> tuple[Any, int, int, int, int]:
-        from mkdocs_blogsvc.export import export_site
+    reported_left_out: set[str] = set()
+
+    def export_once(sync: bool, only_if_changed: bool) -> tuple[Any, Exported, int, int]:
+        from mkdocs_blogsvc.export import Exported, export_site
         from mkdocs_blogsvc.pages import render_pages
         from mkdocs_blogsvc.sync import SyncReport
 
         with _locked_cache(settings) as cache:
             contents, report = _run_sync(settings, cache) if sync else (cache.read(), SyncReport())
             if only_if_changed and not report.changed:
-                return report, 0, 0, len(contents.articles), 0
+                return report, Exported(0, 0), len(contents.articles), 0
             head = ExportHead(site.site_url, contents.manifest.blog_language)
             rendered = render_pages(cache, contents, renderer, blog_dir=settings.blog_dir,
                                     posts_dir=settings.posts_dir, with_index=with_index, export=head,
@@ -312,17 +315,30 @@ def export(dest: Path, config_file: str | None, blog_dir: str | None, offline: b
                 if found:
                     click.echo(f"{page.src_uri}: removed {found.summary()} (trust_article_html: true keeps it)")
             try:
-                written, removed = export_site(rendered, dest, settings.blog_dir)
+                exported = export_site(rendered, dest, settings.blog_dir)
             except OSError as exc:
                 raise ConfigurationError(
                     f"cannot export into {dest}: {exc.strerror or exc}; choose a folder this user can write to"
                 ) from None
-            return report, written, removed, len(rendered.pages), len(rendered.images)
+            if new_left_out := sorted(set(exported.left_out) - reported_left_out):  # each path said once
+                reported_left_out.update(new_left_out)
+                click.echo(_left_out_message(dest, new_left_out), err=True)
+            return report, exported, len(rendered.pages), len(rendered.images)
 
-    _, written, removed, pages, images = export_once(not (offline or settings.offline), False)
-    click.echo(f"Exported {pages} articles and {images} images to {dest} ({written} files written, {removed} removed).")
+    _, exported, pages, images = export_once(not (offline or settings.offline), False)
+    click.echo(f"Exported {pages} articles and {images} images to {dest} "
+               f"({exported.written} files written, {exported.removed} removed).")
     if watch:
         _watch_export(settings, interval or settings.sync_interval or 60, lambda: export_once(True, True))
+
+
+def _left_out_message(dest: Path, paths: list[str], shown: int = 5) -> str:
+    from mkdocs_blogsvc.export import EXPORT_RECORD
+
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return (f"Warning: {dest} already has {len(paths)} of the exported files, not written by an earlier export "
+            f"(not in its {EXPORT_RECORD}): {', '.join(paths[:shown])}{more}. They are left as they are and "
+            "those files of the export left out; move or delete them to export the blog's.")
 
 
 def _write_theme_override(theme_dir: Path, custom_dir: Path | None) -> None:
@@ -339,7 +355,7 @@ def _write_theme_override(theme_dir: Path, custom_dir: Path | None) -> None:
                    "so that the theme uses this override.")
 
 
-def _watch_export(settings: Settings, interval: int, export_round: Callable[[], tuple[Any, int, int, int, int]]) -> None:
+def _watch_export(settings: Settings, interval: int, export_round: Callable[[], tuple[Any, Exported, int, int]]) -> None:
     """`export --watch`: a sync every `interval` seconds until Ctrl-C or SIGTERM, which end it
     between two rounds (never in the middle of writing), without a traceback."""
     import signal
@@ -354,8 +370,8 @@ def _watch_export(settings: Settings, interval: int, export_round: Callable[[], 
         signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C interrupts at once
 
     def one_round() -> ExportRound:
-        report, written, removed, _, _ = export_round()
-        return ExportRound(f"blogsvc: {report.summary()}", report.changed, written, removed)
+        report, exported, _, _ = export_round()
+        return ExportRound(f"blogsvc: {report.summary()}", report.changed, exported.written, exported.removed)
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     click.echo(f"Watching {settings.base_url} for changes every {interval} s; Ctrl-C stops.")

@@ -5,7 +5,9 @@ for committing them or for generators that cannot run MkDocs plugins (Zensical),
 The pages come from `pages.render_pages`, the same path a build takes (with the exported
 variant of each page: `render.ExportHead`). `DEST/.blogsvc-export.json` records what the export
 owns (one list per blog, by blog_dir), so a later export removes its own files that are no
-longer part of the site and never touches anything else in DEST, another blog's files included.
+longer part of the site and never touches anything else in DEST, another blog's files included:
+a file already at the path of an exported one that the record does not name (the site's own
+`blog/index.md`, a hand-written post) is left as it is, and that exported file left out.
 
 A kill at any moment leaves a usable folder: every file is written atomically; images before
 the pages that show them; stale files are removed only after every new file is in place; and
@@ -63,15 +65,31 @@ def _write_record(dest: Path, instance: str, paths: set[str]) -> None:
     write_if_changed(dest / EXPORT_RECORD, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
 
 
-def export_site(site: RenderedSite, dest: Path, instance: str) -> tuple[int, int]:
-    """Copy the rendered pages and images of the blog whose blog_dir is `instance` into `dest`
-    (docs-relative layout) as plain files.
+@dataclass(frozen=True)
+class Exported:
+    """What one export did to DEST."""
 
-    Returns (files written, files removed). Raises `OSError` when `dest` cannot be written.
-    """
+    written: int
+    removed: int
+    #: docs-relative paths of exported files left out: DEST had a file there that is not the
+    #: export's own (its record does not name it), left as it is.
+    left_out: tuple[str, ...] = ()
+
+
+def export_site(site: RenderedSite, dest: Path, instance: str) -> Exported:
+    """Copy the rendered pages and images of the blog whose blog_dir is `instance` into `dest`
+    (docs-relative layout) as plain files. Raises `OSError` when `dest` cannot be written."""
     dest.mkdir(parents=True, exist_ok=True)
     previous = read_record(dest, instance)
-    targets = [(item, target) for item in site.files() if (target := inside(dest, item.src_uri)) is not None]
+    targets, left_out = [], []
+    for item in site.files():
+        target = inside(dest, item.src_uri)
+        if target is None:
+            continue
+        if item.src_uri not in previous and (target.exists() or target.is_symlink()):
+            left_out.append(item.src_uri)  # not ours: never overwritten, never recorded, never removed
+            continue
+        targets.append((item, target))
     current = {item.src_uri for item, _ in targets}
     _write_record(dest, instance, previous | current)  # intent: a kill from here on leaves no unknown file
     written = 0
@@ -87,7 +105,7 @@ def export_site(site: RenderedSite, dest: Path, instance: str) -> tuple[int, int
         for temp in target.parent.glob(temp_pattern(target)):
             temp.unlink(missing_ok=True)
     _write_record(dest, instance, current)
-    return written, removed
+    return Exported(written, removed, tuple(left_out))
 
 
 @dataclass(frozen=True)

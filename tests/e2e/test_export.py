@@ -262,3 +262,34 @@ def test_exported_pages_are_sanitised_and_keep_their_json_ld(
     assert text.count("<script") == 1 and text.rstrip().endswith("</script>")
     assert '<script type="application/ld+json">{"@context":"https://schema.org"' in text
     assert "blog/posts/hostile.md: removed" in output, output
+
+
+def test_export_leaves_files_it_did_not_write_as_they_are_and_never_removes_them(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    add_article(db, owner.blog_id, "Second")
+    add_article(db, owner.blog_id, "Third")
+    config = site(tmp_path, service, db, owner, "false")
+    docs = tmp_path / "docs"
+    (docs / "blog" / "posts").mkdir(parents=True)
+    (docs / "blog" / "index.md").write_text("# Blog\n", encoding="utf-8")  # the site's own index
+    (docs / "blog" / "posts" / "second.md").write_text("# Mine\n", encoding="utf-8")  # a hand-written post
+
+    output = run_export(config, "--index")
+    assert (docs / "blog" / "index.md").read_text(encoding="utf-8") == "# Blog\n"
+    assert (docs / "blog" / "posts" / "second.md").read_text(encoding="utf-8") == "# Mine\n"
+    assert "Third" in (docs / "blog" / "posts" / "third.md").read_text(encoding="utf-8")
+    assert (f"Warning: {docs} already has 2 of the exported files, not written by an earlier export "
+            f"(not in its {RECORD}): blog/index.md, blog/posts/second.md. They are left as they are") in output
+    record = json.loads((docs / RECORD).read_text(encoding="utf-8"))
+    assert record["instances"] == {"blog": ["blog/posts/third.md"]}
+
+    again = run_export(config)  # without --index: the index is not part of the export at all
+    assert (docs / "blog" / "index.md").read_text(encoding="utf-8") == "# Blog\n"
+    assert (docs / "blog" / "posts" / "second.md").read_text(encoding="utf-8") == "# Mine\n"
+    assert "0 removed" in again and "already has 1 of the exported files" in again
+
+    (docs / "blog" / "posts" / "second.md").unlink()  # moved away: the next export writes the blog's
+    third = run_export(config)
+    assert "Second" in (docs / "blog" / "posts" / "second.md").read_text(encoding="utf-8")
+    assert "already has" not in third
