@@ -29,6 +29,11 @@ ENV_CLIENT_SECRET = "BLOGSVC_CLIENT_SECRET"
 ENV_REFRESH_TOKEN = "BLOGSVC_REFRESH_TOKEN"
 
 
+#: Upper bounds of the durations in seconds.
+ONE_DAY = 86400
+ONE_YEAR = 365 * ONE_DAY
+
+
 class BlogServiceConfig(base.Config):
     """Every setting of the plugin, with its default. The README documents each one."""
 
@@ -91,20 +96,10 @@ class Settings:
         base_url = _base_url(config.base_url)
         blog_dir = _site_path("blog_dir", config.blog_dir)
         posts_dir = _site_path("posts_dir", config.posts_dir or f"{blog_dir}/posts")
-        if config.sync_interval < 0:
-            raise ConfigurationError(
-                f"blogsvc: sync_interval must be 0 or more seconds, not {config.sync_interval}: fix it in mkdocs.yml "
-                "(0 turns the background sync of `mkdocs serve` off)"
-            )
-        if config.full_sync_interval < 0:
-            raise ConfigurationError(
-                f"blogsvc: full_sync_interval must be 0 or more seconds, not {config.full_sync_interval}: "
-                "fix it in mkdocs.yml (0 asks for every article at every build)"
-            )
-        if config.timeout <= 0:
-            raise ConfigurationError(
-                f"blogsvc: timeout must be more than 0 seconds, not {config.timeout}: fix it in mkdocs.yml (default 30)"
-            )
+        _check_range("sync_interval", config.sync_interval, 0, ONE_DAY, "0 turns the background sync of `mkdocs serve` off")
+        _check_range("full_sync_interval", config.full_sync_interval, 0, ONE_YEAR, "0 asks for every article at every build")
+        _check_range("timeout", config.timeout, 0, ONE_DAY, "default 30", above_minimum=True)
+        _check_range("redirect_port", config.redirect_port, 0, 65535, "0: any free port", unit="")
         return cls(
             base_url=base_url,
             client_id=config.client_id or os.environ.get(ENV_CLIENT_ID) or None,
@@ -164,6 +159,18 @@ class Settings:
                 "published with the site, and each token refresh would make `mkdocs serve` rebuild: "
                 "use a path outside docs_dir (default .blogsvc/credentials.json), then run `mkdocs-blogsvc login`"
             )
+
+
+def _check_range(name: str, value: float, low: int, high: int, hint: str, *,
+                 above_minimum: bool = False, unit: str = " seconds") -> None:
+    """Refuse a number outside its range in one line (a huge one would otherwise fail deep
+    inside a socket or a timer, with a traceback)."""
+    if low < value <= high or (value == low and not above_minimum):
+        return
+    lowest = f"more than {low}" if above_minimum else f"{low} or more"
+    raise ConfigurationError(
+        f"blogsvc: {name} must be {lowest} and at most {high}{unit}, not {value}: fix it in mkdocs.yml ({hint})"
+    )
 
 
 def _base_url(value: str) -> str:
