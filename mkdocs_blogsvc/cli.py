@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # imported where used: `--help` and the server commands stay 
     from mkdocs_blogsvc.config import Settings
     from mkdocs_blogsvc.export import Exported
     from mkdocs_blogsvc.sync import SyncReport
+    from mkdocs_blogsvc.theme_override import OverrideResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -285,6 +286,9 @@ def export(dest: Path, config_file: str | None, blog_dir: str | None, offline: b
     from mkdocs_blogsvc.errors import ConfigurationError
     from mkdocs_blogsvc.render import ExportHead, Renderer
 
+    # the override first: mkdocs.yml may already name its folder as `custom_dir`, which MkDocs
+    # refuses to load while the folder does not exist (the order of the Zensical page)
+    override = _write_theme_override(theme_dir) if theme_dir is not None else None
     site = load_site(config_file)
     settings = _choose(site.instances, blog_dir)
     watch = watch or interval is not None
@@ -292,8 +296,8 @@ def export(dest: Path, config_file: str | None, blog_dir: str | None, offline: b
         raise ConfigurationError("--watch syncs with the service: it cannot run offline (--offline, offline: true)")
     # a broken template fails before the sync
     renderer = Renderer(settings.page_template, settings.head_template, sanitise=not settings.trust_article_html)
-    if theme_dir is not None:
-        _write_theme_override(theme_dir, site.custom_dir)
+    if override is not None and theme_dir is not None:
+        _say_theme_override(override, theme_dir, site.custom_dir)
 
     reported_left_out: set[str] = set()
 
@@ -341,10 +345,22 @@ def _left_out_message(dest: Path, paths: list[str], shown: int = 5) -> str:
             "those files of the export left out; move or delete them to export the blog's.")
 
 
-def _write_theme_override(theme_dir: Path, custom_dir: Path | None) -> None:
-    from mkdocs_blogsvc.theme_override import HEAD_PARTIAL, write_theme_override
+def _write_theme_override(theme_dir: Path) -> OverrideResult:
+    from mkdocs_blogsvc.errors import ConfigurationError
+    from mkdocs_blogsvc.theme_override import write_theme_override
 
-    result = write_theme_override(theme_dir)
+    try:
+        return write_theme_override(theme_dir)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot write the theme override into {theme_dir}: {exc.strerror or exc}; "
+            "choose a folder this user can write to"
+        ) from None
+
+
+def _say_theme_override(result: OverrideResult, theme_dir: Path, custom_dir: Path | None) -> None:
+    from mkdocs_blogsvc.theme_override import HEAD_PARTIAL
+
     for path in result.written:
         click.echo(f"Wrote {path}")
     if result.main_to_edit is not None:

@@ -293,3 +293,17 @@ def test_export_leaves_files_it_did_not_write_as_they_are_and_never_removes_them
     third = run_export(config)
     assert "Second" in (docs / "blog" / "posts" / "second.md").read_text(encoding="utf-8")
     assert "already has" not in third
+
+
+def test_export_theme_dir_works_when_mkdocs_yml_already_names_it_as_custom_dir(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    """The order of the Zensical page: mkdocs.yml written first (with `custom_dir: overrides`,
+    which MkDocs refuses to load while the folder does not exist), then the export."""
+    add_article(db, owner.blog_id, "First words")
+    config = site(tmp_path, service, db, owner)
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        "theme: mkdocs\n", "theme:\n  name: mkdocs\n  custom_dir: overrides\n"), encoding="utf-8")
+    output = run_export(config, "--theme-dir", str(tmp_path / "overrides"))
+    assert (tmp_path / "overrides" / HEAD_PARTIAL).is_file() and (tmp_path / "overrides" / "main.html").is_file()
+    assert "Exported 1 articles" in output and "Set `custom_dir" not in output
