@@ -444,6 +444,15 @@ main.add_command(_LazyServerGroup("server", help="Run and script the reference B
 @reports_errors
 def demo(config_file: Path, serve: bool, dev_addr: str) -> None:
     """Build the example site from a freshly seeded reference service, change the blog, build again."""
+    import signal
+
     from mkdocs_blogsvc.demo import run_demo
 
-    run_demo(config_file, echo=click.echo, serve=serve, dev_addr=dev_addr)
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM ends the demo like Ctrl-C: service stopped, temporary folder removed
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        run_demo(config_file, echo=click.echo, serve=serve, dev_addr=dev_addr)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -242,10 +243,13 @@ def _serve(config_file: Path, url: str, db: Database, address: str) -> None:
         flush=True,
     )
     command = [sys.executable, "-m", "mkdocs", "serve", "--livereload", "-a", address, "-f", str(config_file)]
-    child = subprocess.Popen(command, env={**os.environ, "BLOGSVC_SYNC_INTERVAL": "5"})
+    # In a session of its own: a Ctrl-C in the terminal reaches this process only, which passes
+    # it on once, and so does a SIGTERM or a `kill -INT` sent to this process alone.
+    child = subprocess.Popen(command, env={**os.environ, "BLOGSVC_SYNC_INTERVAL": "5"}, start_new_session=True)
     try:
         child.wait()
-    except KeyboardInterrupt:  # the child got the same Ctrl-C
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (see `cli.demo`)
+        child.send_signal(signal.SIGINT)
         try:
             child.wait(timeout=15)
         except subprocess.TimeoutExpired:

@@ -1,0 +1,65 @@
+"""`mkdocs-blogsvc demo --serve` as a process: it serves the example site, and a SIGTERM or
+Ctrl-C sent to the demo alone stops everything it started (nothing left listening, no
+temporary folder)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_the_demo_alone_stops_mkdocs_serve_and_the_service_and_removes_its_folder(
+    tmp_path: Path, stop_signal: signal.Signals,
+) -> None:
+    folder = tmp_path / "example-site"
+    shutil.copytree(REPO / "example-site", folder, ignore=shutil.ignore_patterns("site", ".cache", ".blogsvc"))
+    address = f"127.0.0.1:{free_port()}"
+    log_path = tmp_path / "demo.log"
+    with log_path.open("wb") as log:  # a file: a full pipe would block the demo
+        demo = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs_blogsvc", "demo", "--serve", "-a", address, "-f", str(folder / "mkdocs.yml")],
+            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        )
+    try:
+        deadline = time.monotonic() + 180
+        while not answers(f"http://{address}/blog/") and time.monotonic() < deadline:
+            assert demo.poll() is None, log_path.read_text(errors="replace")
+            time.sleep(0.5)
+        assert answers(f"http://{address}/blog/"), log_path.read_text(errors="replace")
+        service_folder = re.search(r"--db (\S+)/\S+ add-article", log_path.read_text(errors="replace"))
+        assert service_folder is not None and Path(service_folder.group(1)).is_dir()
+
+        demo.send_signal(stop_signal)  # to the demo only, as `kill` sends it
+        code = demo.wait(timeout=60)
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait()
+    output = log_path.read_text(errors="replace")
+    assert code == 0, output
+    assert "Traceback" not in output
+    assert not answers(f"http://{address}/blog/"), "mkdocs serve still runs"
+    assert not Path(service_folder.group(1)).exists(), "the demo's temporary folder is left"
