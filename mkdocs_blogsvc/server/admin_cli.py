@@ -29,14 +29,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 DB_OPTION = click.option(
     "--db", "db_target", required=True, metavar="PATH_OR_URL",
     help="SQLite database file, or a SQLAlchemy URL such as postgresql+psycopg://USER:PASSWORD@HOST/NAME. "
-    "An empty database gets the schema on first use.",
+    "An empty database gets the schema on first use; a missing SQLite file is created only by "
+    "create-user, create-client, seed and `server run`.",
 )
 
 
-def open_database(target: str, *, check_schema: bool = True) -> Database:
+def open_database(target: str, *, check_schema: bool = True, create: bool = True) -> Database:
     """The database named by `--db`, or a one-line click error naming it."""
     try:
-        return Database.open(target, check_schema=check_schema)
+        return Database.open(target, check_schema=check_schema, create=create)
     except DatabaseError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -52,15 +53,16 @@ def admin_group(ctx: click.Context, db_target: str) -> None:
     ctx.obj = db_target
 
 
-def _command(name: str) -> Callable[[F], F]:
+def _command(name: str, *, creates: bool = False) -> Callable[[F], F]:
     """An admin subcommand: gets the opened database first, prints its result as JSON, and turns
-    refusals and database failures into one-line errors."""
+    refusals and database failures into one-line errors. Only a command that `creates` may start
+    a new SQLite file (the first steps: create-user, create-client, seed)."""
 
     def decorate(function: F) -> F:
         @admin_group.command(name, help=function.__doc__)
         @functools.wraps(function)
         def wrapper(*args: Any, **kwargs: Any) -> None:
-            database = open_database(click.get_current_context().obj)
+            database = open_database(click.get_current_context().obj, create=creates)
             try:
                 result = function(database, *args, **kwargs)
             except ContentError as exc:
@@ -76,7 +78,7 @@ def _command(name: str) -> Callable[[F], F]:
     return decorate
 
 
-@_command("create-user")
+@_command("create-user", creates=True)
 @click.option("--username", required=True)
 @click.option("--password", required=True)
 def create_user(db: Database, username: str, password: str) -> dict[str, Any]:
@@ -95,7 +97,7 @@ def create_blog(db: Database, owner: str, name: str, slug: str, language: str, d
     return content.create_blog(db, owner=owner, name=name, slug=slug, language=language, description=description)
 
 
-@_command("create-client")
+@_command("create-client", creates=True)
 @click.option("--name", required=True, help="Shown to users on the consent page.")
 @click.option("--redirect-uri", "redirect_uris", multiple=True, required=True)
 @click.option("--public", is_flag=True, help="No secret: the client must use PKCE.")
@@ -329,7 +331,7 @@ def advance_clock(db: Database, seconds: float) -> dict[str, Any]:
 @click.pass_context
 def migrate(ctx: click.Context) -> None:
     """Upgrade the database's schema to this version (back it up first); prints the revisions."""
-    database = open_database(ctx.obj, check_schema=False)
+    database = open_database(ctx.obj, check_schema=False, create=False)
     try:
         before, after = database.migrate()
     except SQLAlchemyError as exc:
@@ -339,7 +341,7 @@ def migrate(ctx: click.Context) -> None:
     click.echo(json.dumps({"database": database.shown, "from": before, "to": after}, indent=2))
 
 
-@_command("seed")
+@_command("seed", creates=True)
 @click.option("--base-url", default=None, help="Address the service will be reached at (adds schema.org image URLs).")
 def seed(db: Database, base_url: str | None) -> dict[str, Any]:
     """Create the sample blog: user demo / demo-password, 12 published articles, a public client."""

@@ -72,19 +72,28 @@ class Database:
         return cls(f"sqlite:///{os.fspath(path)}")
 
     @classmethod
-    def open(cls, target: str, *, check_schema: bool = True) -> Database:
+    def open(cls, target: str, *, check_schema: bool = True, create: bool = True) -> Database:
         """The database named on a command line: a SQLAlchemy URL (`scheme://...`) or a SQLite
-        file path. Every failure is a `DatabaseError` with one line naming the database."""
+        file path (a new file when `create`: else a missing one is refused, so that a path
+        mistyped or relative to the wrong folder does not quietly start an empty database).
+        Every failure is a `DatabaseError` with one line naming the database."""
+        if not target.strip():  # an unset variable in `--db "$DB"`: SQLite would use a throwaway in-memory one
+            raise DatabaseError("--db is empty: give a SQLite file path or a URL such as postgresql+psycopg://USER:PASSWORD@HOST/NAME")
         if "://" in target:
             try:
                 url = make_url(target)
-            except ArgumentError:
+            except (ArgumentError, ValueError):  # ValueError: a port that is not a number
                 raise DatabaseError(f"invalid database URL {target!r}: use postgresql+psycopg://USER:PASSWORD@HOST/NAME or a SQLite file path") from None
             shown = url.render_as_string(hide_password=True)
         else:
             path = Path(target)
             if not path.parent.is_dir():
                 raise DatabaseError(f"cannot open database {target}: folder {path.parent} does not exist")
+            if not create and not path.exists():
+                raise DatabaseError(
+                    f"no database at {path.absolute()}: check --db (a relative path starts from the current "
+                    "folder); `server admin --db PATH create-user` or `seed` starts a new one"
+                )
             url, shown = make_url(f"sqlite:///{target}"), target
         try:
             return cls(url.render_as_string(hide_password=False), check_schema=check_schema)

@@ -174,6 +174,33 @@ def test_a_database_in_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None
     assert result.stderr.strip() == f"Error: cannot open database {tmp_path / 'no' / 'such' / 'x.db'}: folder {tmp_path / 'no' / 'such'} does not exist"
 
 
+@pytest.mark.parametrize("args", [
+    ["add-article", "--blog", "ana", "--title", "T", "--content", "C"], ["list-blogs"], ["migrate"], ["advance-clock", "1"],
+])
+def test_a_missing_database_file_is_created_only_by_the_first_steps(tmp_path: Path, args: list[str]) -> None:
+    """A path relative to the wrong folder must not quietly start an empty database."""
+    missing = tmp_path / "blog.db"
+    result = invoke(missing, *args)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.stderr.strip() == (f"Error: no database at {missing}: check --db (a relative path starts from the "
+                                     "current folder); `server admin --db PATH create-user` or `seed` starts a new one")
+    assert not missing.exists()
+    created = invoke(missing, "create-user", "--username", "ana", "--password", "correct horse")
+    assert created.exit_code == 0, created.output
+    assert missing.is_file()
+
+
+@pytest.mark.parametrize(("target", "message"), [
+    ("", "Error: --db is empty: give a SQLite file path or a URL such as postgresql+psycopg://USER:PASSWORD@HOST/NAME"),
+    ("postgresql+psycopg://u:pw@h:abc/x", "Error: invalid database URL 'postgresql+psycopg://u:pw@h:abc/x': use "),
+])
+@pytest.mark.parametrize("command", [["server", "admin", "--db", "{target}", "seed"], ["server", "run", "--db", "{target}"]])
+def test_an_empty_or_malformed_db_option_is_one_line(target: str, message: str, command: list[str]) -> None:
+    result = CliRunner().invoke(main, [arg.format(target=target) for arg in command])
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert result.stderr.startswith(message) and len(result.stderr.splitlines()) == 1
+
+
 def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     not_db = tmp_path / "notes.txt"
     not_db.write_text("plain text, certainly not SQLite " * 100)
