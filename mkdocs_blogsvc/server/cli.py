@@ -21,14 +21,10 @@ from mkdocs_blogsvc.server import ratelimit, tables
 from mkdocs_blogsvc.server.admin_cli import DB_OPTION, admin_group, open_database
 from mkdocs_blogsvc.server.app import create_app
 from mkdocs_blogsvc.server.clients import is_loopback_host
+from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.ratelimit import Limit
 from mkdocs_blogsvc.server.serialize import normalize_public_url
-from mkdocs_blogsvc.server.wsgi import (
-    ConfigurationError,
-    open_target,
-    serve_with_gunicorn,
-    session_secret,
-)
+from mkdocs_blogsvc.server.wsgi import ConfigurationError, serve_with_gunicorn, session_secret
 
 
 @click.group()
@@ -113,8 +109,12 @@ def run(
         if no_users:
             click.echo(f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {database.argument} seed`.", err=True)
         serve_with_gunicorn(  # gunicorn owns (and closes) the socket from here
+            # A worker connects on its first request, not when it starts (the schema and the key
+            # were checked above): one restarted while the database is down answers 503 until it
+            # is back, where a worker that fails to start would make gunicorn stop the service.
             lambda: create_app(
-                open_target(db_target), secret_key=secret, public_url=public_url, rate_limits=rate_limit, proxy_hops=proxy_hops
+                Database.open(db_target, check_schema=False), secret_key=secret, public_url=public_url,
+                rate_limits=rate_limit, proxy_hops=proxy_hops,
             ),
             listener_fd=listener.detach(), workers=workers, threads=threads,
         )

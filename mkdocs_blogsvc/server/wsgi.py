@@ -44,12 +44,6 @@ class ConfigurationError(ServiceError):
     """The environment does not describe a service; the message says which variable and why."""
 
 
-def open_target(target: str) -> Database:
-    """The database named by a `--db` value or `BLOGSVC_DB`: a SQLAlchemy URL or a SQLite path
-    (`Database.open`: a stale schema or an unreachable database is a one-line `DatabaseError`)."""
-    return Database.open(target)
-
-
 def session_secret(target: str, database: Database | None = None) -> str:
     """The session signing key every process serving `target` shares.
 
@@ -69,7 +63,7 @@ def session_secret(target: str, database: Database | None = None) -> str:
         if len(secret) < 32:
             raise ConfigurationError(f"the session key file {path} is damaged: delete it and start again")
         return secret
-    service_key: Callable[[str], str] | None = getattr(database or open_target(target), "service_key", None)
+    service_key: Callable[[str], str] | None = getattr(database or Database.open(target), "service_key", None)
     if service_key is None:
         raise ConfigurationError(f"set {SECRET_VARIABLE}: this database cannot keep the session key")
     return service_key("session")
@@ -86,7 +80,7 @@ def from_environment(environ: Mapping[str, str] | None = None) -> Flask:
         hops = int(env.get(PROXY_HOPS_VARIABLE, "0") or "0")
     except ValueError as exc:
         raise ConfigurationError(f"{ratelimit.ENV_VARIABLE} or {PROXY_HOPS_VARIABLE}: {exc}") from None
-    database = open_target(target)
+    database = Database.open(target)  # a stale schema or an unreachable database: a one-line DatabaseError
     secret = env.get(SECRET_VARIABLE) or session_secret(target, database)
     return create_app(
         database, secret_key=secret, public_url=env.get(PUBLIC_URL_VARIABLE) or None, rate_limits=limits, proxy_hops=hops

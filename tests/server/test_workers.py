@@ -9,6 +9,8 @@ whichever worker answers each request.
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,11 +21,13 @@ from typing import TypeVar
 import httpx
 import pytest
 from sqlalchemy import select
+from sqlalchemy.engine import make_url
 
 from mkdocs_blogsvc.server import tables
 from mkdocs_blogsvc.server.consent_driver import drive_consent
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import LiveServer, add_article, add_owner, issue_access_token, start_live_server
+from tests.postgres import PostgresCluster
 from tests.server.oauth_support import (
     Authorized,
     RegisteredClient,
@@ -89,17 +93,7 @@ def code_over_http(server: LiveServer, client: RegisteredClient, username: str, 
 
 def worker_processes(master_pid: int) -> int:
     """How many processes `master_pid` has started (Linux /proc), or -1 where unknown."""
-    if not Path("/proc").is_dir():
-        return -1
-    count = 0
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            count += int(fields[1]) == master_pid
-    return count
+    return len(children(master_pid)) if Path("/proc").is_dir() else -1
 
 
 def test_races_between_four_worker_processes(four_workers: tuple[LiveServer, Database]) -> None:
@@ -158,3 +152,65 @@ def test_races_between_four_worker_processes(four_workers: tuple[LiveServer, Dat
     assert {a.status_code for a in at_once(base, 8, lambda http: http.get("/api/v1/status", headers=headers))} == {200}
     db.advance_clock(3601)
     assert {a.status_code for a in at_once(base, 8, lambda http: http.get("/api/v1/status", headers=headers))} == {401}
+
+
+def test_a_worker_restarted_while_postgresql_refuses_connections_keeps_the_service_up(
+    tmp_path: Path, postgres_cluster: PostgresCluster, postgres_url: str,
+) -> None:
+    """gunicorn stops the whole service when a worker fails to start: a worker must not need
+    the database to start. Outage: the database refuses new connections, its sessions ended."""
+    db = Database.open(postgres_url)
+    owner = add_owner(db)
+    add_article(db, owner.blog_id, "Still here")
+    token = issue_access_token(db, owner)
+    db.dispose()
+    server = start_live_server(tmp_path / "outage", "--workers", "2", database_url=postgres_url)
+    name = make_url(postgres_url).database
+    headers = {"Authorization": f"Bearer {token}"}
+
+    def articles() -> httpx.Response:
+        return httpx.get(f"{server.url}/api/v1/articles", headers=headers, timeout=30)
+
+    def wait_for_workers(gone: int | None = None) -> list[int]:
+        deadline = time.monotonic() + 30
+        while (gone in (now := children(server.process.pid)) or len(now) < 2) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return now
+
+    try:
+        assert articles().status_code == 200
+        try:
+            postgres_cluster.sql(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+            postgres_cluster.sql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'")
+            workers = wait_for_workers()
+            assert len(workers) == 2
+            os.kill(workers[0], signal.SIGKILL)
+            restarted = wait_for_workers(gone=workers[0])
+            assert workers[0] not in restarted and len(restarted) == 2
+            during = [articles() for _ in range(4)]
+            assert server.process.poll() is None, server.db_path.with_suffix(".log").read_text(errors="replace")
+            assert [answer.status_code for answer in during] == [503] * 4
+            assert all(answer.json()["error"] == "temporarily_unavailable" for answer in during)
+        finally:
+            postgres_cluster.sql(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        after = [articles() for _ in range(4)]
+        assert [answer.status_code for answer in after] == [200] * 4
+        assert all(answer.json()["articles"][0]["title"] == "Still here" for answer in after)
+        log = server.db_path.with_suffix(".log").read_text(errors="replace")
+        assert "Worker failed to boot" not in log and "Traceback" not in log
+    finally:
+        server.stop()
+
+
+def children(master_pid: int) -> list[int]:
+    """The processes `master_pid` started (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == master_pid:
+                found.append(int(entry.name))
+    return sorted(found)
