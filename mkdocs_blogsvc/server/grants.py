@@ -146,6 +146,10 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
         ))
 
     def query_authorization_code(self, code: str, client: OAuthClient) -> IssuedCode | None:
+        # Authlib calls this after the client and `code` checks, then compares `redirect_uri`: a
+        # missing one is a missing parameter (`invalid_request`), not a wrong one (`invalid_grant`).
+        if not self.request.payload.data.get("redirect_uri"):
+            raise InvalidRequestError("Missing 'redirect_uri' parameter.")
         tx = current()
         row = tx.session.scalar(select(tables.AuthorizationCode).where(
             tables.AuthorizationCode.code_hash == security.token_hash(code),

@@ -24,6 +24,7 @@ from authlib.integrations.flask_oauth2.requests import FlaskOAuth2Payload, Flask
 from authlib.oauth2.rfc6749 import OAuth2Request
 from authlib.oauth2.rfc6749.errors import (
     InvalidClientError,
+    InvalidRequestError,
     InvalidScopeError,
     OAuth2Error,
     UnsupportedResponseTypeError,
@@ -74,6 +75,12 @@ def register(app: Flask, db: Database) -> None:
         refresh_token = flask_request.form.get("refresh_token")
         if refresh_token:
             limiter.enforce("refresh_token", security.token_hash(refresh_token), "for this refresh token")
+        if flask_request.mimetype != "application/x-www-form-urlencoded" or not flask_request.form.get("grant_type"):
+            # Authlib reads a JSON body as a form without `grant_type`: `unsupported_grant_type`
+            missing = InvalidRequestError(
+                "Missing 'grant_type': the token endpoint takes an application/x-www-form-urlencoded body."
+            )
+            return server.handle_error_response(None, missing)
         with transaction(db):
             response: Response = server.create_token_response()
         return response
@@ -159,8 +166,37 @@ class ServiceAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
             client: OAuthClient = super().authenticate_client(request, methods, endpoint)
         except InvalidClientError:
             basic_used = extract_basic_authorization(request.headers)[0] is not None
-            raise ClientAuthenticationFailed(basic_used=basic_used) from None
+            pkce_client = None if basic_used else self._confidential_client_using_pkce(request)
+            if pkce_client is None:
+                raise ClientAuthenticationFailed(basic_used=basic_used) from None
+            request.auth_method = "none"  # the code's challenge is then checked as for a public client
+            return pkce_client
         return client
+
+    def _confidential_client_using_pkce(self, request: OAuth2Request) -> OAuthClient | None:
+        """A confidential client that sent no secret, for a code issued with a PKCE challenge or
+        a refresh token of a connection made that way: the spec's `client_secret` is "not
+        required when using PKCE" (code exchange) and "not required for PKCE clients" (refresh).
+        A secret that is sent must still be right."""
+        data = request.payload.data
+        client = self.query_client(data["client_id"]) if data.get("client_id") and not data.get("client_secret") else None
+        if client is None or client.is_public:
+            return None
+        session = current().session
+        codes_with_challenge = select(tables.AuthorizationCode.id).where(
+            tables.AuthorizationCode.client_id == client.client_id, tables.AuthorizationCode.code_challenge.is_not(None)
+        )
+        if data.get("grant_type") == "authorization_code" and data.get("code") and data.get("code_verifier"):
+            found = session.scalar(codes_with_challenge.where(
+                tables.AuthorizationCode.code_hash == security.token_hash(data["code"])))
+        elif data.get("grant_type") == "refresh_token" and data.get("refresh_token"):
+            grant_id = session.scalar(select(tables.Token.grant_id).where(
+                tables.Token.token_hash == security.token_hash(data["refresh_token"]), tables.Token.kind == "refresh"))
+            found = None if grant_id is None else session.scalar(
+                codes_with_challenge.where(tables.AuthorizationCode.grant_id == grant_id))
+        else:
+            found = None
+        return client if found is not None else None
 
     def get_authorization_grant(self, request: OAuth2Request) -> Any:
         """Authlib's lookup, with a fixed description: its own echoes `response_type`."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import httpx
+import pytest
 from sqlalchemy import select
 
 from mkdocs_blogsvc.server import create_app, security, tables
@@ -205,12 +206,33 @@ def test_wrong_secret_over_basic_is_401_with_a_basic_challenge(db, http) -> None
     assert response.headers["cache-control"] == "no-store"
 
 
-def test_a_confidential_client_cannot_skip_its_secret(db, app, http) -> None:
+def test_a_confidential_client_cannot_skip_its_secret_without_pkce(db, app, http) -> None:
+    owner = add_owner(db)
+    client = add_client(db, public=False)
+    authorized = authorize(app, client, owner, pkce=False)
+    response = exchange(http, client, authorized, method="none")
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_client")
+    tokens = exchange(http, client, authorized, method="post").json()  # the code was not spent
+    response = refresh(http, client, tokens["refresh_token"], method="none")
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_client")
+
+
+def test_a_confidential_client_using_pkce_may_leave_out_its_secret(db, app, http) -> None:
+    """The spec's `client_secret`: "Not required when using PKCE" (code exchange), "Not required
+    for PKCE clients" (refresh): a connection made with PKCE refreshes without it too."""
     owner = add_owner(db)
     client = add_client(db, public=False)
     authorized = authorize(app, client, owner, pkce=True)
-    response = exchange(http, client, authorized, method="none")
+    wrong = RegisteredClient(client.client_id, "wrong-secret", client.redirect_uri)
+    response = exchange(http, wrong, authorized, method="post")  # a secret that is sent must be right
     assert (response.status_code, response.json()["error"]) == (400, "invalid_client")
+    response = exchange(http, client, authorized, method="none", code_verifier="x" * 43)
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_grant")
+    response = exchange(http, client, authorized, method="none")
+    assert response.status_code == 200, response.text
+    renewed = refresh(http, client, response.json()["refresh_token"], method="none")
+    assert renewed.status_code == 200, renewed.text
+    assert status_of(http, renewed.json()["access_token"]).status_code == 200
 
 
 def test_a_public_client_cannot_use_a_secret(db, app, http) -> None:
@@ -243,3 +265,24 @@ def test_spending_is_a_conditional_update_that_succeeds_once(db, app, http) -> N
         with db.session(write=True) as session:
             outcomes.append((spend_refresh_token(session, token_id, now), spend_authorization_code(session, code_id, now)))
     assert outcomes == [(True, True), (False, False)]
+
+
+def test_a_code_exchange_without_redirect_uri_is_a_missing_parameter(db, app, http) -> None:
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    authorized = authorize(app, client, owner)
+    response = exchange(http, client, authorized, redirect_uri="")
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_request")
+    assert "redirect_uri" in response.json()["error_description"]
+    assert exchange(http, client, authorized).status_code == 200  # the code was not spent
+
+
+@pytest.mark.parametrize("body", [
+    {"json": {"grant_type": "refresh_token", "refresh_token": "svc_rt_x", "client_id": "c"}},
+    {"data": {"refresh_token": "svc_rt_x", "client_id": "c"}},
+])
+def test_a_token_request_that_is_not_a_form_with_grant_type_is_invalid_request(http, body) -> None:
+    response = http.post("/api/oauth/token", **body)
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_request")
+    assert "grant_type" in response.json()["error_description"]
+    assert response.headers["cache-control"] == "no-store" and response.headers["pragma"] == "no-cache"
