@@ -254,7 +254,12 @@ def _http_error(error: HTTPException) -> Any:
 
 
 def _no_store(response: Response) -> Response:
-    """Data answers are per-token and change with every publication: never cache them (RFC 9111 5.2.2.5)."""
+    """Data answers are per-token and change with every publication: never cache them (RFC 9111
+    5.2.2.5). Nor any answer of the token endpoint, its refusals by size, method, rate or load
+    included (RFC 6749 5.1 and 5.2: `no-store`, and `Pragma: no-cache` for HTTP/1.0 caches)."""
     if request.path.startswith("/api/v1/") or request.path == "/api/v1":
         response.headers["Cache-Control"] = "no-store"
+    elif request.path == "/api/oauth/token":
+        response.headers["Cache-Control"] = "no-store"
+        response.headers["Pragma"] = "no-cache"
     return response

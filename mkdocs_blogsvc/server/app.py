@@ -10,7 +10,7 @@ from typing import Any
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from mkdocs_blogsvc.server import api, blogs, faults, media, oauth, ratelimit
+from mkdocs_blogsvc.server import api, blogs, cors, faults, media, oauth, ratelimit
 from mkdocs_blogsvc.server.database import REQUEST_LOCK_TIMEOUT, Database
 from mkdocs_blogsvc.server.ratelimit import Limit, RateLimiter
 from mkdocs_blogsvc.server.serialize import PUBLIC_URL_CONFIG, normalize_public_url
@@ -64,4 +64,5 @@ def create_app(
     media.register(app, db)
     blogs.register(app, db)
     faults.register(app)
+    cors.register(app)
     return app

@@ -6,6 +6,7 @@ folder is git-ignored), so a person can look at what the tests saw.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import json
@@ -142,21 +143,30 @@ def test_demo_prints_both_summaries_and_builds_the_site(demo_site: tuple[Path, s
     assert (site / "index.html").is_file() and (site / "blog" / "index.html").is_file()
 
 
-@pytest.fixture
-def served(demo_site: tuple[Path, str]) -> Iterator[str]:
-    """The built site on a loopback port, as any static host would serve it."""
+@contextlib.contextmanager
+def static_server(folder: Path) -> Iterator[str]:
+    """`folder` on a loopback port, as any static host would serve it."""
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    handler = functools.partial(Quiet, directory=str(demo_site[0]))
+    handler = functools.partial(Quiet, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def served(demo_site: tuple[Path, str]) -> Iterator[str]:
+    """The built site, served."""
+    with static_server(demo_site[0]) as url:
+        yield url
 
 
 def test_article_page_in_a_browser(browser: object, served: str) -> None:
@@ -191,3 +201,42 @@ def test_article_page_in_a_browser(browser: object, served: str) -> None:
     RESULTS.mkdir(exist_ok=True)
     page.screenshot(path=str(RESULTS / "article-page.png"), full_page=False)
     assert outside == []
+
+
+def test_a_single_page_application_on_another_origin_calls_the_api(
+    browser: object, live_server: LiveServer, tmp_path: Path,
+) -> None:
+    """The spec's public clients include single-page applications: from a page of another
+    origin, a browser must be allowed to read the data endpoints (a preflighted sync included)."""
+    from mkdocs_blogsvc.server.database import Database
+    from tests.conftest import add_article, add_owner, issue_access_token
+
+    db = Database.from_path(live_server.db_path)
+    try:
+        owner = add_owner(db)
+        add_article(db, owner.blog_id, "Read from JavaScript")
+        token = issue_access_token(db, owner)
+    finally:
+        db.dispose()
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "index.html").write_text("<!doctype html><title>An application</title>", encoding="utf-8")
+    with static_server(tmp_path / "app") as app_url:
+        assert app_url != live_server.url  # another port: another origin
+        page = browser.new_page()  # type: ignore[attr-defined]
+        page.goto(f"{app_url}/index.html")
+        result = page.evaluate(
+            """async ([service, token]) => {
+                const auth = {Authorization: "Bearer " + token};
+                const listed = await (await fetch(service + "/api/v1/articles", {headers: auth})).json();
+                const synced = await fetch(service + "/api/v1/sync", {method: "POST",
+                    headers: {...auth, "Content-Type": "application/json"}, body: JSON.stringify({knownArticles: []})});
+                const refused = await fetch(service + "/api/v1/status", {headers: {Authorization: "Bearer svc_at_x"}});
+                return [listed.articles.map(a => a.title), (await synced.json()).new.length, refused.status,
+                        refused.headers.get("WWW-Authenticate")];
+            }""",
+            [live_server.url, token],
+        )
+        page.close()
+    titles, synced_new, refused_status, challenge = result
+    assert titles == ["Read from JavaScript"] and synced_new == 1
+    assert refused_status == 401 and challenge.startswith("Bearer")
