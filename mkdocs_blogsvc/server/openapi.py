@@ -50,6 +50,17 @@ def _error(description: str, code: str | list[str], *, challenge: bool = False) 
     return response
 
 
+def _refusals_of_every_operation() -> dict[str, Any]:
+    """What any operation may answer besides its own: a rate limit, a fault, a busy database."""
+    retry_after = {"Retry-After": {"description": "Seconds to wait before trying again.", "required": True,
+                                   "schema": {"type": "string", "pattern": "^[1-9][0-9]*$"}}}
+    return {
+        "429": {**_error("A rate limit was passed.", "too_many_requests"), "headers": retry_after},
+        "500": _error("An unexpected fault; details go to the server log.", "server_error"),
+        "503": {**_error("The database was busy; nothing was changed.", "temporarily_unavailable"), "headers": retry_after},
+    }
+
+
 def _ok(description: str, schema: str) -> dict[str, Any]:
     return {
         "description": description,
@@ -179,6 +190,7 @@ def document(base_url: str, *, default_limit: int, max_limit: int, max_known_art
     articles_read = [{"oauth2": ["articles:read"]}, {"bearerAuth": ["articles:read"]}]
     unauthorized = _error("The access token is missing, expired, or invalid.", "invalid_token", challenge=True)
     forbidden = _error("The token lacks the articles:read scope.", "insufficient_scope", challenge=True)
+    refusals = _refusals_of_every_operation()
     return {
         "openapi": "3.1.0",
         "info": {
@@ -187,7 +199,8 @@ def document(base_url: str, *, default_limit: int, max_limit: int, max_known_art
             "description": (
                 "Published articles of the one blog an OAuth 2.0 connection was granted for. "
                 "Every /api/v1 call needs `Authorization: Bearer <access token>` (the header only; "
-                "query-string and form tokens are not accepted). Answers carry `Cache-Control: no-store`."
+                "query-string and form tokens are not accepted). Answers carry `Cache-Control: no-store`. "
+                "A method a path does not have is answered 405 (`method_not_allowed`, with `Allow`)."
             ),
         },
         "servers": [{"url": base_url}],
@@ -207,6 +220,7 @@ def document(base_url: str, *, default_limit: int, max_limit: int, max_known_art
                     "400": _error("page or limit is not an integer in range.", "invalid_request"),
                     "401": unauthorized,
                     "403": forbidden,
+                    **refusals,
                 },
             }},
             "/api/v1/articles/{idOrSlug}": {"get": {
@@ -219,6 +233,7 @@ def document(base_url: str, *, default_limit: int, max_limit: int, max_known_art
                     "401": unauthorized,
                     "403": forbidden,
                     "404": _error("No published article of this blog has this id or slug.", "not_found"),
+                    **refusals,
                 },
             }},
             "/api/v1/sync": {"post": {
@@ -232,13 +247,15 @@ def document(base_url: str, *, default_limit: int, max_limit: int, max_known_art
                     "401": unauthorized,
                     "403": forbidden,
                     "413": _error(f"The body is larger than {max_body_bytes} bytes.", "request_too_large"),
+                    "415": _error("A Content-Encoding other than gzip or identity.", "unsupported_media_type"),
+                    **refusals,
                 },
             }},
             "/api/v1/status": {"get": {
                 "operationId": "getStatus",
                 "summary": "The connection and its blog; any valid access token, whatever its scopes.",
                 "security": [{"oauth2": []}, {"bearerAuth": []}],
-                "responses": {"200": _ok("The connection status.", "Status"), "401": unauthorized},
+                "responses": {"200": _ok("The connection status.", "Status"), "401": unauthorized, **refusals},
             }},
             "/api/oauth/token": {"post": {
                 "operationId": "token",
@@ -254,6 +271,8 @@ def document(base_url: str, *, default_limit: int, max_limit: int, max_known_art
                         "unsupported_grant_type", "invalid_scope",
                     ]),
                     "401": _error("Client authentication failed.", "invalid_client"),
+                    "413": _error("The body is larger than the service accepts.", "request_too_large"),
+                    **refusals,
                 },
             }},
         },

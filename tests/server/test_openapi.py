@@ -173,3 +173,29 @@ def test_documented_timestamps_and_hashes_are_what_the_api_sends(http: httpx.Cli
     assert re.fullmatch(schema["Timestamp"]["pattern"], article["publishedAt"])
     hashed = json.dumps([article["title"], article["description"], article["content"], article["tags"]], ensure_ascii=False, separators=(",", ":"))
     assert hashlib.sha256(hashed.encode()).hexdigest() == article["contentHash"]  # the documented rule, recomputed
+
+
+def test_refusals_by_rate_encoding_and_size_match_the_document(db: Database, owner: Owner, document: dict[str, Any]) -> None:
+    from mkdocs_blogsvc.server.app import create_app
+    from mkdocs_blogsvc.server.ratelimit import Limit
+
+    app = create_app(db, secret_key="test", rate_limits={"token": Limit(1, 60), "token_endpoint": Limit(1, 60)})
+    headers = {"Authorization": f"Bearer {issue_access_token(db, owner)}"}
+    with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as http:
+        assert http.get("/api/v1/status", headers=headers).status_code == 200
+        limited = http.get("/api/v1/status", headers=headers)
+        assert limited.status_code == 429
+        assert_documented(document, "/api/v1/status", limited)
+        assert http.post("/api/oauth/token", data={"grant_type": "refresh_token", "client_id": "c"}).status_code == 400
+        token_limited = http.post("/api/oauth/token", data={"grant_type": "refresh_token", "client_id": "c"})
+        assert token_limited.status_code == 429
+        assert_documented(document, "/api/oauth/token", token_limited)
+    with httpx.Client(transport=httpx.WSGITransport(app=create_app(db, secret_key="test")), base_url=IN_PROCESS_URL) as http:
+        encoded = http.post("/api/v1/sync", headers={**headers, "Content-Encoding": "br", "Content-Type": "application/json"},
+                            content=b"{}")
+        assert encoded.status_code == 415
+        assert_documented(document, "/api/v1/sync", encoded)
+        large = http.post("/api/oauth/token", content=b"a=" + b"x" * (20 << 20),
+                          headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert large.status_code == 413
+        assert_documented(document, "/api/oauth/token", large)
