@@ -116,14 +116,17 @@ def serve_with_gunicorn(factory: Callable[[], Flask], *, listener_fd: int, worke
                 "workers": workers,
                 "worker_class": "gthread",
                 "threads": threads,
-                "accesslog": "-",
-                "access_log_format": '%(h)s "%(m)s %(U)s" %(s)s',
+                # as the one-process server writes it (to stderr, no query string), gunicorn's time stamp
+                "accesslog": "/dev/stderr",
+                "access_log_format": '%(h)s - - %(t)s "%(m)s %(U)s" %(s)s',
                 "errorlog": "-",
                 "loglevel": "warning",
                 "graceful_timeout": 10,
                 "timeout": 60,
                 "proc_name": "mkdocs-blogsvc",
             }
+            if "control_socket_disable" in self.cfg.settings:  # gunicorn 27: no ~/.gunicorn/gunicorn.ctl,
+                settings["control_socket_disable"] = True  # which two services on one host would share
             for key, value in settings.items():
                 self.cfg.set(key, value)
 

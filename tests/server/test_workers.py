@@ -10,6 +10,7 @@ whichever worker answers each request.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -214,3 +215,18 @@ def children(master_pid: int) -> list[int]:
             if int(fields[1]) == master_pid:
                 found.append(int(entry.name))
     return sorted(found)
+
+
+def test_workers_log_like_one_process_and_leave_no_control_socket(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    server = start_live_server(tmp_path / "logged.db", "--workers", "2", env={"HOME": str(home)})
+    try:
+        assert httpx.get(f"{server.url}/api/v1/articles?page=1&secret=not-logged", timeout=30).status_code == 401
+    finally:
+        server.stop()
+    log = (tmp_path / "logged.log").read_text(errors="replace")
+    line = next(line for line in log.splitlines() if '"GET /api/v1/articles"' in line)
+    assert re.match(r'127\.0\.0\.1 - - \[[^]]+\] "GET /api/v1/articles" 401$', line), line
+    assert "not-logged" not in log
+    assert not (home / ".gunicorn").exists()
