@@ -334,6 +334,8 @@ def migrate(ctx: click.Context) -> None:
     database = open_database(ctx.obj, check_schema=False, create=False)
     try:
         before, after = database.migrate()
+    except DatabaseError as exc:
+        raise click.ClickException(str(exc)) from None
     except SQLAlchemyError as exc:
         raise click.ClickException(f"cannot migrate database {database.shown}: {first_line(exc)}") from None
     finally:

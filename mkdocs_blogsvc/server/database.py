@@ -125,7 +125,7 @@ class Database:
     def migrate(self) -> tuple[str | None, str]:
         """Upgrade the schema to this version's revision; (revision before, after)."""
         with self._schema_transaction() as connection:
-            return schema.migrate(connection)
+            return schema.migrate(connection, self.shown)
 
     def service_key(self, name: str) -> str:
         """A secret shared by every process on this database, made on first use (first writer wins)."""

@@ -21,13 +21,15 @@ from pathlib import Path
 
 from sqlalchemy import Connection, inspect, text
 
-from mkdocs_blogsvc.server.errors import StaleDatabase
+from mkdocs_blogsvc.server.errors import DatabaseError, StaleDatabase
 from mkdocs_blogsvc.server.tables import Base
 
 #: The newest revision in `migrations/versions`, which this code's tables match.
 SCHEMA_REVISION = "0003"
 #: The revision a database created before migrations existed is at.
 FIRST_REVISION = "0001"
+#: Tables every database of the service has held since the first revision.
+FIRST_REVISION_TABLES = frozenset({"users", "blogs", "articles", "clients"})
 VERSION_TABLE = "alembic_version"
 MIGRATIONS = Path(__file__).parent / "migrations"
 #: Key of the PostgreSQL advisory lock held while the schema is created or migrated.
@@ -51,6 +53,19 @@ def is_empty(connection: Connection) -> bool:
     return not inspect(connection).get_table_names()
 
 
+def _refuse_foreign(connection: Connection, shown: str) -> None:
+    """A database with tables but neither a version table nor the first revision's tables
+    belongs to something else: neither "made before migrations" nor to be migrated."""
+    tables = set(inspect(connection).get_table_names())
+    if VERSION_TABLE in tables or FIRST_REVISION_TABLES <= tables:
+        return
+    listed = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+    raise DatabaseError(
+        f"database {shown} holds tables that are not the service's ({listed}): "
+        "give --db an empty database or one of this service"
+    )
+
+
 def create(connection: Connection) -> None:
     """The current schema in an empty database, stamped with `SCHEMA_REVISION`."""
     Base.metadata.create_all(connection)
@@ -63,6 +78,7 @@ def check(connection: Connection, shown: str, command: str) -> None:
     if is_empty(connection):
         create(connection)
         return
+    _refuse_foreign(connection, shown)
     found = revision(connection)
     if found == SCHEMA_REVISION:
         return
@@ -73,12 +89,13 @@ def check(connection: Connection, shown: str, command: str) -> None:
     )
 
 
-def migrate(connection: Connection) -> tuple[str | None, str]:
+def migrate(connection: Connection, shown: str) -> tuple[str | None, str]:
     """Upgrade to `SCHEMA_REVISION`; returns (revision before, revision after)."""
     lock(connection)
     if is_empty(connection):
         create(connection)
         return None, SCHEMA_REVISION
+    _refuse_foreign(connection, shown)
     before = revision(connection)
     if before is None:
         _stamp(connection, FIRST_REVISION)

@@ -125,6 +125,22 @@ def test_the_commands_refuse_a_stale_database_and_migrate_upgrades_it(empty_url:
     assert [user["username"] for user in json.loads(listed.stdout)["users"]] == ["olga"]
 
 
+def test_a_database_of_another_application_is_refused_not_taken_for_an_old_one(empty_url: str) -> None:
+    engine = create_engine(empty_url)
+    with engine.begin() as connection:
+        connection.execute(text("CREATE TABLE invoices (id INTEGER PRIMARY KEY)"))
+    engine.dispose()
+    argument = db_argument(Database(empty_url, check_schema=False))
+    for command in (["list-users"], ["migrate"]):
+        result = CliRunner().invoke(main, ["server", "admin", "--db", argument, *command])
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert result.stderr.strip().endswith(
+            "holds tables that are not the service's (invoices): give --db an empty database or one of this service")
+    engine = create_engine(empty_url)
+    assert inspect(engine).get_table_names() == ["invoices"]  # nothing created, nothing stamped
+    engine.dispose()
+
+
 def test_a_password_in_the_url_is_never_shown() -> None:
     url = "postgresql+psycopg://blog:s3cret-pw@127.0.0.1:1/blog"
     result = CliRunner().invoke(main, ["server", "admin", "--db", url, "list-users"])
