@@ -249,12 +249,22 @@ def _run_sync(settings: Settings, cache: Cache, *, full: bool = False) -> tuple[
 @_INSTANCE_OPTION
 @click.option("--full", is_flag=True,
               help="Ask for every article, to bring in slug and date changes (contentHash does not cover them).")
+@click.option("--forget-addresses", is_flag=True,
+              help="Also forget the earlier addresses of every article: the next build writes no redirect pages "
+                   "for them (after a settings mistake that was never published).")
 @reports_errors
-def sync(config_file: str | None, blog_dir: str | None, full: bool) -> None:
+def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addresses: bool) -> None:
     """Bring the plugin's cache in line with the blog now, and print what changed."""
     settings = _site_settings(config_file, blog_dir)
     with _locked_cache(settings) as cache:
         contents, report = _run_sync(settings, cache, full=full)
+        if forget_addresses:
+            from mkdocs_blogsvc.redirects import forget
+
+            forgotten = forget(contents.manifest)
+            cache.save(contents.manifest)
+            click.echo(f"Forgot the earlier addresses of {forgotten} articles: the next build records where each "
+                       "page is and writes redirect pages only for addresses they move from after that.")
     for label, ids in (("new", report.new), ("updated", report.updated)):
         for article_id in ids:
             click.echo(f"{label:8} {contents.articles[article_id].title}  ({article_id})")

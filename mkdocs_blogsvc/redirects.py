@@ -144,6 +144,19 @@ def record(manifest: Manifest, current: Mapping[str, Address]) -> tuple[dict[str
     return histories, changed
 
 
+def forget(manifest: Manifest) -> int:
+    """Drop every article's recorded addresses (in memory), so that the next build records the
+    current ones and redirects none of the others: the way out of addresses a settings mistake
+    published (`sync --forget-addresses`). Returns how many articles had more than one."""
+    forgotten = 0
+    for article_id, entry in list(manifest.entries.items()):
+        if ADDRESSES in entry.records:
+            forgotten += 1 if len(history(entry)) > 1 else 0
+            records = {key: value for key, value in entry.records.items() if key != ADDRESSES}
+            manifest.entries[article_id] = replace(entry, records=records)
+    return forgotten
+
+
 def _always_at(entry: Entry, address: Address) -> bool:
     """Whether the entry records one address, this one (the common case: compared as stored)."""
     value = entry.records.get(ADDRESSES)

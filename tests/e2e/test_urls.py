@@ -376,3 +376,31 @@ def test_slug_changed_with_the_admin_command_on_a_running_service(tmp_path: Path
     new = page_of(site_dir, "moved-post")
     assert new is not None and "The body that moves." in new.read_text()
     assert follows(site_dir / "blog" / "posts" / "moving-post" / "index.html", site_dir) == new.resolve()
+
+
+def test_sync_forget_addresses_drops_the_redirects_of_a_settings_mistake(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+) -> None:
+    from click.testing import CliRunner
+
+    from mkdocs_blogsvc.cli import main
+
+    caplog.set_level(logging.INFO)
+    add_article(db, owner.blog_id, "Misplaced post")
+    config = make_site(tmp_path, service.url, db, owner, material=False, plugin={"posts_dir": "blog/articles"})
+    site_dir = run_build(config)
+    mistaken = site_dir / "blog" / "articles" / "misplaced-post" / "index.html"
+    assert mistaken.is_file()
+    config.write_text(config.read_text(encoding="utf-8").replace("posts_dir: blog/articles", "posts_dir: blog/posts"),
+                      encoding="utf-8")
+    site_dir = run_build(config)
+    assert mistaken.is_file() and "mkdocs-blogsvc redirect" in mistaken.read_text(encoding="utf-8")
+
+    result = CliRunner().invoke(main, ["sync", "-f", str(config), "--forget-addresses"])
+    assert result.exit_code == 0, result.output
+    assert "Forgot the earlier addresses of 1 articles" in result.output
+    caplog.clear()
+    site_dir = run_build(config)
+    assert not mistaken.exists()
+    assert (site_dir / "blog" / "posts" / "misplaced-post" / "index.html").is_file()
+    assert "redirect page" not in caplog.text
