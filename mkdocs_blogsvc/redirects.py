@@ -147,7 +147,7 @@ def record(manifest: Manifest, current: Mapping[str, Address]) -> tuple[dict[str
 def forget(manifest: Manifest) -> int:
     """Drop every article's recorded addresses (in memory), so that the next build records the
     current ones and redirects none of the others: the way out of addresses a settings mistake
-    published (`sync --forget-addresses`). Returns how many articles had more than one."""
+    gave the pages for a build (`sync --forget-addresses`). Returns how many articles had more than one."""
     forgotten = 0
     for article_id, entry in list(manifest.entries.items()):
         if ADDRESSES in entry.records:
