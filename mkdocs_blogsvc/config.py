@@ -100,11 +100,17 @@ class Settings:
         _check_range("full_sync_interval", config.full_sync_interval, 0, ONE_YEAR, "0 asks for every article at every build")
         _check_range("timeout", config.timeout, 0, ONE_DAY, "default 30", above_minimum=True)
         _check_range("redirect_port", config.redirect_port, 0, 65535, "0: any free port", unit="")
+        scope = " ".join(config.scope.split())
+        if "articles:read" not in scope.split():
+            raise ConfigurationError(
+                f"blogsvc: scope must include articles:read (the plugin reads the articles with it), not {config.scope!r}: "
+                f"fix it in mkdocs.yml (default {DEFAULT_SCOPE!r})"
+            )
         return cls(
             base_url=base_url,
             client_id=config.client_id or os.environ.get(ENV_CLIENT_ID) or None,
             client_secret=config.client_secret or os.environ.get(ENV_CLIENT_SECRET) or None,
-            scope=" ".join(config.scope.split()),
+            scope=scope,
             redirect_port=config.redirect_port,
             credentials_file=root / config.credentials_file,
             blog_dir=blog_dir,

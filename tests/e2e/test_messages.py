@@ -90,6 +90,7 @@ def test_a_connection_without_the_scope_stops_the_build_naming_scope(
         ("timeout", 10_000_000_000, "timeout must be more than 0 and at most 86400 seconds, not 10000000000"),
         ("full_sync_interval", -1, "full_sync_interval must be 0 or more and at most 31536000 seconds, not -1"),
         ("redirect_port", 70000, "redirect_port must be 0 or more and at most 65535, not 70000: fix it in mkdocs.yml"),
+        ("scope", "blog:read", "scope must include articles:read (the plugin reads the articles with it), not 'blog:read'"),
         ("base_url", "http://", "base_url 'http://' has no host name: set it in mkdocs.yml to the service's address"),
     ],
 )
