@@ -112,6 +112,8 @@ _MARKDOWN_ACTIVE = re.compile(r"[`\\\[\]{}]")
 
 
 def _markdown_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
+    if attribute == "id" and not _SAFE_ID.fullmatch(value):
+        return None
     return None if _MARKDOWN_ACTIVE.search(value) else value
 
 
@@ -203,9 +205,21 @@ _SCAN = re.compile(r"[`<]")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _TAG_START = re.compile(r"[A-Za-z/!?]")
 _ANGLE_DESTINATION = re.compile(r"<([^<>\n]*)>")
-_BEFORE_DESTINATION = re.compile(r"(?:\]\(\s*|\]:[ \t]*\n?[ \t]*)$")
-_LINK_DESTINATION = re.compile(r"(?P<lead>\]\(\s*|^[ ]{0,3}\[[^\]\n]+\]:[ \t]*\n?[ \t]*)(?P<url>[^\s<>()]+)", re.MULTILINE)
+_BEFORE_DESTINATION = re.compile(r"(?:\]\(\s*|\]:[ \t]*\n?[ \t>]*)$")
+#: Inline destinations, and reference definitions wherever Python-Markdown reads one: at a
+#: line's start after any indentation and block-quote markers (in a quote, in a list item).
+_LINK_DESTINATION = re.compile(
+    r"(?P<lead>\]\(\s*|^[ \t>]*\[[^\]\n]+\]:[ \t]*\n?[ \t>]*)(?P<url>[^\s<>()]+)", re.MULTILINE
+)
 _ATTR_LIST = re.compile(r"\{:?[ ]*([^\}\n ][^\}\n]*)[ ]*\}")
+#: attr_list as Python-Markdown reads it (`AttrListTreeprocessor.BASE_RE`): to the last `}`
+#: of the line, so `{: title="}" onclick=... }` is one list there.
+_GREEDY_ATTR_LIST = re.compile(r"\{\:?[ ]*([^\}\n ][^\n]*)[ ]*\}")
+#: An id that can be printed anywhere unquoted or unescaped (a theme's table of contents
+#: prints `#` + id raw into `href`): letters, digits, `-`, `_`, `.`, `:`.
+_SAFE_ID = re.compile(r"[\w.:-]+")
+_HEADING_LINE = re.compile(r"[ ]{0,3}#")
+_NEXT_BLOCK = re.compile(r"\n(?=[ ]{0,3}(?:#|>|[-*+][ \t]|\d{1,9}[.)][ \t]|(?:-{2,}|={2,})[ \t]*$|`{3}|~{3}))", re.MULTILINE)
 _ATTR_LIST_KEYS = frozenset({"id", "class", "title", "lang", "dir", "width", "height", "alt", "align", "loading"})
 #: Table parts are ignored by an HTML parser outside their table: give them one to clean in.
 _CONTEXT = {
@@ -347,8 +361,18 @@ def _code_span(text: str, start: int) -> tuple[str | None, int]:
     if start > 0 and text[start - 1] == "\\":
         return None, run_end
     ticks = text[start:run_end]
-    blank = _BLANK_LINE.search(text, run_end)  # a code span ends with its paragraph
-    paragraph_end = min(blank.start() if blank else len(text), run_end + 20_000)
+    # A code span ends with its paragraph: at a blank line, at a line that starts another block,
+    # and at the end of a heading's line (reading it as longer than Python-Markdown does would
+    # leave a link after it unchecked).
+    ends = [len(text), run_end + 20_000]
+    if blank := _BLANK_LINE.search(text, run_end):
+        ends.append(blank.start())
+    if block := _NEXT_BLOCK.search(text, run_end):
+        ends.append(block.start())
+    line_start = text.rfind("\n", 0, start) + 1
+    if _HEADING_LINE.match(text, line_start) and (line_end := text.find("\n", run_end)) >= 0:
+        ends.append(line_end)
+    paragraph_end = min(ends)
     closing = re.compile(rf"(?<!`){ticks}(?!`)").search(text, run_end, paragraph_end)
     if closing is None:
         return None, run_end
@@ -397,11 +421,16 @@ def _clean_attr_lists(text: str, removed: Removed) -> str:
     """`{: #id .class key=value }` (attr_list) keeps ids, classes and a few plain attributes:
     no `on*` handler, `style` or URL can be set on an element that way."""
 
+    def allowed(key: str, value: str | None) -> bool:
+        if key == "id":
+            return value is not None and _SAFE_ID.fullmatch(value) is not None
+        return key == "." or key in _ATTR_LIST_KEYS and not (value and _MARKDOWN_ACTIVE.search(value))
+
     def check(match: re.Match[str]) -> str:
         attrs, _rest = get_attrs_and_remainder(match.group(1))
         kept, dropped = [], False
         for key, value in attrs:
-            if key == "." or key in _ATTR_LIST_KEYS and not (value and _MARKDOWN_ACTIVE.search(value)):
+            if allowed(key, value):
                 kept.append((key, value))
             else:
                 removed.add("attribute", key)
@@ -422,4 +451,15 @@ def _clean_attr_lists(text: str, removed: Removed) -> str:
                 parts.append(f"{key}='{value}'")
         return "{ " + " ".join(parts) + " }" if parts else ""
 
-    return _ATTR_LIST.sub(check, text)
+    def neutralise(match: re.Match[str]) -> str:
+        """What Python-Markdown would read as one list up to the line's last `}`: when it sets
+        anything not allowed, its `{` is written as an entity (shown the same, read as text)."""
+        attrs, _rest = get_attrs_and_remainder(match.group(1))
+        bad = [key for key, value in attrs if value is not None and not allowed(key, value)]
+        if not bad:
+            return match.group(0)
+        for key in bad:
+            removed.add("attribute", key)
+        return "&#123;" + match.group(0)[1:]
+
+    return _GREEDY_ATTR_LIST.sub(neutralise, _ATTR_LIST.sub(check, text))

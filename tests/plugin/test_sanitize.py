@@ -7,6 +7,8 @@ pass (nh3's browser-grade parser) must then find nothing left to remove.
 
 from __future__ import annotations
 
+import re
+
 import markdown
 import pytest
 
@@ -56,6 +58,19 @@ HOSTILE = {
     "details handler": "<details open ontoggle=alert(1)><summary>s</summary>x</details>",
     "meta refresh": '<meta http-equiv="refresh" content="0;url=javascript:alert(1)">',
     "base": '<base href="javascript:alert(1)//">',
+    # found by review: Python-Markdown reads an attr_list to the line's last `}`
+    "attr_list value holding a brace": '## Sub {: title="}" onfocus="alert(1)" autofocus tabindex="1" }',
+    # a code span cannot run past its heading's line
+    "code span across a heading": "# Heading `\n[CLICKME](javascript:alert(1))\n`",
+    "reference in a quote": "See [x][r].\n\n> [r]: javascript:alert(1)",
+    "reference in a list item": "- item\n\n    [r]: javascript:alert(1)\n\nSee [x][r].",
+}
+
+#: Ids that would break out of a theme's unescaped `href="#{{ id }}"` (the table of contents).
+HOSTILE_IDS = {
+    "attr_list id": "## Heading {: id='q\" onfocus=\"alert(1)\" autofocus tabindex=\"1' }",
+    "md_in_html id": "<h2 markdown=\"1\" id='z\" onfocus=\"alert(1)\" autofocus tabindex=\"1'>Heading</h2>",
+    "attr_list id with a space": "## Heading {: #a&#32;onfocus=alert(1) }",
 }
 
 #: Rewritten (a code span holding a tag becomes `<code>` with escaped text), nothing removed.
@@ -224,3 +239,18 @@ def test_hostile_input_size_stays_linear() -> None:
     cleaned = clean_markdown(body)
     assert "<script" not in cleaned.text
     assert "<a b" not in cleaned.text
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_IDS))
+def test_ids_stay_plain_words_for_the_table_of_contents(name: str) -> None:
+    """Themes print a heading's id into the table of contents unescaped (`href="#{{ id }}"`)."""
+    cleaned = clean_markdown(HOSTILE_IDS[name])
+    md = markdown.Markdown(extensions=["toc", "attr_list", "md_in_html"])
+    md.convert(cleaned.text)
+
+    def ids(tokens: list[dict[str, object]]) -> list[str]:
+        return [str(t["id"]) for t in tokens] + [i for t in tokens for i in ids(t["children"])]  # type: ignore[arg-type]
+
+    found = ids(md.toc_tokens)  # type: ignore[attr-defined]
+    assert found and all(re.fullmatch(r"[\w.:-]+", value) for value in found), found
+    assert cleaned.removed, "the unsafe id is counted as removed"
