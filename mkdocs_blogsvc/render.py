@@ -275,18 +275,18 @@ class Renderer:
         if article.cover_image_url:
             cover = local(article.cover_image_url) or md_url(article.cover_image_url)
         body = article.content
-        if self.sanitise:
-            from mkdocs_blogsvc.sanitize import clean_markdown  # only when a page is rendered
-
-            cleaned = clean_markdown(body)
-            body = cleaned.text
-            self.removed[article.id] = cleaned.removed
         for url in sorted(article.inline_image_urls, key=len, reverse=True):
             relative = local(url)
             if relative:
                 body = body.replace(url, relative)
         if links is not None:
             body = links.rewrite(article, body, paths.src_uri)
+        if self.sanitise:  # last: no replacement above can change what it checked (a URL ending in "`")
+            from mkdocs_blogsvc.sanitize import clean_markdown  # only when a page is rendered
+
+            cleaned = clean_markdown(body)
+            body = cleaned.text
+            self.removed[article.id] = cleaned.removed
         heading, body = _split_heading(body)
         extra = None
         if export is not None:

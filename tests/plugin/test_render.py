@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import markdown
 import pytest
 import yaml
 from material.plugins.blog.structure.config import PostConfig
@@ -198,3 +199,14 @@ def test_a_custom_template_that_cannot_be_loaded_names_the_file(tmp_path: Path, 
         page.write_bytes(source)
     with pytest.raises(BadTemplate, match=f"^blogsvc: page_template {re.escape(str(page))} {expected}"):
         Renderer(page)
+
+
+def test_an_image_url_replaced_in_the_body_cannot_undo_what_the_sanitiser_checked() -> None:
+    """Review finding: a URL ending in a backtick opened a code span that hid a link from the
+    sanitiser; replacing the URL by the local path afterwards closed it again."""
+    url = "https://img.test/a`"
+    hostile = article(content=f"{url}[CLICK](javascript:alert(1))`", inlineImageUrls=[url])
+    _meta, body = split_page(Renderer().page(hostile, "s", PagePaths("blog/posts/s.md", {url: "blog/images/a.png"})))
+    assert "../images/a.png" in body
+    html = markdown.markdown(body)
+    assert "javascript:" not in html and "CLICK" in html, html
