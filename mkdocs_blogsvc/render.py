@@ -248,7 +248,7 @@ class Renderer:
         sanitiser = (_SANITIZE_SOURCE.read_text(encoding="utf-8"), importlib.metadata.version("nh3"))
         self.fingerprint = _fingerprint(
             self.page_template.source, self.index_template.source, f"sanitise={sanitise}", *sanitiser,
-            markdown.__version__,
+            markdown.__version__, Path(__file__).read_text(encoding="utf-8"),  # this code writes the pages
         )
         #: what an article page's head tags and its sanitised HTML depend on besides their
         #: inputs (see `outputs`): the head template, the JSON-LD code, the sanitiser.
@@ -306,6 +306,7 @@ class Renderer:
             cover_alt=md_text(article.title),
             body=body.strip("\n"),
         )
+        text = escape_snippets(text)
         if export is None:
             return text
         image_url = export.image_url(article, paths)
@@ -332,7 +333,7 @@ class Renderer:
             for article, page_src in sorted(items, key=lambda item: (item[0].published_at, item[0].id), reverse=True)
         ]
         meta = dump_yaml({"title": neutral(title)})
-        return self.index_template.render("the blog index", title=md_text(title), front_matter=meta, items=rows)
+        return escape_snippets(self.index_template.render("the blog index", title=md_text(title), front_matter=meta, items=rows))
 
     def head(
         self, article: Article, *, page_url: str | None, image_url: str | None, language: str | None,
@@ -420,6 +421,19 @@ def _load(env: jinja2.Environment, override: Path | None, name: str, setting: st
 #: The sanitiser's code, part of the fingerprints (read as a file: a build that renders no page
 #: never imports it).
 _SANITIZE_SOURCE = Path(__file__).with_name("sanitize.py")
+
+
+#: A line pymdownx.snippets would read as an include (`--8<-- "file"`, or a block of file names
+#: between two `--8<--` lines), however many `;` escapes it already has.
+_SNIPPET_MARKER = re.compile(r"^([ \t]*)(?=;*-+8<-+)", re.MULTILINE)
+
+
+def escape_snippets(text: str) -> str:
+    """Every snippets marker of a page with one more `;`, the extension's own escape: a site
+    that enables pymdownx.snippets shows the line as written instead of including a local file
+    (`--8<-- ".blogsvc/credentials.json"` would publish the tokens). Whatever the sanitiser's
+    setting: it reads files, it is not HTML. Without the extension the `;` shows."""
+    return _SNIPPET_MARKER.sub(r"\1;", text)
 
 
 def _fingerprint(*sources: str) -> str:

@@ -381,3 +381,22 @@ def test_a_build_with_nothing_changed_reuses_the_sanitised_html_and_head_tags(
     run_build(config)
     assert calls == {"clean": 3, "head": 2}, "a compacted record is found at its new place"
     assert_nothing_executable_from_the_article(article_page(site_dir))
+
+
+@pytest.mark.parametrize("trust", [False, True], ids=["sanitised", "trust_article_html"])
+def test_a_snippets_include_never_publishes_a_local_file(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, trust: bool,
+) -> None:
+    """Review finding: a site with pymdownx.snippets included any file an article named (the
+    stored tokens among them). Markers are written with snippets' own escape."""
+    add_article(db, owner.blog_id, "Snip", content=(
+        'Before.\n\n--8<-- "credentials.json"\n\n--8<--\ncredentials.json\n--8<--\n\n```\n--8<-- "credentials.json"\n```\n'))
+    config = write_site(tmp_path, service.url, material=False, plugin={"trust_article_html": trust})
+    data = yaml.safe_load(config.read_text())
+    data["markdown_extensions"] = [{"pymdownx.snippets": {"base_path": ["."]}}]
+    config.write_text(yaml.safe_dump(data))
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    run_build(config)
+    html = next((tmp_path / "site").rglob("snip/index.html")).read_text(encoding="utf-8")
+    assert "Before." in html and '--8&lt;-- "credentials.json"' in html
+    assert "svc_" not in html and "access_token" not in html
