@@ -72,6 +72,14 @@ class TokenSource(Protocol):
         """The service answered 401 to `rejected`: return a fresh token (refresh at most once)."""
 
 
+#: Largest API answer, decoded (a cold sync of 100,000 short articles is about 200 MB).
+MAX_ANSWER_BYTES = 1 << 30
+#: Above `EXPANSION_CHECKED_ABOVE` decoded bytes, a compressed answer may be at most this many
+#: times larger than what arrived: JSON compresses 5 to 20 times, a decompression bomb (1 MB
+#: of gzip that holds a gigabyte of spaces) a thousand times, and is refused before it fills
+#: the memory.
+MAX_EXPANSION = 100
+EXPANSION_CHECKED_ABOVE = 16 << 20
 #: How much of a probed answer's body is read (enough for any error object or error page).
 PROBE_BODY_LIMIT = 64 * 1024
 #: Longest wait for one probe: a check that answers "nothing is there" must be quick.
@@ -367,15 +375,16 @@ class BlogServiceClient:
     def _request(
         self, method: str, url: str, headers: dict[str, str], deadline: Deadline | None, **kwargs: Any
     ) -> httpx.Response:
-        """One request whose answer is read in chunks, checking `deadline` between them."""
-        if deadline is None:
-            return self._http.request(method, url, headers=headers, **kwargs)
-        timeout = self._timeout_for(deadline)
+        """One request whose answer is read in chunks, checking `deadline` between them and
+        its size as decoded (`_check_size`)."""
+        timeout = self._timeout_for(deadline) or httpx.USE_CLIENT_DEFAULT
         with self._http.stream(method, url, headers=headers, timeout=timeout, **kwargs) as streamed:
             body = bytearray()
             for chunk in streamed.iter_bytes():
-                deadline.check()
+                if deadline is not None:
+                    deadline.check()
                 body += chunk
+                _check_size(len(body), streamed.num_bytes_downloaded, url)
             # the body is decoded already: the rebuilt answer must not claim an encoding
             kept = [(k, v) for k, v in streamed.headers.multi_items()
                     if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
@@ -431,6 +440,14 @@ def _retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, moment.timestamp() - time.time())
+
+
+def _check_size(decoded: int, received: int, url: str) -> None:
+    if decoded > MAX_ANSWER_BYTES or (decoded > EXPANSION_CHECKED_ABOVE and decoded > MAX_EXPANSION * max(received, 1)):
+        raise errors.InvalidResponse(
+            f"the answer of {display_url(url)} grew to {decoded} bytes from {received} received "
+            f"(at most {MAX_ANSWER_BYTES} bytes, and {MAX_EXPANSION} times what arrived): refused"
+        )
 
 
 def _json(response: httpx.Response, what: str) -> Any:

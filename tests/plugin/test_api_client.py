@@ -470,3 +470,23 @@ def test_a_plain_http_service_loads_no_certificates(db, monkeypatch: pytest.Monk
     finally:
         service.stop()
     assert loads == []
+
+
+def test_a_decompression_bomb_is_refused_before_it_fills_the_memory() -> None:
+    """Review finding: 1 MB of gzip holding a gigabyte of spaces took 2.2 GB and then a
+    MemoryError traceback. Refused once the answer expands 100 times what arrived."""
+    import resource
+    import zlib
+
+    packer, spaces = zlib.compressobj(9, zlib.DEFLATED, 31), b" " * (1 << 20)  # gzip, made a MiB at a time
+    bomb = b"".join(packer.compress(spaces) for _ in range(256)) + packer.compress(
+        b'{"new":[],"updated":[],"deleted":[],"syncedAt":"2025-01-01T00:00:00Z"}') + packer.flush()
+    assert len(bomb) < 1 << 20
+    client, _ = mock_client(lambda request: httpx.Response(  # as a network delivers it: 16 KiB at a time
+        200, headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+        content=(bomb[i : i + (16 << 10)] for i in range(0, len(bomb), 16 << 10))))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with client, pytest.raises(errors.InvalidResponse, match=r"grew to \d+ bytes from \d+ received"):
+        client.sync([])
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mib < 128, f"peak memory grew by {grown_mib:.0f} MiB"
