@@ -452,13 +452,31 @@ def _check_size(decoded: int, received: int, url: str) -> None:
 
 def _json(response: httpx.Response, what: str) -> Any:
     try:
-        return response.json()
+        value = response.json()
     except ValueError:
         kind = response.headers.get("Content-Type", "no content type")
         raise errors.InvalidResponse(
             f"{what} answered HTTP {response.status_code} with a body that is not JSON ({kind}); check that "
             "`base_url` in mkdocs.yml is the Blog Content Service itself, not a web page or a proxy's sign-in page"
         ) from None
+    # JSON may spell a lone UTF-16 surrogate (`"\ud800"`), which no UTF-8 file can hold
+    return _without_lone_surrogates(value) if _SURROGATE_ESCAPE.search(response.content) else value
+
+
+#: A `\uD800` to `\uDFFF` escape in JSON text.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate replaced by U+FFFD (pairs stay the characters they
+    spell), so that writing an article to the cache cannot fail on it."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(key): _without_lone_surrogates(item) for key, item in value.items()}
+    return value
 
 
 _STATUS_CLASSES: dict[int, type[errors.ServiceError]] = {
@@ -472,7 +490,7 @@ _STATUS_CLASSES: dict[int, type[errors.ServiceError]] = {
 def _service_error(response: httpx.Response, *, default: type[errors.ServiceError]) -> errors.ServiceError:
     """The exception for an error answer: by the spec's `error` code first, else by HTTP status."""
     try:
-        body = response.json()
+        body = _without_lone_surrogates(response.json())
     except ValueError:
         body = None
     code = body.get("error") if isinstance(body, dict) else None

@@ -490,3 +490,20 @@ def test_a_decompression_bomb_is_refused_before_it_fills_the_memory() -> None:
         client.sync([])
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert grown_mib < 128, f"peak memory grew by {grown_mib:.0f} MiB"
+
+
+def test_a_lone_surrogate_from_the_service_becomes_a_replacement_character() -> None:
+    """Review finding: `"title": "Lone \\ud800"` made every build and export fail on writing the cache."""
+    article = {
+        "id": "ck1", "slug": "s", "title": "Lone \\ud800 surrogate, a pair \\ud83d\\ude00 kept", "description": None,
+        "content": "x", "coverImageUrl": None, "inlineImageUrls": [], "tags": ["\\udfff"], "seoKeywords": [],
+        "seoScore": None, "schemaOrgJson": None, "publishedAt": "2025-01-02T03:04:05Z",
+        "updatedAt": "2025-01-02T03:04:05Z", "viewCount": 0, "contentHash": "0" * 64,
+    }
+    body = '{"new":[' + json.dumps(article).replace("\\\\u", "\\u") + '],"updated":[],"deleted":[],"syncedAt":"2025-01-02T03:04:05Z"}'
+    client, _ = mock_client(lambda request: httpx.Response(200, headers={"Content-Type": "application/json"},
+                                                            content=body.encode("ascii")))
+    with client:
+        (found,) = client.sync([]).new
+    assert found.title == "Lone \ufffd surrogate, a pair \U0001F600 kept" and found.tags == ("\ufffd",)
+    found.title.encode("utf-8")  # what writing the cache does
