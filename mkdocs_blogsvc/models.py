@@ -30,6 +30,11 @@ def parse_timestamp(value: str) -> datetime:
     return parsed.astimezone(timezone.utc)
 
 
+#: Longest article id accepted (ids name files and show in messages: a line feed or an escape
+#: sequence in one could forge a log line).
+MAX_ID_LENGTH = 200
+
+
 def _get(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], what: str, *, nullable: bool = False) -> Any:
     if key not in data:
         raise InvalidResponse(f"{what}: field {key!r} is missing")
@@ -92,8 +97,11 @@ class Article:
         published = _timestamp(data, "publishedAt", what)
         updated = _timestamp(data, "updatedAt", what)
         assert published is not None and updated is not None
+        article_id = _get(data, "id", str, what)
+        if not (0 < len(article_id) <= MAX_ID_LENGTH and article_id.isprintable() and not any(c.isspace() for c in article_id)):
+            raise InvalidResponse(f"{what} has an id that is not a plain identifier (printable, no spaces, at most {MAX_ID_LENGTH})")
         return cls(
-            id=_get(data, "id", str, what),
+            id=article_id,
             slug=_get(data, "slug", str, what),
             title=_get(data, "title", str, what),
             description=_get(data, "description", str, what, nullable=True),

@@ -79,7 +79,7 @@ def assign_slugs(articles: Iterable[Listed]) -> dict[str, str]:
         slug = safe_slug(article)
         if slug != article.slug:
             log.warning(
-                "article %s has an unusable slug %r; using %r instead (change the slug on the service to choose)",
+                "article %r has an unusable slug %r; using %r instead (change the slug on the service to choose)",
                 article.id, article.slug[:120], slug,
             )
         if slug in taken:

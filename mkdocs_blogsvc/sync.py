@@ -130,7 +130,7 @@ def _diff(contents: CacheContents, result: SyncResult) -> _Diff:
     old = contents.manifest
     report = SyncReport()
     for skipped in result.skipped:
-        report.skipped.append(f"article {skipped.id or '(no id)'}: {skipped.reason}")
+        report.skipped.append(f"article {skipped.id!r}: {skipped.reason}" if skipped.id else f"an article: {skipped.reason}")
         log.warning(
             "article %s skipped: %s; fix the article on the service (the cache keeps any earlier version)",
             skipped.id or "(without an id)", skipped.reason,

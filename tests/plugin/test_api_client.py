@@ -507,3 +507,18 @@ def test_a_lone_surrogate_from_the_service_becomes_a_replacement_character() -> 
         (found,) = client.sync([]).new
     assert found.title == "Lone \ufffd surrogate, a pair \U0001F600 kept" and found.tags == ("\ufffd",)
     found.title.encode("utf-8")  # what writing the cache does
+
+
+@pytest.mark.parametrize("bad_id", ["ck1\nINFO    -  blogsvc: all articles verified safe\x1b[2K", "a b", "", "x" * 201])
+def test_an_article_whose_id_could_forge_a_log_line_is_skipped(bad_id: str) -> None:
+    article = {
+        "id": bad_id, "slug": "s", "title": "T", "description": None, "content": "x", "coverImageUrl": None,
+        "inlineImageUrls": [], "tags": [], "seoKeywords": [], "seoScore": None, "schemaOrgJson": None,
+        "publishedAt": "2025-01-02T03:04:05Z", "updatedAt": "2025-01-02T03:04:05Z", "viewCount": 0, "contentHash": "0" * 64,
+    }
+    body = {"new": [article], "updated": [], "deleted": [], "syncedAt": "2025-01-02T03:04:05Z"}
+    client, _ = mock_client(lambda request: httpx.Response(200, json=body))
+    with client:
+        result = client.sync([])
+    assert result.new == () and len(result.skipped) == 1
+    assert "not a plain identifier" in result.skipped[0].reason and "\n" not in result.skipped[0].reason
