@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import html
 import os
+import posixpath
 import re
 import time
 from dataclasses import dataclass
@@ -158,12 +159,12 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         settings = self.settings
         contents, report, reason, started = self._synced
         self._synced = None
-        blog_plugin = _material_blog(config)
-        if blog_plugin is not None:
-            _check_post_dir(blog_plugin, settings.posts_dir)
+        blog_plugins = _material_blogs(config)
+        if blog_plugins:
+            _check_post_dir(blog_plugins, settings.posts_dir)
         _leave_out_exported(files, Path(config.docs_dir))
         with collector.paused():
-            self._add_files(files, config, contents, with_index=blog_plugin is None
+            self._add_files(files, config, contents, with_index=not blog_plugins
                             and not _has_index(files, settings.blog_dir))
         report.duration = time.perf_counter() - started
         self.last_report = report
@@ -413,22 +414,28 @@ def _message(exc: BlogServiceError) -> str:
     return text if text.startswith("blogsvc: ") else f"blogsvc: {text}"
 
 
-def _material_blog(config: MkDocsConfig) -> Any:
-    """Material's blog plugin when it is active (it builds the index itself), else None."""
-    for plugin in config.plugins.values():
-        if type(plugin).__module__.startswith("material.plugins.blog") and plugin.config.get("enabled", True):
-            return plugin
-    return None
+def _material_blogs(config: MkDocsConfig) -> list[Any]:
+    """Material's blog plugin instances that are active (each builds its blog's index itself)."""
+    return [plugin for plugin in config.plugins.values()
+            if type(plugin).__module__.startswith("material.plugins.blog") and plugin.config.get("enabled", True)]
 
 
-def _check_post_dir(blog_plugin: Any, posts_dir: str) -> None:
-    blog_dir = str(blog_plugin.config.blog_dir).strip("/")
-    post_dir = str(blog_plugin.config.post_dir).format(blog=blog_dir).strip("/")
-    if not (posts_dir == post_dir or posts_dir.startswith(post_dir + "/")):
-        log.warning(
-            f"posts_dir is {posts_dir!r} but Material's blog plugin reads posts from {post_dir!r}: "
-            "the articles will not be blog posts; set posts_dir (or the blog plugin's post_dir) to match"
-        )
+def _post_dir(blog_plugin: Any) -> str:
+    blog_dir = str(blog_plugin.config.blog_dir)
+    return posixpath.normpath(str(blog_plugin.config.post_dir).format(blog=blog_dir)).strip("/")
+
+
+def _check_post_dir(blog_plugins: list[Any], posts_dir: str) -> None:
+    """Warn unless one of the site's Material blogs reads posts from `posts_dir` (a site may
+    have several blogs; a blog at the site's root reads `./posts`, the same as `posts`)."""
+    post_dirs = [_post_dir(plugin) for plugin in blog_plugins]
+    if any(posts_dir == post_dir or posts_dir.startswith(post_dir + "/") or post_dir == "." for post_dir in post_dirs):
+        return
+    log.warning(
+        f"posts_dir is {posts_dir!r} but Material's blog plugin reads posts from "
+        f"{' or '.join(repr(post_dir) for post_dir in post_dirs)}: the articles will not be blog posts; "
+        "set posts_dir (or the blog plugin's post_dir) to match"
+    )
 
 
 def _leave_out_exported(files: Files, docs_dir: Path) -> None:
