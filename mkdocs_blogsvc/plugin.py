@@ -58,7 +58,7 @@ from mkdocs_blogsvc.export import read_record
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import ArticleSummary
 from mkdocs_blogsvc.outputs import PageOutputs
-from mkdocs_blogsvc.pages import markdown_removed, render_pages
+from mkdocs_blogsvc.pages import RenderedSite, markdown_removed, render_pages
 from mkdocs_blogsvc.removals import Removed
 from mkdocs_blogsvc.render import Renderer
 from mkdocs_blogsvc.sync import SyncReport
@@ -98,7 +98,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         self.pages: dict[str, ArticlePage] = {}
         self.files: Files | None = None
         #: what on_pre_build hands to on_files: (cache contents, report, reason, start time).
-        self._synced: tuple[CacheContents, SyncReport, str, float] | None = None
+        self._synced: tuple[CacheContents, RenderedSite, SyncReport, str, float] | None = None
         self.poller: watch.Poller | None = None
         #: the cache of this build, from on_files to on_post_build (page addresses are recorded in it).
         self.contents: CacheContents | None = None
@@ -140,16 +140,28 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         return None
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
-        """Take the cache and sync. This runs before MkDocs empties site_dir, so a build that
-        the service stops (credentials, `on_error: fail`) leaves the previous site in place."""
-        if not self.config.enabled or self.settings is None or self.coordinator is None:
+        """Take the cache, sync, and render the pages that need it. This runs before MkDocs
+        empties site_dir, so a build that the service stops (credentials, `on_error: fail`) or
+        a template that cannot be rendered leaves the previous site in place."""
+        if not self.config.enabled or self.settings is None or self.coordinator is None or self.renderer is None:
             return
         started = time.perf_counter()
         try:  # the locks are released in on_post_build / on_build_error, even after a failure
             contents, report, reason = self.coordinator.begin_build(self.is_serve)
         except BlogServiceError as exc:  # cache busy or unwritable, credentials, configuration, on_error: fail
             raise PluginError(_message(exc)) from None
-        self._synced = (contents, report, reason, started)
+        settings, docs_dir = self.settings, Path(config.docs_dir)
+        with_index = not _material_blogs(config) and not _has_own_index(docs_dir, settings.blog_dir)
+        try:
+            with collector.paused():
+                site = render_pages(
+                    self.coordinator.cache, contents, self.renderer,
+                    blog_dir=settings.blog_dir, posts_dir=settings.posts_dir, with_index=with_index,
+                    base_url=settings.base_url,
+                )
+        except BlogServiceError as exc:  # a template that cannot be rendered, an unwritable cache
+            raise PluginError(_message(exc)) from None
+        self._synced = (contents, site, report, reason, started)
 
     @event_priority(50)  # before Material's blog plugin (-50), which reads posts in on_files
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files | None:
@@ -157,32 +169,23 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 or self.coordinator is None or self._synced is None):
             return None
         settings = self.settings
-        contents, report, reason, started = self._synced
+        contents, site, report, reason, started = self._synced
         self._synced = None
         blog_plugins = _material_blogs(config)
         if blog_plugins:
             _check_post_dir(blog_plugins, settings.posts_dir)
         _leave_out_exported(files, Path(config.docs_dir))
         with collector.paused():
-            self._add_files(files, config, contents, with_index=not blog_plugins
-                            and not _has_index(files, settings.blog_dir))
+            self._add_files(files, config, contents, site)
         report.duration = time.perf_counter() - started
         self.last_report = report
         log.info(report.summary() + reason)
         return files
 
-    def _add_files(self, files: Files, config: MkDocsConfig, contents: CacheContents, *, with_index: bool) -> None:
-        """Render the pages that need it and add every page and image to MkDocs' files."""
-        assert self.settings is not None and self.renderer is not None and self.coordinator is not None
+    def _add_files(self, files: Files, config: MkDocsConfig, contents: CacheContents, site: RenderedSite) -> None:
+        """Add every page and image the plugin rendered to MkDocs' files."""
+        assert self.settings is not None and self.coordinator is not None
         settings = self.settings
-        try:
-            site = render_pages(
-                self.coordinator.cache, contents, self.renderer,
-                blog_dir=settings.blog_dir, posts_dir=settings.posts_dir, with_index=with_index,
-                base_url=settings.base_url,
-            )
-        except BlogServiceError as exc:  # a template that cannot be rendered, an unwritable cache
-            raise PluginError(_message(exc)) from None
         self.language = contents.manifest.blog_language
         self.contents = contents
         self.outputs = PageOutputs(self.coordinator.cache, contents.manifest)
@@ -453,6 +456,9 @@ def _leave_out_exported(files: Files, docs_dir: Path) -> None:
         log.debug(f"{left_out} files of `mkdocs-blogsvc export` in docs_dir left out: the plugin adds its own")
 
 
-def _has_index(files: Files, blog_dir: str) -> bool:
-    return any(files.get_file_from_path(f"{blog_dir}/{name}") is not None for name in ("index.md", "README.md"))
+def _has_own_index(docs_dir: Path, blog_dir: str) -> bool:
+    """Whether docs_dir has the blog's index page of its own (not one `export --index` wrote)."""
+    exported = read_record(docs_dir)
+    return any((docs_dir / blog_dir / name).is_file() and f"{blog_dir}/{name}" not in exported
+               for name in ("index.md", "README.md"))
 

@@ -364,6 +364,23 @@ def test_a_custom_template_failing_at_render_time_stops_the_build_naming_file_an
     assert cache_is_unlocked(tmp_path), "a failed build releases the cache"
 
 
+def test_a_page_template_failing_at_render_time_leaves_the_previous_site(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    """Review finding: the error came after MkDocs had emptied site_dir (86 files to 0)."""
+    add_article(db, owner.blog_id, "One")
+    config = site(tmp_path, service, db, owner, material=False)
+    run_build(config)
+    before = snapshot(tmp_path / "site")
+    assert any(name.endswith("index.html") for name in before)
+    (tmp_path / "custom.j2").write_text("{{ article.title }}\n{{ artcle.title }}\n")
+    config.write_text(config.read_text().replace("credentials_file: credentials.json",
+                                                 "credentials_file: credentials.json\n    page_template: custom.j2"))
+    with pytest.raises(Abort):
+        run_build(config)
+    assert snapshot(tmp_path / "site") == before
+
+
 def test_missing_client_id_stops_the_build_even_with_on_error_warn(
     tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
