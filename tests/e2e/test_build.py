@@ -461,3 +461,17 @@ def test_a_malformed_sync_answer_warns_and_builds_from_the_intact_cache(
     assert no_traceback(caplog)
     assert snapshot(tmp_path / ".cache") == cache_before
     assert "Cover story" in (tmp_path / "site" / "blog" / "posts" / "cover-story" / "index.html").read_text()
+
+
+def test_materials_blog_index_shows_the_lead_not_the_whole_post(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    add_article(db, owner.blog_id, "With a lead", description="The lead, in short.",
+                content="First paragraph.\n\nThe rest of a long body.")
+    add_article(db, owner.blog_id, "Without", description=None, content="Only a body.", minutes_ago=5)
+    run_build(site(tmp_path, service, db, owner, material=True))
+    index = (tmp_path / "site" / "blog" / "index.html").read_text(encoding="utf-8")
+    assert "The lead, in short." in index and "The rest of a long body." not in index
+    assert "Only a body." in index  # no description: no marker, the whole (short) post
+    page = post_page(tmp_path / "site", "with-a-lead").read_text(encoding="utf-8")
+    assert "The lead, in short." in page and "The rest of a long body." in page
