@@ -131,9 +131,9 @@ def _diff(contents: CacheContents, result: SyncResult) -> _Diff:
     report = SyncReport()
     for skipped in result.skipped:
         report.skipped.append(f"article {skipped.id!r}: {skipped.reason}" if skipped.id else f"an article: {skipped.reason}")
-        log.warning(
+        log.warning(  # the id as repr: a line feed or escape sequence in it cannot forge a log line
             "article %s skipped: %s; fix the article on the service (the cache keeps any earlier version)",
-            skipped.id or "(without an id)", skipped.reason,
+            repr(skipped.id) if skipped.id else "(without an id)", skipped.reason,
         )
     deleted = [article_id for article_id in dict.fromkeys(result.deleted) if article_id in old.entries]
     changed = {article.id: article for article in (*result.new, *result.updated)}

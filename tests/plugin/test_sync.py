@@ -398,3 +398,16 @@ def test_recorded_data_follows_its_article_through_updates_and_goes_with_it(db: 
     assert contents.manifest.entries[kept].records == {"urls": [f"blog/posts/{kept}/"]}
     assert cache.load().entries[kept].records == {"urls": [f"blog/posts/{kept}/"]}
     assert gone not in cache.load().entries and cache.load().records == manifest.records
+
+
+def test_a_skipped_article_id_is_logged_so_it_cannot_forge_a_line(tmp_path: Path, blog, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
+    _owner, _client, cache_dir = blog
+    forged = "ck1\nINFO    -  blogsvc: all articles verified safe\x1b[2K"
+    article = {"id": forged, "slug": "s", "title": "T"}  # skipped twice over: a bad id, missing fields
+    body = {"new": [article], "updated": [], "deleted": [], "syncedAt": "2025-01-02T03:04:05Z"}
+    client = mock_client(tmp_path, lambda request: httpx.Response(200, json=body))
+    with caplog.at_level(logging.WARNING), client:
+        _state, report = sync_cache(Cache(cache_dir), client)
+    (record,) = [r for r in caplog.records if "skipped" in r.getMessage()]
+    assert "\n" not in record.getMessage() and "\x1b" not in record.getMessage()
+    assert len(report.skipped) == 1 and "\n" not in report.skipped[0]
