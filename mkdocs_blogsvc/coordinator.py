@@ -98,7 +98,7 @@ class SyncCoordinator:
         return self.last_sync_attempt + settings.sync_interval - time.monotonic()
 
     def _sync_if_due(self, contents: CacheContents, is_serve: bool) -> tuple[CacheContents, SyncReport, str]:
-        """Sync unless offline or (under `mkdocs serve`) synced less than sync_interval ago."""
+        """Sync unless offline or (under `mkdocs serve`) a sync was tried less than sync_interval ago."""
         settings = self.settings
         cached = SyncReport(unchanged=len(contents.articles))
         if settings.offline:
@@ -110,7 +110,7 @@ class SyncCoordinator:
             reason = "built from the cache" if contents.articles else "built without the blog"
             return contents, cached, f" (no credentials: {reason})"
         if is_serve and self._seconds_until_due(settings) > 0:
-            return contents, cached, f" (synced less than {settings.sync_interval} s ago: built from the cache)"
+            return contents, cached, f" (last sync attempt less than {settings.sync_interval} s ago: built from the cache)"
         self.last_sync_attempt = time.monotonic()
         try:
             contents, report = self._sync(settings, contents, warn=log.warning)

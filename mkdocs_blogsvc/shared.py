@@ -14,10 +14,20 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 MAX_SLUG_LENGTH = 80
 
 
+#: Latin letters that Unicode does not decompose into a base letter and an accent: spelled out
+#: as German, Nordic and Polish writers do, rather than dropped (`Straße` is `strasse`).
+_SPELLED_OUT = str.maketrans({
+    "ß": "ss", "ẞ": "SS", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ø": "o", "Ø": "O",
+    "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "TH", "ł": "l", "Ł": "L", "ı": "i",
+})
+
+
 def slugify(text: str, max_length: int = MAX_SLUG_LENGTH) -> str:
-    """Lowercase ASCII `a-z0-9` words joined by `-` (accents folded, the rest dropped), cut at
-    a word boundary to at most `max_length` characters; "article" when nothing is left."""
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    """Lowercase ASCII `a-z0-9` words joined by `-` (accents folded, `ß`, `æ`, `ø`... spelled
+    out, the rest dropped), cut at a word boundary to at most `max_length` characters;
+    "article" when nothing is left."""
+    spelled = text.translate(_SPELLED_OUT)
+    folded = unicodedata.normalize("NFKD", spelled).encode("ascii", "ignore").decode("ascii").lower()
     slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
     if len(slug) > max_length:
         head = slug[:max_length]
