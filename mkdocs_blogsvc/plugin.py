@@ -211,10 +211,13 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         exists once the navigation is built: one loop here, rather than a hook on every page."""
         if not self.config.enabled:
             return None
+        at: dict[str, str] = {}  # where each article page is written -> its src_uri
         for src_uri, found in self.pages.items():
             file = files.src_uris.get(src_uri)
             if file is not None and file.page is not None:
                 file.page.update_date = found.summary.updated_at.astimezone(timezone.utc).strftime("%Y-%m-%d")
+                at[file.dest_uri] = src_uri
+        _warn_about_shared_addresses(files, at)
         return None
 
     @event_priority(-100)  # last: other plugins' on_post_build may still read the cached files
@@ -454,6 +457,20 @@ def _leave_out_exported(files: Files, docs_dir: Path) -> None:
             left_out += 1
     if left_out:
         log.debug(f"{left_out} files of `mkdocs-blogsvc export` in docs_dir left out: the plugin adds its own")
+
+
+def _warn_about_shared_addresses(files: Files, article_pages: dict[str, str]) -> None:
+    """Warn when a page of docs_dir is written where an article page is (Material's blog
+    computes post URLs from slugs and dates, so a hand-written post with an article's slug
+    lands on the same file): one would replace the other without a word. The URLs are final
+    here: Material sets them in its on_files."""
+    for file in files:  # Material's posts are not "included" pages to `documentation_pages()`
+        article = article_pages.get(file.dest_uri)
+        if article is not None and article != file.src_uri and file.is_documentation_page():
+            log.warning(
+                f"{file.src_uri} of docs_dir and the article page {article} are both written to "
+                f"{file.dest_uri}: one replaces the other; give one of them another slug"
+            )
 
 
 def _has_own_index(docs_dir: Path, blog_dir: str) -> bool:

@@ -475,3 +475,20 @@ def test_materials_blog_index_shows_the_lead_not_the_whole_post(
     assert "Only a body." in index  # no description: no marker, the whole (short) post
     page = post_page(tmp_path / "site", "with-a-lead").read_text(encoding="utf-8")
     assert "The lead, in short." in page and "The rest of a long body." in page
+
+
+def test_a_hand_written_post_at_an_articles_address_is_warned_about(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Review finding: Material computes post URLs from slugs, so a post of docs_dir with an
+    article's slug was written over (or over it) without a word."""
+    add_article(db, owner.blog_id, "Shared address")
+    config = site(tmp_path, service, db, owner, material=True)
+    config.write_text(config.read_text().replace("post_date_format: short", "post_date_format: short\n    post_url_format: '{slug}'"))
+    (tmp_path / "docs" / "blog" / "posts" / "mine.md").write_text(
+        "---\ndate: 2025-01-01\nslug: shared-address\n---\n\n# Mine\n\nMy own post.\n", encoding="utf-8")
+    caplog.set_level(logging.WARNING)
+    run_build(config)
+    (line,) = [r.getMessage() for r in caplog.records if "both written to" in r.getMessage()]
+    assert "blog/posts/mine.md of docs_dir and the article page blog/posts/shared-address.md" in line
+    assert "blog/shared-address/index.html" in line
