@@ -97,8 +97,9 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         #: docs-relative page path -> the article page.
         self.pages: dict[str, ArticlePage] = {}
         self.files: Files | None = None
-        #: what on_pre_build hands to on_files: (cache contents, report, reason, start time).
-        self._synced: tuple[CacheContents, RenderedSite, SyncReport, str, float] | None = None
+        #: what on_pre_build hands to on_files: (cache contents, the pages rendered, the paths
+        #: `export` wrote into docs_dir, report, reason, start time).
+        self._synced: tuple[CacheContents, RenderedSite, set[str], SyncReport, str, float] | None = None
         self.poller: watch.Poller | None = None
         #: the cache of this build, from on_files to on_post_build (page addresses are recorded in it).
         self.contents: CacheContents | None = None
@@ -151,7 +152,10 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         except BlogServiceError as exc:  # cache busy or unwritable, credentials, configuration, on_error: fail
             raise PluginError(_message(exc)) from None
         settings, docs_dir = self.settings, Path(config.docs_dir)
-        with_index = not _material_blogs(config) and not _has_own_index(docs_dir, settings.blog_dir)
+        blog_plugins, exported = _material_blogs(config), read_record(docs_dir)
+        if blog_plugins:
+            _check_post_dir(blog_plugins, settings.posts_dir)
+        with_index = not blog_plugins and not _has_own_index(docs_dir, settings.blog_dir, exported)
         try:
             with collector.paused():
                 site = render_pages(
@@ -161,20 +165,16 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 )
         except BlogServiceError as exc:  # a template that cannot be rendered, an unwritable cache
             raise PluginError(_message(exc)) from None
-        self._synced = (contents, site, report, reason, started)
+        self._synced = (contents, site, exported, report, reason, started)
 
     @event_priority(50)  # before Material's blog plugin (-50), which reads posts in on_files
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files | None:
         if (not self.config.enabled or self.settings is None or self.renderer is None
                 or self.coordinator is None or self._synced is None):
             return None
-        settings = self.settings
-        contents, site, report, reason, started = self._synced
+        contents, site, exported, report, reason, started = self._synced
         self._synced = None
-        blog_plugins = _material_blogs(config)
-        if blog_plugins:
-            _check_post_dir(blog_plugins, settings.posts_dir)
-        _leave_out_exported(files, Path(config.docs_dir))
+        _leave_out_exported(files, exported)
         with collector.paused():
             self._add_files(files, config, contents, site)
         report.duration = time.perf_counter() - started
@@ -444,16 +444,16 @@ def _check_post_dir(blog_plugins: list[Any], posts_dir: str) -> None:
     )
 
 
-def _leave_out_exported(files: Files, docs_dir: Path) -> None:
-    """Leave out of the build the files `mkdocs-blogsvc export` wrote into docs_dir (listed in
+def _leave_out_exported(files: Files, exported: set[str]) -> None:
+    """Leave out of the build the files `mkdocs-blogsvc export` wrote into docs_dir (`exported`,
     its record): the plugin adds the current ones itself. So one mkdocs.yml and one docs folder
     serve the plugin and generators that run none (Zensical), without a warning per file,
     without an article the blog deleted since the export. Nothing is deleted from docs_dir."""
     left_out = 0
-    for src_uri in sorted(read_record(docs_dir)):
-        exported = files.get_file_from_path(src_uri)
-        if exported is not None:
-            files.remove(exported)
+    for src_uri in sorted(exported):
+        file = files.get_file_from_path(src_uri)
+        if file is not None:
+            files.remove(file)
             left_out += 1
     if left_out:
         log.debug(f"{left_out} files of `mkdocs-blogsvc export` in docs_dir left out: the plugin adds its own")
@@ -473,9 +473,8 @@ def _warn_about_shared_addresses(files: Files, article_pages: dict[str, str]) ->
             )
 
 
-def _has_own_index(docs_dir: Path, blog_dir: str) -> bool:
+def _has_own_index(docs_dir: Path, blog_dir: str, exported: set[str]) -> bool:
     """Whether docs_dir has the blog's index page of its own (not one `export --index` wrote)."""
-    exported = read_record(docs_dir)
     return any((docs_dir / blog_dir / name).is_file() and f"{blog_dir}/{name}" not in exported
                for name in ("index.md", "README.md"))
 

@@ -25,12 +25,12 @@ def register(app: Flask) -> None:
     app.after_request(_cors)
 
 
-def applies(path: str) -> bool:
+def _applies(path: str) -> bool:
     return path.startswith("/api/v1/") or path in ("/api/oauth/token", "/openapi.json")
 
 
 def _cors(response: Response) -> Response:
-    if not applies(request.path):
+    if not _applies(request.path):
         return response
     response.headers["Access-Control-Allow-Origin"] = "*"
     if request.method == "OPTIONS" and response.status_code == 200:  # Flask's own answer: the path exists

@@ -59,6 +59,7 @@ class Database:
             event.listen(self.engine, "begin", _begin)
         else:
             event.listen(self.engine, "connect", lambda connection, _record: _server_timeouts(connection, self._lock_timeout))
+            event.listen(self.engine, "connect", lambda connection, _record: _nul_safe_strings(connection))
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
         if check_schema:
             try:
@@ -212,15 +213,18 @@ def _sqlite_pragmas(dbapi_connection: Any, lock_timeout: float) -> None:
 
 
 def _server_timeouts(dbapi_connection: Any, lock_timeout: float) -> None:
-    """A database server's lock wait limit (PostgreSQL's `lock_timeout`), set per connection;
-    and strings with NUL sent as `_nul_safe_dumpers` says."""
-    if dbapi_connection.__class__.__module__.startswith("psycopg"):
-        for dumper in _nul_safe_dumpers():
-            dbapi_connection.adapters.register_dumper(str, dumper)
+    """A database server's lock wait limit (PostgreSQL's `lock_timeout`), set per connection."""
     cursor = dbapi_connection.cursor()
     cursor.execute(f"SET lock_timeout = {int(lock_timeout * 1000)}")
     cursor.close()
     dbapi_connection.commit()
+
+
+def _nul_safe_strings(dbapi_connection: Any) -> None:
+    """psycopg's connections send strings with `_nul_safe_dumpers`."""
+    if dbapi_connection.__class__.__module__.startswith("psycopg"):
+        for dumper in _nul_safe_dumpers():
+            dbapi_connection.adapters.register_dumper(str, dumper)
 
 
 @functools.cache
