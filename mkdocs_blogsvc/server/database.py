@@ -102,7 +102,11 @@ class Database:
         except DatabaseError:
             raise
         except (SQLAlchemyError, ImportError) as exc:
-            raise DatabaseError(f"cannot open database {shown}: {first_line(exc)}") from None
+            reason = first_line(exc)
+            if "database is locked" in reason:  # SQLite, after its busy timeout
+                reason += (f" (another process held a write lock for {DEFAULT_LOCK_TIMEOUT:g} s: a sqlite3 shell or "
+                           "an admin command in a transaction; end it and try again)")
+            raise DatabaseError(f"cannot open database {shown}: {reason}") from None
 
     @property
     def shown(self) -> str:

@@ -209,6 +209,28 @@ def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     assert result.stderr.startswith(f"Error: cannot open database {not_db}: ") and len(result.stderr.splitlines()) == 1
 
 
+def test_a_database_another_process_keeps_locked_is_a_clear_error(
+    blog_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite waits its busy timeout (30 s; shortened here), then one line says what holds it."""
+    import sqlite3
+
+    from mkdocs_blogsvc.server import database
+
+    monkeypatch.setattr(database, "DEFAULT_LOCK_TIMEOUT", 0.2)
+    holder = sqlite3.connect(blog_db, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        result = invoke(blog_db, "advance-clock", "1")
+    finally:
+        holder.close()
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert result.stderr.strip() == (
+        f"Error: cannot open database {blog_db}: database is locked (another process held a write lock "
+        "for 0.2 s: a sqlite3 shell or an admin command in a transaction; end it and try again)"
+    )
+
+
 def test_content_from_standard_input(blog_db: Path) -> None:
     result = CliRunner().invoke(
         main, ["server", "admin", "--db", str(blog_db), "add-article", "--blog", "notes", "--title", "Piped", "--content-file", "-"],
