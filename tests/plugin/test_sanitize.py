@@ -7,6 +7,7 @@ pass (nh3's browser-grade parser) must then find nothing left to remove.
 
 from __future__ import annotations
 
+import html
 import re
 
 import markdown
@@ -164,6 +165,31 @@ def test_safe_markdown_survives_both_passes() -> None:
                  "<figure>", "<figcaption>Caption</figcaption>", 'href="https://example.com/page"',
                  "console", "<pre", "<code>inline &lt;b&gt;code&lt;/b&gt;</code>"):
         assert kept in after.text, kept
+
+
+@pytest.mark.parametrize("prose", [
+    "The set {1, 2, 3} is small.",
+    "Write {{ page.title }} in a template, and {% if x %} blocks.",
+    'The JSON {"a": 1} parses.',
+    "A heading id: {#intro .lead}, a class: {: .note }, a bare word: {hidden}.",
+])
+@pytest.mark.parametrize("extensions", sorted(EXTENSIONS))
+def test_braces_in_prose_are_kept(prose: str, extensions: str) -> None:
+    """Found by review: every `{...}` whose words were not allowed attributes was deleted,
+    though most braces in prose are no attr list at all; now nothing is deleted."""
+    cleaned = clean_markdown(prose)
+    assert cleaned.text == prose and not cleaned.removed
+    if extensions == "mkdocs":  # no attr_list: the braces are text on the page
+        assert markdown.markdown(cleaned.text, extensions=EXTENSIONS[extensions]) == f"<p>{html.escape(prose, quote=False)}</p>"
+
+
+def test_an_attr_list_setting_a_handler_is_shown_as_text_not_deleted() -> None:
+    cleaned = clean_markdown("Click *here*{: .note onclick=alert(1) } now.")
+    assert cleaned.text == "Click *here*&#123;: .note onclick=alert(1) } now."
+    assert cleaned.removed.counts[("attribute", "onclick")] == 1
+    rendered = markdown.markdown(cleaned.text, extensions=EXTENSIONS["material"])
+    assert rendered == "<p>Click <em>here</em>&#123;: .note onclick=alert(1) } now.</p>"
+    assert not clean_html(rendered).removed
 
 
 def test_fenced_code_is_left_as_written() -> None:
