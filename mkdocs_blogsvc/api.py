@@ -39,6 +39,7 @@ import httpx
 
 from mkdocs_blogsvc import __version__, errors, models
 from mkdocs_blogsvc.deadline import Deadline
+from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.transport import StdlibTransport, proxy_mounts
 
 USER_AGENT = f"mkdocs-blogsvc/{__version__} (+https://pypi.org/project/mkdocs-blogsvc/)"
@@ -305,33 +306,51 @@ class BlogServiceClient:
     # --- token endpoint --------------------------------------------------------------------
 
     def token_request(
-        self, form: Mapping[str, str], auth: tuple[str, str] | None = None, *, now: float | None = None
+        self, form: Mapping[str, str], auth: tuple[str, str] | None = None, *, now: float | None = None,
+        previous_refresh_token: str | None = None,
     ) -> models.TokenSet:
         """`POST /api/oauth/token` (form-encoded). Retried only if the request never left:
-        codes and refresh tokens are single use. `auth` sends HTTP Basic client authentication."""
+        codes and refresh tokens are single use, so an answer lost on the way back is
+        `AnswerLost`. `auth` sends HTTP Basic client authentication; `previous_refresh_token`
+        stays when a refresh answer brings no new one (RFC 6749 section 6)."""
         url = f"{self.base_url}/api/oauth/token"
         issued_at = time.time() if now is None else now  # before sending: expiry errs early
+        deadline = self._deadline_of_request("the token request")
         attempt = 0
         while True:
+            deadline.check()  # outside the try: a deadline passed before sending is no lost answer
             try:
-                response = self._http.post(
-                    url, data=dict(form), auth=auth or httpx.USE_CLIENT_DEFAULT,
-                    timeout=self._timeout_for(self.deadline) or httpx.USE_CLIENT_DEFAULT,
-                )
+                response = self._request("POST", url, {}, deadline, data=dict(form), auth=auth or httpx.USE_CLIENT_DEFAULT)
                 break
             except _NEVER_SENT as exc:
                 if attempt >= self.retries or isinstance(exc, httpx.UnsupportedProtocol):
                     raise self._transport_error(exc) from None
-                if not self._pause(_backoff(attempt), self.deadline):
+                if not self._pause(_backoff(attempt), deadline):
                     raise self._transport_error(exc) from None
                 attempt += 1
-            except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                if self.deadline is not None:
-                    self.deadline.check()
+            except httpx.InvalidURL as exc:
                 raise self._transport_error(exc) from None
+            except (httpx.HTTPError, errors.DeadlineExceeded) as exc:
+                reason = str(exc) if isinstance(exc, errors.DeadlineExceeded) else f"{_detail(exc)} ({type(exc).__name__})"
+                raise errors.AnswerLost(
+                    f"the token request reached the Blog Content Service at {self.base_url}, but its answer "
+                    f"did not arrive whole: {reason}"
+                ) from None
         if not response.is_success:
             raise _service_error(response, default=errors.OAuthError)
-        return models.TokenSet.from_token_response(_json(response, "the token endpoint"), now=issued_at)
+        tokens = models.TokenSet.from_token_response(
+            _json(response, "the token endpoint"), now=issued_at, previous_refresh_token=previous_refresh_token
+        )
+        if tokens.lifetime_note is not None:
+            log.warning("the token endpoint's answer is outside the spec: %s", tokens.lifetime_note)
+        return tokens
+
+    def _deadline_of_request(self, what: str) -> Deadline:
+        """The sync's deadline; outside a sync, `timeout` for this request alone, so a service
+        that drip-feeds its answer holds no command longer than that."""
+        if self.deadline is not None:
+            return self.deadline
+        return Deadline(self._timeout, what=f"{what} to the Blog Content Service at {self.base_url}")
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -341,9 +360,15 @@ class BlogServiceClient:
             raise errors.NotLoggedIn("this client has no credentials: run `mkdocs-blogsvc login`")
         token = self.tokens.access_token()
         response = self._send(method, path, token, **kwargs)
-        if response.status_code == 401:
+        if response.status_code == 401 and not _lacks_scope(response):  # a refresh cannot add a scope
             token = self.tokens.refresh_rejected(token)
             response = self._send(method, path, token, **kwargs)
+        if response.is_redirect:
+            raise errors.InvalidResponse(
+                f"{method} {path} answered HTTP {response.status_code}, a redirect to "
+                f"{display_url(response.headers.get('Location', '(no Location)'))}: API calls are not redirected "
+                "(the token would go along); if the service moved, set `base_url` in mkdocs.yml to its new address"
+            )
         if not response.is_success:
             raise _service_error(response, default=errors.ServiceError)
         return _json(response, f"{method} {path}")
@@ -352,15 +377,14 @@ class BlogServiceClient:
         """One request with bounded retries on connection errors, 429 and 5xx."""
         url = f"{self.base_url}{path}"
         headers = {**kwargs.pop("headers", {}), "Authorization": f"Bearer {token}"}
-        deadline = self.deadline
+        deadline = self._deadline_of_request(f"{method} {path}")
         for attempt in range(self.retries + 1):
             try:
                 response = self._request(method, url, headers, deadline, **kwargs)
             except httpx.InvalidURL as exc:
                 raise self._transport_error(exc) from None
             except httpx.HTTPError as exc:
-                if deadline is not None:
-                    deadline.check()  # the timeout was the deadline's: say so
+                deadline.check()  # the timeout was the deadline's: say so
                 if attempt >= self.retries or isinstance(exc, httpx.UnsupportedProtocol):
                     raise self._transport_error(exc) from None
                 if not self._pause(_backoff(attempt), deadline):
@@ -386,8 +410,9 @@ class BlogServiceClient:
                 body += chunk
                 _check_size(len(body), streamed.num_bytes_downloaded, url)
             # the body is decoded already: the rebuilt answer must not claim an encoding
-            kept = [(k, v) for k, v in streamed.headers.multi_items()
-                    if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+            # as bytes: a header decoded as Latin-1 would not encode again as ASCII
+            kept = [(k, v) for k, v in streamed.headers.raw
+                    if k.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")]
             return httpx.Response(streamed.status_code, headers=kept, content=bytes(body), request=streamed.request)
 
     def _should_retry(self, response: httpx.Response, attempt: int) -> bool:
@@ -412,6 +437,11 @@ class BlogServiceClient:
             )
         if isinstance(exc, httpx.TimeoutException):
             hint = "the service did not answer in time: check that it is up, or raise `timeout` in mkdocs.yml"
+        elif not isinstance(exc, _NEVER_SENT):
+            return errors.TransportError(
+                f"the answer of the Blog Content Service at {self.base_url} broke off: {detail} ({kind}); "
+                "try again later, and if it persists, check the service and any proxy in between"
+            )
         else:
             hint = "check `base_url` in mkdocs.yml, that the service is running, and your network or proxy"
         return errors.TransportError(
@@ -503,6 +533,14 @@ def _service_error(response: httpx.Response, *, default: type[errors.ServiceErro
     generic = cls in (errors.ServiceError, errors.OAuthError)
     code_text = redact(code)[:60] if isinstance(code, str) and code else f"http_{status}"
     return cls(description, status_code=status, error_code=code_text if generic else None)
+
+def _lacks_scope(response: httpx.Response) -> bool:
+    """A 401 that names `insufficient_scope` (RFC 6750 uses 403 for it; some services send 401)."""
+    challenge = response.headers.get("WWW-Authenticate", "")
+    return "insufficient_scope" in challenge or isinstance(
+        _service_error(response, default=errors.ServiceError), errors.InsufficientScope
+    )
+
 
 def _content_type(response: httpx.Response) -> str:
     value: str = response.headers.get("Content-Type", "")

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # imported where used: `--help` and the server commands stay 
     from datetime import datetime
 
     from mkdocs_blogsvc.cache import Cache, CacheContents
-    from mkdocs_blogsvc.config import Settings
+    from mkdocs_blogsvc.config import Settings, Site
     from mkdocs_blogsvc.export import Exported
     from mkdocs_blogsvc.sync import SyncReport
     from mkdocs_blogsvc.theme_override import OverrideResult
@@ -276,7 +276,7 @@ def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addre
 
 
 @main.command()
-@click.argument("dest", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("dest_text", metavar="DEST", type=click.Path(file_okay=False))
 @_CONFIG_FILE_OPTION
 @_INSTANCE_OPTION
 @click.option("--offline", is_flag=True, help="Do not sync first: export what the cache holds.")
@@ -288,26 +288,38 @@ def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addre
 @click.option("--interval", type=click.IntRange(min=1), default=None, metavar="SECONDS",
               help="With --watch (implies it): seconds between two syncs (default: sync_interval, else 60).")
 @reports_errors
-def export(dest: Path, config_file: str | None, blog_dir: str | None, offline: bool, with_index: bool,
+def export(dest_text: str, config_file: str | None, blog_dir: str | None, offline: bool, with_index: bool,
            theme_dir: Path | None, watch: bool, interval: int | None) -> None:
     """Write the articles as plain Markdown pages and images into DEST (e.g. your docs folder),
     for committing them or for generators that cannot run MkDocs plugins (Zensical)."""
     from mkdocs_blogsvc.config import load_site
-    from mkdocs_blogsvc.errors import ConfigurationError
+    from mkdocs_blogsvc.errors import (
+        BlogServiceError,
+        ConfigurationError,
+        InvalidResponse,
+        ServiceError,
+        TransportError,
+    )
     from mkdocs_blogsvc.render import ExportHead, Renderer
 
+    if not dest_text.strip():  # `export ""` or an unset variable: not the current folder
+        raise ConfigurationError(f"DEST is {dest_text!r}: give the folder to export into, usually the site's docs_dir")
+    dest = Path(dest_text)
     # the override first: mkdocs.yml may already name its folder as `custom_dir`, which MkDocs
     # refuses to load while the folder does not exist (the order of the Zensical page)
     override = _write_theme_override(theme_dir) if theme_dir is not None else None
     site = load_site(config_file)
     settings = _choose(site.instances, blog_dir)
+    if dest.resolve() != site.docs_dir:
+        click.echo(f"Warning: {dest} is not the docs_dir of mkdocs.yml ({site.docs_dir}), where MkDocs and "
+                   "Zensical read pages: export into that folder to build the articles with the site.", err=True)
     watch = watch or interval is not None
     if watch and (offline or settings.offline):
         raise ConfigurationError("--watch syncs with the service: it cannot run offline (--offline, offline: true)")
     # a broken template fails before the sync
     renderer = Renderer(settings.page_template, settings.head_template, sanitise=not settings.trust_article_html)
     if override is not None and theme_dir is not None:
-        _say_theme_override(override, theme_dir, site.custom_dir)
+        _say_theme_override(override, theme_dir, site)
 
     reported_left_out: set[str] = set()
 
@@ -329,7 +341,8 @@ def export(dest: Path, config_file: str | None, blog_dir: str | None, offline: b
                 if found:
                     click.echo(f"{page.src_uri}: removed {found.summary()} (trust_article_html: true keeps it)")
             try:
-                exported = export_site(rendered, dest, settings.blog_dir)
+                exported = export_site(rendered, dest, settings.blog_dir,
+                                       configured={instance.blog_dir for instance in site.instances})
             except OSError as exc:
                 raise ConfigurationError(
                     f"cannot export into {dest}: {exc.strerror or exc}; choose a folder this user can write to"
@@ -337,13 +350,25 @@ def export(dest: Path, config_file: str | None, blog_dir: str | None, offline: b
             if new_left_out := sorted(set(exported.left_out) - reported_left_out):  # each path said once
                 reported_left_out.update(new_left_out)
                 click.echo(_left_out_message(dest, new_left_out), err=True)
-            return report, exported, len(rendered.pages), len(rendered.images)
+            for gone, count in exported.retired.items():
+                click.echo(f"Removed {count} files that an earlier export wrote for blog_dir {gone!r}, which no "
+                           "blogsvc instance of mkdocs.yml has now.")
+            return report, exported, exported.pages, len(rendered.images)
 
-    _, exported, pages, images = export_once(not (offline or settings.offline), False)
+    every = interval or settings.sync_interval or 60
+    try:
+        _, exported, pages, images = export_once(not (offline or settings.offline), False)
+    except (InvalidResponse, ServiceError, TransportError) as exc:  # the service's part, not the cache's
+        if not watch:
+            raise BlogServiceError(f"{exc} (`export --offline` exports what the cache holds)") from None
+        # --watch waits out an outage from its first round on, as from every later one
+        click.echo(f"Warning: the sync failed ({exc}); exporting what the cache holds, and trying again every "
+                   f"{every} s", err=True)
+        _, exported, pages, images = export_once(False, False)
     click.echo(f"Exported {pages} articles and {images} images to {dest} "
                f"({exported.written} files written, {exported.removed} removed).")
     if watch:
-        _watch_export(settings, interval or settings.sync_interval or 60, lambda: export_once(True, True))
+        _watch_export(settings, every, lambda: export_once(True, True))
 
 
 def _left_out_message(dest: Path, paths: list[str], shown: int = 5) -> str:
@@ -368,7 +393,9 @@ def _write_theme_override(theme_dir: Path) -> OverrideResult:
         ) from None
 
 
-def _say_theme_override(result: OverrideResult, theme_dir: Path, custom_dir: Path | None) -> None:
+def _say_theme_override(result: OverrideResult, theme_dir: Path, site: Site) -> None:
+    import os
+
     from mkdocs_blogsvc.theme_override import HEAD_PARTIAL
 
     for path in result.written:
@@ -376,8 +403,9 @@ def _say_theme_override(result: OverrideResult, theme_dir: Path, custom_dir: Pat
     if result.main_to_edit is not None:
         click.echo(f'{result.main_to_edit} is yours and was left as it is: add {{% include "{HEAD_PARTIAL}" %}} '
                    "to its {% block extrahead %} (after {{ super() }}) to get the head tags of exported pages.")
-    if custom_dir != theme_dir.resolve():
-        click.echo(f"Set `custom_dir: {theme_dir}` under `theme:` in mkdocs.yml (a path relative to mkdocs.yml) "
+    if site.custom_dir != theme_dir.resolve():
+        relative = Path(os.path.relpath(theme_dir.resolve(), site.config_dir)).as_posix()
+        click.echo(f"Set `custom_dir: {relative}` under `theme:` in mkdocs.yml (a path relative to mkdocs.yml) "
                    "so that the theme uses this override.")
 
 

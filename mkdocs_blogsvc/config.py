@@ -225,6 +225,9 @@ class Site:
     site_url: str | None
     #: `theme.custom_dir`, absolute (None when not set).
     custom_dir: Path | None
+    #: The folder of mkdocs.yml (relative paths in it start there) and `docs_dir`, absolute.
+    config_dir: Path
+    docs_dir: Path
 
 
 def load_site_settings(config_file: str | None) -> list[Settings]:
@@ -275,4 +278,6 @@ def load_site(config_file: str | None) -> Site:
             "(for builds without the plugin, such as Zensical's, keep it there with `enabled: false`)"
         )
     custom_dir = getattr(site.theme, "custom_dir", None)
-    return Site(instances, site.site_url or None, Path(custom_dir).resolve() if custom_dir else None)
+    config_dir = Path(site.config_file_path).resolve().parent if site.config_file_path else Path.cwd()
+    return Site(instances, site.site_url or None, Path(custom_dir).resolve() if custom_dir else None,
+                config_dir, Path(site.docs_dir).resolve())

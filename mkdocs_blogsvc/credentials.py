@@ -21,7 +21,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -354,12 +354,33 @@ class TokenManager:
         if self.settings.client_secret:
             form["client_secret"] = self.settings.client_secret
         try:
-            tokens = self.client.token_request(form, now=now)
+            tokens = self.client.token_request(form, now=now, previous_refresh_token=stored.refresh_token)
         except errors.InvalidGrant:
             raise errors.ReauthorizationRequired(REAUTHORIZE) from None
+        except errors.AnswerLost as exc:
+            raise errors.AnswerLost(
+                f"{exc}. If the service rotated the refresh token before the answer was lost, the one in "
+                f"{self.store.path} is spent: the next sync finds out, and then `mkdocs-blogsvc login` is needed"
+            ) from None
+        except errors.UnusableTokenResponse as exc:
+            if exc.refresh_token is None or exc.refresh_token == stored.refresh_token:
+                raise
+            # the refresh token sent is spent: keep the new one, with no access token, and say so
+            self._save_rotated(replace(
+                stored, access_token="", access_expires_at=now, refresh_token=exc.refresh_token,
+                refresh_expires_at=now + models.TokenSet.REFRESH_LIFETIME, saved_at=now,
+            ))
+            raise errors.InvalidResponse(
+                f"{exc}; the new refresh token it carried is saved, so the next sync tries again"
+            ) from None
         fresh = StoredCredentials.from_token_set(
             tokens, base_url=stored.base_url, client_id=stored.client_id, previous_scope=stored.scope, now=now
         )
+        self._save_rotated(fresh)
+        log.debug("tokens refreshed and saved to %s", self.store.path)
+        return fresh
+
+    def _save_rotated(self, fresh: StoredCredentials) -> None:
         try:
             self.store.save(fresh)
         except errors.CredentialsError as exc:
@@ -367,8 +388,6 @@ class TokenManager:
                 f"the tokens were rotated but not saved, so the previous refresh token is now dead: {exc}; "
                 "then run `mkdocs-blogsvc login`"
             ) from None
-        log.debug("tokens refreshed and saved to %s", self.store.path)
-        return fresh
 
 
 def _mismatch(path: Path, stored: StoredCredentials, base_url: str, client_id: str) -> str:

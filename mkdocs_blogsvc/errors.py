@@ -18,8 +18,10 @@ The edges translate: `plugin.py` into `mkdocs.exceptions.PluginError`, `cli.py` 
     ├── CacheDamaged                a cache file changed behind the cache's back during a build
     ├── SyncFailed                  a build's sync failed and `on_error: fail` stops the build
     ├── TransportError              the service could not be reached (after retries)
-    │   └── DeadlineExceeded        ... within the sync's deadline (`timeout`), or an image within its own
+    │   ├── DeadlineExceeded        ... within the sync's deadline (`timeout`), or an image within its own
+    │   └── AnswerLost              a request reached it, its answer did not arrive whole
     ├── InvalidResponse             the service answered something that breaks the spec
+    │   └── UnusableTokenResponse   a token answer without a usable access token
     └── ServiceError                the service answered with a spec error object
         ├── OAuthError              token endpoint errors (RFC 6749 5.2)
         │   ├── InvalidGrant
@@ -111,6 +113,21 @@ class InvalidResponse(BlogServiceError):
     """The service answered with something the spec does not allow (bad JSON, wrong types)."""
 
 
+class UnusableTokenResponse(InvalidResponse):
+    """A token response the client cannot use (no access token, not Bearer). `refresh_token`
+    is the new refresh token it carried, if any: the one sent is spent, so it must be kept."""
+
+    def __init__(self, message: str, *, refresh_token: str | None) -> None:
+        super().__init__(message)
+        self.refresh_token = refresh_token  # an attribute, not an argument: never in a repr
+
+
+class AnswerLost(TransportError):
+    """A request reached the service but its answer did not arrive whole (the connection broke,
+    the deadline passed): for a token request, the service may have spent the code or the
+    refresh token sent."""
+
+
 class ServiceError(BlogServiceError):
     """The service answered with an error object `{error, error_description}`.
 
@@ -169,7 +186,8 @@ class InvalidToken(ServiceError):
     """RFC 6750 3.1: the access token is missing, expired or invalid (HTTP 401)."""
 
     error_code = "invalid_token"
-    next_step = "the connection was probably revoked on the service: run `mkdocs-blogsvc login`"
+    next_step = ("the service refused an access token it had just issued; if it keeps doing so, "
+                 "run `mkdocs-blogsvc login` to start a new connection")
 
 
 class InsufficientScope(ServiceError):

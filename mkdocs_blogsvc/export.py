@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, CredentialsError
@@ -61,6 +61,16 @@ def _write_record(dest: Path, instance: str, paths: set[str]) -> None:
     record = _load_record(dest)
     record.pop("", None)  # a first-format list belonged to this export (one instance then)
     record[instance] = sorted(paths)
+    _save_record(dest, record)
+
+
+def _drop_from_record(dest: Path, instance: str) -> None:
+    record = _load_record(dest)
+    record.pop(instance, None)
+    _save_record(dest, record)
+
+
+def _save_record(dest: Path, record: dict[str, list[str]]) -> None:
     data = {"version": 1, "instances": dict(sorted(record.items()))}
     write_if_changed(dest / EXPORT_RECORD, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
 
@@ -74,11 +84,17 @@ class Exported:
     #: docs-relative paths of exported files left out: DEST had a file there that is not the
     #: export's own (its record does not name it), left as it is.
     left_out: tuple[str, ...] = ()
+    #: The article pages exported (those left out not counted; their images are written).
+    pages: int = 0
+    #: blog_dir -> files removed that an earlier export wrote for a blog_dir no instance has now.
+    retired: dict[str, int] = field(default_factory=dict)
 
 
-def export_site(site: RenderedSite, dest: Path, instance: str) -> Exported:
+def export_site(site: RenderedSite, dest: Path, instance: str, *, configured: Collection[str] = ()) -> Exported:
     """Copy the rendered pages and images of the blog whose blog_dir is `instance` into `dest`
-    (docs-relative layout) as plain files. Raises `OSError` when `dest` cannot be written."""
+    (docs-relative layout) as plain files; remove what earlier exports wrote for a blog_dir that
+    is not among `configured` any more (a renamed blog_dir: its copy would be built twice).
+    Raises `OSError` when `dest` cannot be written."""
     dest.mkdir(parents=True, exist_ok=True)
     previous = read_record(dest, instance)
     targets, left_out = [], []
@@ -95,17 +111,29 @@ def export_site(site: RenderedSite, dest: Path, instance: str) -> Exported:
     written = 0
     for item, target in targets:
         written += write_if_changed(target, item.read())
-    removed = 0
-    for relative in sorted(previous - current):
-        path = inside(dest, relative)
-        if path is not None and path.is_file():
-            path.unlink()
-            removed += 1
+    removed = _remove(dest, previous - current)
     for _, target in targets:  # temp files of our own files, left by a process killed while writing
         for temp in target.parent.glob(temp_pattern(target)):
             temp.unlink(missing_ok=True)
     _write_record(dest, instance, current)
-    return Exported(written, removed, tuple(left_out))
+    retired = {}
+    if configured:
+        for gone, paths in _load_record(dest).items():
+            if gone not in configured and gone != "":
+                retired[gone] = _remove(dest, set(paths) - current)
+                _drop_from_record(dest, gone)
+    pages = len(site.pages) - len(set(left_out).intersection(page.src_uri for page in site.pages))
+    return Exported(written, removed, tuple(left_out), pages, retired)
+
+
+def _remove(dest: Path, paths: set[str]) -> int:
+    removed = 0
+    for relative in sorted(paths):
+        path = inside(dest, relative)
+        if path is not None and path.is_file():
+            path.unlink()
+            removed += 1
+    return removed
 
 
 @dataclass(frozen=True)

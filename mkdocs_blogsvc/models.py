@@ -8,13 +8,14 @@ object, which is what the cache stores.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol, TypeVar
 
-from mkdocs_blogsvc.errors import InvalidResponse
+from mkdocs_blogsvc.errors import InvalidResponse, UnusableTokenResponse
 
 T = TypeVar("T")
 
@@ -255,9 +256,24 @@ class SyncResult:
             return tuple(parsed)
 
         new, updated = articles("new"), articles("updated")
+        deleted = _str_list(data, "deleted", "sync answer")
+        _refuse_contradictions(new + updated, deleted)
         synced_at = _timestamp(data, "syncedAt", "sync answer")
         assert synced_at is not None
-        return cls(new, updated, _str_list(data, "deleted", "sync answer"), synced_at, tuple(skipped))
+        return cls(new, updated, deleted, synced_at, tuple(skipped))
+
+
+def _refuse_contradictions(changed: tuple[Article, ...], deleted: tuple[str, ...]) -> None:
+    """An answer naming an article twice, or as changed and as deleted, leaves no way to tell
+    which is right: it is refused whole (the cache stays as it is)."""
+    seen: set[str] = set()
+    for article in changed:
+        if article.id in seen:
+            raise InvalidResponse(f"sync answer: article {article.id!r} is listed twice among new and updated")
+        seen.add(article.id)
+    both = seen.intersection(deleted)
+    if both:
+        raise InvalidResponse(f"sync answer: article {min(both)!r} is listed as changed and as deleted")
 
 
 @dataclass(frozen=True)
@@ -352,31 +368,76 @@ class TokenSet:
     refresh_expires_at: float
     scope: tuple[str, ...]
     token_type: str = "Bearer"
+    #: Why `expires_in` was not taken as given (outside the spec), for a warning; None if it was.
+    lifetime_note: str | None = None
 
-    #: The spec's refresh token lifetime; the token response does not carry it.
+    #: The spec's token lifetimes; the token response carries the access token's only.
+    ACCESS_LIFETIME = 3600
     REFRESH_LIFETIME = 30 * 24 * 3600
+    #: The shortest access token lifetime believed: a shorter one would have every data call of
+    #: a build spend a refresh token (the client refreshes a minute before expiry). A token the
+    #: service really expires sooner is refused once, then refreshed once.
+    MIN_ACCESS_LIFETIME = 120
 
     @classmethod
-    def from_token_response(cls, data: Any, *, now: float | None = None) -> TokenSet:
+    def from_token_response(
+        cls, data: Any, *, now: float | None = None, previous_refresh_token: str | None = None
+    ) -> TokenSet:
+        """The token response as the client can use it. Without a new `refresh_token`, the
+        previous one stays (RFC 6749 section 6). When the answer is unusable but carries a new
+        refresh token, `UnusableTokenResponse` hands that token on: the old one is spent."""
         if not isinstance(data, dict):
             raise InvalidResponse("token response is not a JSON object")
         now = time.time() if now is None else now
         what = "token response"
-        token_type = _get(data, "token_type", str, what)
-        if token_type.lower() != "bearer":
-            raise InvalidResponse(f"{what}: token_type {token_type!r} is not Bearer")
+        refresh_token = data.get("refresh_token")
+        if not (isinstance(refresh_token, str) and refresh_token.strip()):
+            if previous_refresh_token is None:
+                raise InvalidResponse(f"{what}: field 'refresh_token' is missing")
+            refresh_token = previous_refresh_token
+        try:
+            token_type = _get(data, "token_type", str, what)
+            if token_type.lower() != "bearer":
+                raise InvalidResponse(f"{what}: token_type {token_type[:40]!r} is not Bearer")
+            access_token = _get(data, "access_token", str, what)
+        except InvalidResponse as exc:
+            raise UnusableTokenResponse(str(exc), refresh_token=refresh_token) from None
+        lifetime, note = access_lifetime(data.get("expires_in"))
         scope = data.get("scope")
         return cls(
-            access_token=_get(data, "access_token", str, what),
-            refresh_token=_get(data, "refresh_token", str, what),
-            access_expires_at=now + _get(data, "expires_in", (int, float), what),
+            access_token=access_token,
+            refresh_token=refresh_token,
+            access_expires_at=now + lifetime,
             refresh_expires_at=now + cls.REFRESH_LIFETIME,
             scope=tuple(scope.split()) if isinstance(scope, str) else (),
             token_type="Bearer",
+            lifetime_note=note,
         )
 
     def replace(self, **changes: Any) -> TokenSet:
         return dataclasses.replace(self, **changes)
+
+
+def access_lifetime(value: Any) -> tuple[float, str | None]:
+    """`expires_in` as seconds the client believes, and a note when that is not the value as
+    given: a numeric string is read as its number (some services send one); a missing, non-finite
+    or unreadable value is the spec's 3600; the result lies between `MIN_ACCESS_LIFETIME` and
+    the refresh token's lifetime (a far-off expiry would not even be a date)."""
+    number: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number):
+        shown = "missing" if value is None else repr(value)[:40]
+        return float(TokenSet.ACCESS_LIFETIME), f"expires_in is {shown}: taken as the spec's {TokenSet.ACCESS_LIFETIME} s"
+    lifetime = min(max(number, TokenSet.MIN_ACCESS_LIFETIME), TokenSet.REFRESH_LIFETIME)
+    if lifetime != number:
+        return lifetime, f"expires_in is {number:g} s: taken as {lifetime:.0f} s"
+    return lifetime, None
 
 
 def known_articles(entries: Sequence[KnownArticle]) -> list[dict[str, str]]:

@@ -210,7 +210,7 @@ def _commit(
             entry, images=images, image_sizes=sizes, records=dict(previous.records) if previous is not None else {},
             outputs=previous.outputs if previous is not None else None,
         )
-    if manifest.blog_language is None or BLOG_SLUG not in manifest.records:
+    if full_at is not None or manifest.blog_language is None or BLOG_SLUG not in manifest.records:
         _learn_blog(client, manifest)
     unchanged = (unchanged and (manifest.blog_language, manifest.blog_name) == (old.blog_language, old.blog_name)
                  and manifest.records == old.records)  # blogSlug, lastFullSync
@@ -229,7 +229,9 @@ def _cleanup(cache: Cache, contents: CacheContents, manifest: Manifest) -> None:
 
 
 def _learn_blog(client: SyncClient, manifest: Manifest) -> None:
-    """The blog's language (for `inLanguage`) and name (index title), asked once and cached."""
+    """The blog's language (for `inLanguage`), name (index title) and slug (links to the hosted
+    blog), cached: asked at the first sync and again with each full sync, which a rename or a
+    new language reaches the site with."""
     try:
         status = client.status()
     except BlogServiceError as exc:

@@ -79,11 +79,11 @@ def test_export_with_a_broken_template_fails_in_one_line(tmp_path: Path, service
     add_article(db, owner.blog_id, "One")
     (tmp_path / "page.j2").write_text(source)
     config = make_site(tmp_path, service, db, owner, page_template="page.j2")
-    result = CliRunner().invoke(main, ["export", str(tmp_path / "out"), "-f", str(config)])
+    result = CliRunner().invoke(main, ["export", str(tmp_path / "docs"), "-f", str(config)])
     assert result.exit_code == 1 and result.exception is not None and isinstance(result.exception, SystemExit)
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and re.match(rf"Error: blogsvc: page_template \S+page\.j2 {expected}", lines[0]), result.output
-    assert not (tmp_path / "out" / "blog" / "posts" / "one.md").exists()
+    assert not (tmp_path / "docs" / "blog" / "posts" / "one.md").exists()
 
 
 @pytest.mark.parametrize("command", ["sync", "export"])
@@ -93,7 +93,7 @@ def test_sync_and_export_wait_for_the_cache_lock_then_fail_in_one_line(tmp_path:
     add_article(db, owner.blog_id, "One")
     config = make_site(tmp_path, service, db, owner)
     monkeypatch.setattr(cache_module, "LOCK_TIMEOUT", 0.2)
-    args = [command, *([str(tmp_path / "out")] if command == "export" else []), "-f", str(config)]
+    args = [command, *([str(tmp_path / "docs")] if command == "export" else []), "-f", str(config)]
     with Cache(tmp_path / ".cache" / "blogsvc").locked():  # a build or `mkdocs serve` in another process
         result = CliRunner().invoke(main, args)
     assert result.exit_code == 1, result.output
@@ -164,7 +164,7 @@ def test_an_unwritable_cache_is_one_message_for_the_build_sync_and_export(tmp_pa
     config = make_site(tmp_path, service, db, owner, cache_dir="in-the-way/cache")
     expected = (f"the cache in {tmp_path / 'in-the-way' / 'cache'} cannot be written (Not a directory); "
                 "check the folder's permissions and free space")
-    for args in (["sync"], ["export", str(tmp_path / "out")]):
+    for args in (["sync"], ["export", str(tmp_path / "docs")]):
         result = CliRunner().invoke(main, [*args, "-f", str(config)])
         assert result.exit_code == 1 and result.output == f"Error: {expected}\n", result.output
     loaded = load_config(str(config))

@@ -307,3 +307,83 @@ def test_export_theme_dir_works_when_mkdocs_yml_already_names_it_as_custom_dir(
     output = run_export(config, "--theme-dir", str(tmp_path / "overrides"))
     assert (tmp_path / "overrides" / HEAD_PARTIAL).is_file() and (tmp_path / "overrides" / "main.html").is_file()
     assert "Exported 1 articles" in output and "Set `custom_dir" not in output
+
+
+# --- found by review: a site owner moving to Zensical ------------------------------------------
+
+
+def test_a_renamed_blog_dir_takes_its_earlier_export_with_it(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    """The copy under the old blog_dir would have been built next to the new one."""
+    add_article(db, owner.blog_id, "Story", cover_media_key=None)
+    config = site(tmp_path, service, db, owner)
+    run_export(config)
+    docs = tmp_path / "docs"
+    (docs / "blog" / "own.md").write_text("# Not the export's\n", encoding="utf-8")
+    config.write_text(config.read_text(encoding="utf-8") + "      blog_dir: news\n", encoding="utf-8")
+    output = run_export(config)
+    assert "Removed 1 files that an earlier export wrote for blog_dir 'blog', which no blogsvc instance of mkdocs.yml has now." in output
+    assert sorted(str(p.relative_to(docs)) for p in docs.rglob("*.md")) == ["blog/own.md", "index.md", "news/posts/story.md"]
+    assert json.loads((docs / RECORD).read_text(encoding="utf-8"))["instances"] == {"news": ["news/posts/story.md"]}
+
+
+def test_an_export_left_out_is_not_counted_as_exported(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    add_article(db, owner.blog_id, "Mine too")
+    add_article(db, owner.blog_id, "Theirs")
+    config = site(tmp_path, service, db, owner)
+    (tmp_path / "docs" / "blog" / "posts").mkdir(parents=True)
+    (tmp_path / "docs" / "blog" / "posts" / "mine-too.md").write_text("# Hand-written\n", encoding="utf-8")
+    assert "Exported 1 articles and 0 images" in run_export(config)
+
+
+def test_dest_must_be_given_and_should_be_docs_dir(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    config = site(tmp_path, service, db, owner)
+    empty = CliRunner().invoke(main, ["export", "", "-f", str(config)])
+    assert empty.exit_code == 1 and empty.output == (
+        "Error: DEST is '': give the folder to export into, usually the site's docs_dir\n")
+    elsewhere = CliRunner().invoke(main, ["export", str(tmp_path / "doc"), "-f", str(config)])
+    assert elsewhere.exit_code == 0 and elsewhere.output.startswith(
+        f"Warning: {tmp_path / 'doc'} is not the docs_dir of mkdocs.yml ({tmp_path / 'docs'}), where MkDocs and "
+        "Zensical read pages: export into that folder to build the articles with the site.\n"), elsewhere.output
+
+
+def test_the_custom_dir_to_set_is_relative_to_mkdocs_yml_wherever_export_runs(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    config = site(tmp_path / "site", service, db, owner)
+    monkeypatch.chdir(tmp_path / "site" / "docs")
+    result = CliRunner().invoke(main, ["export", ".", "-f", "../mkdocs.yml", "--theme-dir", "../overrides"])
+    assert result.exit_code == 0, result.output
+    assert "Set `custom_dir: overrides` under `theme:` in mkdocs.yml (a path relative to mkdocs.yml)" in result.output
+    assert (config.parent / "overrides" / HEAD_PARTIAL).is_file()
+
+
+def test_a_failed_sync_names_offline_and_watch_waits_it_out(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    add_article(db, owner.blog_id, "Cached")
+    config = site(tmp_path, service, db, owner)
+    run_export(config)
+    config.write_text(config.read_text(encoding="utf-8").replace(service.url, "http://127.0.0.1:9"), encoding="utf-8")
+    write_credentials(tmp_path / "credentials.json", "http://127.0.0.1:9", issue_access_token(db, owner))
+    once = CliRunner().invoke(main, ["export", str(tmp_path / "docs"), "-f", str(config)])
+    assert once.exit_code == 1 and once.output.startswith("Error: could not reach the Blog Content Service at http://127.0.0.1:9")
+    assert once.output.rstrip().endswith("(`export --offline` exports what the cache holds)") and len(once.output.splitlines()) == 1
+    with (tmp_path / "watch.log").open("w+") as log:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs_blogsvc", "export", str(tmp_path / "docs"), "-f", str(config), "--interval", "1"],
+            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        try:
+            assert wait_for(lambda: "Watching" in read(log)), read(log)
+            child.send_signal(signal.SIGINT)
+            assert child.wait(timeout=30) == 0, read(log)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        output = read(log)
+    assert output.startswith("Warning: the sync failed (could not reach the Blog Content Service at http://127.0.0.1:9"), output
+    assert "exporting what the cache holds, and trying again every 1 s" in output and "Exported 1 articles" in output
+    assert "Traceback" not in output and output.rstrip().endswith("Stopped.")

@@ -522,3 +522,124 @@ def test_an_article_whose_id_could_forge_a_log_line_is_skipped(bad_id: str) -> N
         result = client.sync([])
     assert result.new == () and len(result.skipped) == 1
     assert "not a plain identifier" in result.skipped[0].reason and "\n" not in result.skipped[0].reason
+
+
+# --- a service that misbehaves (found by review) ----------------------------------------------
+
+TOKEN_ANSWER = {"access_token": "svc_at_new", "token_type": "Bearer", "expires_in": 3600,
+                "refresh_token": "svc_rt_new", "scope": "articles:read"}
+REFRESH_FORM = {"grant_type": "refresh_token", "refresh_token": "svc_rt_old", "client_id": "c"}
+
+
+def test_a_lost_token_answer_says_the_request_reached_the_service() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.RemoteProtocolError("peer closed connection", request=request)
+
+    client, sleeps = mock_client(handler)
+    with client, pytest.raises(errors.AnswerLost, match="reached the Blog Content Service .* did not arrive whole"):
+        client.token_request(REFRESH_FORM)
+    assert sleeps == []
+
+
+@pytest.mark.parametrize(("expires_in", "lifetime", "note"), [
+    (3600, 3600, None),
+    ("3599", 3599, None),  # a numeric string, as some services send
+    (None, 3600, "expires_in is missing: taken as the spec's 3600 s"),
+    ("soon", 3600, "expires_in is 'soon': taken as the spec's 3600 s"),
+    (float("nan"), 3600, "expires_in is nan: taken as the spec's 3600 s"),
+    (1e300, 30 * 86400, "expires_in is 1e+300 s: taken as 2592000 s"),
+    (-5, 120, "expires_in is -5 s: taken as 120 s"),
+])
+def test_an_expires_in_outside_the_spec_is_bounded_and_warned_about(
+    expires_in: object, lifetime: float, note: str | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    answer = {key: value for key, value in TOKEN_ANSWER.items() if key != "expires_in"}
+    if expires_in is not None:
+        answer["expires_in"] = expires_in
+    client, _ = mock_client(lambda request: httpx.Response(200, text=json.dumps(answer)))
+    with client:
+        tokens = client.token_request(REFRESH_FORM, now=1000.0)
+    assert tokens.access_expires_at == 1000.0 + lifetime and tokens.lifetime_note == note
+    warned = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert warned == ([] if note is None else [f"blogsvc: the token endpoint's answer is outside the spec: {note}"])
+
+
+def test_a_refresh_answer_without_a_refresh_token_keeps_the_previous_one() -> None:
+    """RFC 6749 section 6: the server MAY issue a new refresh token."""
+    answer = {key: value for key, value in TOKEN_ANSWER.items() if key != "refresh_token"}
+    client, _ = mock_client(lambda request: httpx.Response(200, json=answer))
+    with client:
+        tokens = client.token_request(REFRESH_FORM, previous_refresh_token="svc_rt_old")
+        assert tokens.refresh_token == "svc_rt_old" and tokens.access_token == "svc_at_new"
+        with pytest.raises(errors.InvalidResponse, match="'refresh_token' is missing"):
+            client.token_request({"grant_type": "authorization_code", "code": "x"})  # login: nothing to keep
+
+
+@pytest.mark.parametrize("change", [{"token_type": "mac"}, {"access_token": None}])
+def test_an_unusable_token_answer_hands_on_its_refresh_token(change: dict[str, object]) -> None:
+    answer = {key: value for key, value in {**TOKEN_ANSWER, **change}.items() if value is not None}
+    client, _ = mock_client(lambda request: httpx.Response(200, json=answer))
+    with client, pytest.raises(errors.UnusableTokenResponse) as caught:
+        client.token_request(REFRESH_FORM, previous_refresh_token="svc_rt_old")
+    assert caught.value.refresh_token == "svc_rt_new"
+    assert "svc_rt_" not in str(caught.value) and "svc_rt_" not in repr(caught.value)
+
+
+def test_a_header_that_is_not_ascii_is_no_crash() -> None:
+    answers = [httpx.Response(503, headers=[(b"Retry-After", "soon\u00e9".encode())], json={"error": "server_error"}),
+               httpx.Response(200, headers=[(b"X-Note", "caf\u00e9".encode())], json=STATUS_BODY)]
+    client, sleeps = mock_client(lambda request: answers.pop(0))
+    with client:
+        assert client.status().status == "active"
+    assert sleeps == [0.5]  # an unreadable Retry-After: the client's own backoff
+
+
+def test_a_401_for_a_missing_scope_spends_no_refresh() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(401, headers={"WWW-Authenticate": 'Bearer error="insufficient_scope"'},
+                              json={"error": "insufficient_scope", "error_description": "Required scope: articles:read"})
+
+    tokens = FixedTokens("svc_at_one", "svc_at_two")
+    client, _ = mock_client(handler, tokens=tokens)
+    with client, pytest.raises(errors.InsufficientScope):
+        client.status()
+    assert tokens.rejected == []
+
+
+def test_a_redirected_api_call_names_its_target_and_the_setting() -> None:
+    client, _ = mock_client(lambda request: httpx.Response(307, headers={"Location": "https://other.test/api/v1/sync?x=1"}))
+    with client, pytest.raises(errors.InvalidResponse) as caught:
+        client.status()
+    assert str(caught.value) == (
+        "GET /api/v1/status answered HTTP 307, a redirect to https://other.test/api/v1/sync: API calls are not "
+        "redirected (the token would go along); if the service moved, set `base_url` in mkdocs.yml to its new address"
+    )
+
+
+def test_an_answer_that_breaks_off_does_not_blame_the_address() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.RemoteProtocolError("peer closed connection without sending complete message body", request=request)
+
+    client, _ = mock_client(handler)
+    with client, pytest.raises(errors.TransportError) as caught:
+        client.status()
+    assert "the answer of the Blog Content Service at http://service.test broke off" in str(caught.value)
+    assert "check `base_url`" not in str(caught.value)
+
+
+@pytest.mark.parametrize("call", ["token", "status"])
+def test_outside_a_sync_each_request_has_the_timeout_as_its_deadline(call: str) -> None:
+    """A service that drip-feeds its answer: each byte arrives well within the per-read
+    timeout, so only a deadline for the whole request ends it (`status` and `login` run
+    outside a sync)."""
+    from tests.hostile import DripServer
+
+    with DripServer(b"{" + b" " * 10_000 + b"}", interval=0.05, content_type="application/json") as server, \
+            BlogServiceClient(server.url, tokens=FixedTokens("svc_at_one"), timeout=1.0) as client:  # type: ignore[arg-type]
+        if call == "token":
+            with pytest.raises(errors.AnswerLost, match=r"did not arrive whole: the token request to .* did not finish within its 1 s"):
+                client.token_request(REFRESH_FORM)
+        else:
+            with pytest.raises(errors.DeadlineExceeded, match=r"GET /api/v1/status to the Blog Content Service .* within its 1 s"):
+                client.status()
+        assert server.bytes_sent < 10_000

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -356,6 +357,77 @@ def test_revoked_grant_gives_one_actionable_message(logged_in: LoggedIn, app, db
     assert "rotated, revoked or has expired" in message and "mkdocs-blogsvc login" in message
     assert "CI recipe" in message and "svc_" not in message
     assert store.load() is not None  # the store is kept: the user sees the same message each time
+
+
+class ManglingTokenAnswers(httpx.BaseTransport):
+    """The in-process service, whose token endpoint answers pass through `mangle` (after the
+    service committed the rotation): a service, or a proxy, that misbehaves on the way back."""
+
+    def __init__(self, app, mangle: Callable[[httpx.Request, dict[str, object]], dict[str, object]]) -> None:  # type: ignore[no-untyped-def]
+        self.inner = httpx.WSGITransport(app=app)
+        self.mangle = mangle
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if request.url.path != "/api/oauth/token" or response.status_code != 200:
+            return response
+        return httpx.Response(200, json=self.mangle(request, json.loads(response.read())))
+
+
+def test_an_unusable_token_answer_keeps_the_new_refresh_token(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+    """Found by review: a token answer the client cannot use (here token_type `mac`) had left the
+    spent refresh token in the store; the next build then had to log in again."""
+    store = CredentialStore(logged_in.settings.credentials_file)
+    db.advance_clock(3601)
+    mac = ManglingTokenAnswers(app, lambda request, answer: {**answer, "token_type": "mac"})
+    with connect(logged_in.settings, transport=mac) as service, pytest.raises(errors.InvalidResponse) as caught:
+        service.client.status()
+    assert str(caught.value) == (
+        "token response: token_type 'mac' is not Bearer; the new refresh token it carried is saved, so the next sync tries again"
+    )
+    saved = store.load()
+    assert saved is not None and saved.refresh_token != logged_in.stored.refresh_token and saved.access_token == ""
+    with connect(logged_in.settings, transport=httpx.WSGITransport(app=app)) as service:
+        assert service.client.status().blog.slug == logged_in.blog_slug  # the grant lives on
+
+
+def test_a_lost_refresh_answer_is_reported_as_such(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+    """The service rotated, the answer never arrived: nothing can bring the new token back
+    (the spec: log in again); the message says so instead of blaming the network settings."""
+    db.advance_clock(3601)
+
+    def lose(request: httpx.Request, answer: dict[str, object]) -> dict[str, object]:
+        raise httpx.ReadError("connection reset by peer", request=request)
+
+    with connect(logged_in.settings, transport=ManglingTokenAnswers(app, lose)) as service, \
+            pytest.raises(errors.AnswerLost) as caught:
+        service.client.status()
+    message = str(caught.value)
+    assert message.startswith("the token request reached the Blog Content Service at http://testserver, but its "
+                              "answer did not arrive whole: connection reset by peer (ReadError). If the service rotated")
+    assert f"the one in {logged_in.settings.credentials_file} is spent" in message and "svc_" not in message
+    with connect(logged_in.settings, transport=httpx.WSGITransport(app=app)) as service, \
+            pytest.raises(errors.ReauthorizationRequired):
+        service.client.status()  # as announced
+
+
+@pytest.mark.parametrize("expires_in", [1e300, -5, "3600"])
+def test_an_expires_in_outside_the_spec_is_saved_and_spends_one_refresh(logged_in: LoggedIn, app, db, expires_in: object) -> None:  # type: ignore[no-untyped-def]
+    """Found by review: 1e300 crashed the save with a traceback after the rotation (the new
+    tokens lost); -5 had every data call of a build spend a refresh token."""
+    db.advance_clock(3601)
+    token_requests: list[str] = []
+
+    def change(request: httpx.Request, answer: dict[str, object]) -> dict[str, object]:
+        token_requests.append("refresh")
+        return {**answer, "expires_in": expires_in}
+
+    with connect(logged_in.settings, transport=ManglingTokenAnswers(app, change)) as service:
+        for _ in range(3):
+            service.client.status()
+    saved = CredentialStore(logged_in.settings.credentials_file).load()
+    assert saved is not None and saved.refresh_token != logged_in.stored.refresh_token
+    assert token_requests == ["refresh"]
 
 
 def test_credentials_are_bound_to_their_service_and_client(logged_in: LoggedIn) -> None:

@@ -71,3 +71,18 @@ def test_full_sync_due() -> None:
     assert full_sync_due(manifest, 3600, NOW) is True
     manifest.records[LAST_FULL_SYNC] = "not a time"
     assert full_sync_due(manifest, 3600, NOW) is True
+
+
+def test_a_full_sync_brings_in_the_blogs_new_name_slug_and_language(db: Database, blog) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """Found by review: they were asked once, at the first sync, and never again."""
+    owner, client, cache_dir = blog
+    add_article(db, owner.blog_id, "One")
+    sync_cache(Cache(cache_dir), client, full_sync_interval=3600)
+    with db.session(write=True) as session:
+        session.execute(update(tables.Blog).where(tables.Blog.id == owner.blog_id)
+                        .values(name="Renamed", slug="renamed", language="de"))
+    state, _ = sync_cache(Cache(cache_dir), client, full_sync_interval=3600)  # incremental: one request
+    assert state.manifest.blog_name != "Renamed"
+    state, _ = sync_cache(Cache(cache_dir), client, full_sync_interval=0)
+    assert (state.manifest.blog_name, state.manifest.records[BLOG_SLUG], state.manifest.blog_language) == ("Renamed", "renamed", "de")
+    assert Cache(cache_dir).load().blog_name == "Renamed"  # saved, though no article changed

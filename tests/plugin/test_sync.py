@@ -274,6 +274,31 @@ def test_a_malformed_sync_answer_leaves_the_cache_untouched(db: Database, blog, 
     assert snapshot(cache_dir) == before
 
 
+@pytest.mark.parametrize(("contradict", "problem"), [
+    (lambda answer: {**answer, "new": answer["new"] + answer["new"][:1]}, "is listed twice among new and updated"),
+    (lambda answer: {**answer, "deleted": [answer["new"][0]["id"]]}, "is listed as changed and as deleted"),
+])
+def test_a_sync_answer_that_contradicts_itself_is_refused_whole(  # type: ignore[no-untyped-def]
+    db: Database, blog, app, tmp_path: Path, contradict: Callable[[dict[str, Any]], dict[str, Any]], problem: str,
+) -> None:
+    """Found by review: a duplicated article was counted twice (the last copy won), and one
+    both updated and deleted was kept, silently; the spec's answer has neither."""
+    owner, client, cache_dir = blog
+    add_article(db, owner.blog_id, "One")
+    sync_cache(Cache(cache_dir), client)
+    before = snapshot(cache_dir)
+    add_article(db, owner.blog_id, "Two")
+    real = httpx.WSGITransport(app=app)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        answer = real.handle_request(request)
+        return httpx.Response(answer.status_code, json=contradict(json.loads(answer.read())))
+
+    with mock_client(tmp_path, handler) as contradicting, pytest.raises(InvalidResponse, match=problem):
+        sync_cache(Cache(cache_dir), contradicting)
+    assert snapshot(cache_dir) == before
+
+
 # --- an interrupted sync ----------------------------------------------------------------------
 
 #: Runs one sync like `mkdocs-blogsvc sync` (under the cache lock) and is SIGKILLed while the
