@@ -1,4 +1,5 @@
-"""What a build does on a machine that has no credentials for the blog at all.
+"""What a build does when it cannot get the blog: on a machine that has no credentials for it
+at all (`on_missing_credentials`), and when the sync fails (`on_error`).
 
 A site using the plugin is built by more people than its owner: a contributor who cloned the
 docs to fix a typo, a pull request from a fork (CI gives it no secrets). They have no
@@ -16,6 +17,11 @@ previewing anything. So, by default (`on_missing_credentials: auto`):
 that exist but are dead (rotated, revoked, expired) are not "missing": they always stop the build,
 because only the owner can mend them. No network and no file content is involved here: the
 question is only whether anything to authenticate with exists.
+
+A sync that fails (the service down or misbehaving) is a passing outage: by default
+(`on_error: auto`) the build goes on from the cache with one warning. Except in CI with nothing
+cached (every fresh runner, unless the job restores `.cache/`): that build would publish the
+site without its blog, so it stops, for the same reason as above.
 """
 
 from __future__ import annotations
@@ -81,3 +87,15 @@ def build_without(settings: config.Settings, cached_articles: int, environ: Mapp
         f"{_missing(settings)}, {outcome}; to include them, run `mkdocs-blogsvc login` if you have an "
         "account for this blog, or ask the site owner for access"
     )
+
+
+def sync_failure_stops(settings: config.Settings, cached_articles: int, environ: Mapping[str, str] = os.environ) -> str | None:
+    """Why a build whose sync failed must stop (`on_error`), as the end of its message; None
+    when it goes on from the cache with a warning."""
+    if settings.on_error == "fail":
+        return "on_error is fail"
+    ci = ci_value(environ)
+    if settings.on_error == "auto" and not cached_articles and ci is not None:
+        return (f"the cache holds no article, and CI={ci} stops the build rather than publish the site "
+                "without its blog (set on_error: warn to build it anyway)")
+    return None

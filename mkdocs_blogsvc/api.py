@@ -59,7 +59,7 @@ MAX_PAGE_SIZE = 100
 #: httpx errors raised before the request was written: safe to retry even a refresh.
 _NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 #: Token-looking substrings, scrubbed from any text the service sends back to us.
-_TOKEN_PATTERN = re.compile(r"svc_(?:at|rt)_[A-Za-z0-9_\-]+")
+_TOKEN_PATTERN = re.compile(r"svc_(?:at|rt)_[A-Za-z0-9\-._~+/]+=*")  # the spec's prefixes, then a b64token (RFC 6750)
 _MAX_DESCRIPTION = 300
 
 

@@ -51,7 +51,8 @@ class BlogServiceConfig(base.Config):
     page_template = c.Optional(c.File(exists=True))
     head_template = c.Optional(c.File(exists=True))
     offline = c.Type(bool, default=False)
-    on_error = c.Choice(("warn", "fail"), default="warn")
+    # A failed sync: build from the cache with a warning, except in CI with nothing cached (`auto`).
+    on_error = c.Choice(("auto", "warn", "fail"), default="auto")
     # No credentials at all: warn on a person's machine, fail in CI (`auto`); see access.py.
     on_missing_credentials = c.Choice(("auto", "warn", "fail"), default="auto")
     sync_interval = c.Type(int, default=60)
@@ -80,7 +81,7 @@ class Settings:
     page_template: Path | None = None
     head_template: Path | None = None
     offline: bool = False
-    on_error: str = "warn"
+    on_error: str = "auto"
     on_missing_credentials: str = "auto"
     sync_interval: int = 60
     timeout: float = 30.0

@@ -13,8 +13,8 @@ against the background sync of this process, then the cache's cross-process lock
 (`Cache.acquire`) against other processes (another build, `mkdocs-blogsvc sync` or `export`).
 So nothing changes files a build is reading.
 
-Failures of the service follow `on_error`: `warn` logs a warning and builds from the cache,
-`fail` raises `SyncFailed`. Failures that cannot heal by themselves (credentials,
+Failures of the service follow `on_error` (`access.sync_failure_stops`): a warning and a build
+from the cache, or `SyncFailed` (`fail`; `auto` in CI with nothing cached). Failures that cannot heal by themselves (credentials,
 configuration, an unwritable cache) always propagate.
 """
 
@@ -45,7 +45,8 @@ class SyncCoordinator:
     """The syncs of one plugin instance, kept across `mkdocs serve` rebuilds.
 
     `settings` is replaced at each rebuild (mkdocs.yml may have changed; `cache` follows its
-    `cache_dir`); the threading lock and `last_sync_attempt` stay.
+    `cache_dir`); the threading lock stays, and so does `last_sync_attempt` unless the cache
+    changed.
     """
 
     def __init__(self, settings: Settings) -> None:
@@ -64,8 +65,9 @@ class SyncCoordinator:
     def update(self, settings: Settings) -> None:
         """New settings at a `mkdocs serve` rebuild (mkdocs.yml may have changed)."""
         self.settings = settings
-        if settings.cache_dir != self.cache.root:
+        if settings.cache_dir != self.cache.root:  # another cache: its first build syncs
             self.cache = Cache(settings.cache_dir)
+            self.last_sync_attempt = None
 
     def begin_build(self, is_serve: bool) -> tuple[CacheContents, SyncReport, str]:
         """Take both locks, read the cache and sync if due; returns the cache, what changed and
@@ -123,8 +125,9 @@ class SyncCoordinator:
             # an outage to wait out, so this stops the build too.
             raise ConfigurationError(f"the sync with {settings.base_url} failed: {exc}") from None
         except BlogServiceError as exc:
-            if settings.on_error == "fail":
-                raise SyncFailed(f"blogsvc: the sync with {settings.base_url} failed: {exc}") from exc
+            stops = access.sync_failure_stops(settings, len(contents.articles))
+            if stops is not None:
+                raise SyncFailed(f"blogsvc: the sync with {settings.base_url} failed: {exc}; {stops}") from exc
             log.warning(
                 f"the sync with {settings.base_url} failed ({exc}); the site is built from the cache "
                 f"({len(contents.articles)} articles). Set on_error: fail to stop the build instead"

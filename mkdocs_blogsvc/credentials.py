@@ -107,6 +107,10 @@ class StoredCredentials:
             if not isinstance(data.get(key), str):
                 raise ValueError(f"field {key!r} is missing or not a string")  # noqa: TRY004
             text[key] = data[key]
+        if text["access_token"] and not models.ACCESS_TOKEN_SYNTAX.fullmatch(text["access_token"]):
+            raise ValueError("field 'access_token' holds characters a bearer token cannot have")
+        if not models.REFRESH_TOKEN_SYNTAX.fullmatch(text["refresh_token"]):
+            raise ValueError("field 'refresh_token' holds characters a token cannot have")
         try:
             return cls(
                 base_url=text["base_url"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -355,6 +356,12 @@ class BlogStatus:
         )
 
 
+#: RFC 6750 2.1 (b64token): what a bearer token may hold, sent in a header as it is.
+ACCESS_TOKEN_SYNTAX = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+#: RFC 6749 A.17: visible ASCII and spaces.
+REFRESH_TOKEN_SYNTAX = re.compile(r"[\x20-\x7e]+")
+
+
 @dataclass(frozen=True)
 class TokenSet:
     """A token response, with absolute expiry times computed from the client's clock.
@@ -395,11 +402,15 @@ class TokenSet:
             if previous_refresh_token is None:
                 raise InvalidResponse(f"{what}: field 'refresh_token' is missing")
             refresh_token = previous_refresh_token
+        if not REFRESH_TOKEN_SYNTAX.fullmatch(refresh_token):
+            raise InvalidResponse(f"{what}: refresh_token holds characters a token cannot have")
         try:
             token_type = _get(data, "token_type", str, what)
             if token_type.lower() != "bearer":
                 raise InvalidResponse(f"{what}: token_type {token_type[:40]!r} is not Bearer")
             access_token = _get(data, "access_token", str, what)
+            if not ACCESS_TOKEN_SYNTAX.fullmatch(access_token):  # it goes into a header as it is
+                raise InvalidResponse(f"{what}: access_token holds characters a bearer token cannot have")
         except InvalidResponse as exc:
             raise UnusableTokenResponse(str(exc), refresh_token=refresh_token) from None
         lifetime, note = access_lifetime(data.get("expires_in"))

@@ -24,7 +24,8 @@ The sanitised HTML and the head tags of each article page are kept in the cache 
 of their inputs (`outputs`): a build with nothing changed computes neither.
 
 Failures of the service follow `on_error`: `warn` logs a warning and builds from the cache
-(so `mkdocs build --strict` fails), `fail` stops the build with a `PluginError`. Failures that
+(so `mkdocs build --strict` fails), `fail` stops the build with a `PluginError`, and `auto`
+(the default) warns, except in CI with nothing cached, where it stops. Failures that
 cannot heal by themselves (credentials, configuration, a broken template) always stop it.
 """
 
@@ -101,6 +102,11 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         #: `export` wrote into docs_dir, report, reason, start time).
         self._synced: tuple[CacheContents, RenderedSite, set[str], SyncReport, str, float] | None = None
         self.poller: watch.Poller | None = None
+        #: under `mkdocs serve` with live reload: its server, and the paths this plugin has it
+        #: watch (the custom templates, the background sync's signal file), which follow edits
+        #: of mkdocs.yml (MkDocs calls on_serve once, before the first rebuild).
+        self._server: Any = None
+        self._watched: set[str] = set()
         #: the cache of this build, from on_files to on_post_build (page addresses are recorded in it).
         self.contents: CacheContents | None = None
         #: the sanitised HTML and head tags of this build's article pages, from on_files to on_post_build.
@@ -117,6 +123,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             self.coordinator = SyncCoordinator(self.settings)
         else:  # a `mkdocs serve` rebuild: mkdocs.yml may have changed
             self.coordinator.update(self.settings)
+            if self._server is not None:
+                self._watch_paths()
         for other in config.plugins.values():
             if other is self or not isinstance(other, BlogServicePlugin) or not other.config.enabled:
                 continue
@@ -361,20 +369,10 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         settings, coordinator = self.settings, self.coordinator
         if settings is None or coordinator is None or not self.config.enabled:
             return server
-        for template in (settings.page_template, settings.head_template):
-            if template is not None:
-                server.watch(os.fspath(template))
+        self._server = server
+        self._watch_paths()
         if settings.offline or settings.sync_interval <= 0 or self.poller is not None:
             return server
-        try:
-            signal = coordinator.cache.prepare_signal()
-        except CacheUnwritable as exc:
-            log.warning(
-                f"{exc}; no background sync: articles changed on the service appear at the first "
-                "rebuild after sync_interval"
-            )
-            return server
-        server.watch(os.fspath(signal))
         observer = getattr(server, "observer", None)  # LiveReloadServer's watchdog observer
         self.poller = watch.Poller(
             coordinator.poll,
@@ -385,6 +383,28 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         self.poller.start()
         log.info(f"checking {settings.base_url} for changes every {settings.sync_interval} s")
         return server
+
+    def _watch_paths(self) -> None:
+        """Have the server watch the current custom templates and signal file, and no longer
+        those that mkdocs.yml stopped naming (a template or `cache_dir` changed while serving)."""
+        settings, coordinator = self.settings, self.coordinator
+        if settings is None or coordinator is None:
+            return
+        wanted = {os.path.abspath(template) for template in (settings.page_template, settings.head_template)
+                  if template is not None}
+        if not settings.offline and settings.sync_interval > 0:
+            try:
+                wanted.add(os.path.abspath(coordinator.cache.prepare_signal()))
+            except CacheUnwritable as exc:
+                log.warning(
+                    f"{exc}; no background sync: articles changed on the service appear at the first "
+                    "rebuild after sync_interval"
+                )
+        for path in sorted(self._watched - wanted):
+            self._server.unwatch(path)
+        for path in sorted(wanted - self._watched):
+            self._server.watch(path)
+        self._watched = wanted
 
     def on_shutdown(self) -> None:
         if self.poller is not None:

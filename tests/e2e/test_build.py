@@ -239,6 +239,34 @@ def test_on_error_fail_stops_the_build_and_keeps_the_previous_site(
     assert snapshot(tmp_path / "site") == before  # stopped before MkDocs emptied site_dir
 
 
+@pytest.mark.parametrize(("on_error", "cached", "stops"), [
+    (None, False, True),  # auto: a fresh CI runner would publish the site without its blog
+    (None, True, False),  # auto: the cache of an earlier sync is published, with a warning
+    ("warn", False, False),
+])
+def test_in_ci_a_failed_sync_with_nothing_cached_stops_the_build(  # type: ignore[no-untyped-def]
+        tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch, on_error: str | None, cached: bool, stops: bool) -> None:
+    """Found by review: the CI recipe's publishing job, on a fresh runner, deployed a site without
+    its blog (exit 0) while the service was down."""
+    cover_article(db, owner, "Kept")
+    config = site(tmp_path, service, db, owner, plugin={"on_error": on_error} if on_error else {})
+    if cached:
+        run_build(config)
+    service.stop()
+    monkeypatch.setenv("CI", "true")
+    if stops:
+        with pytest.raises(Abort):
+            run_build(config)
+        assert re.search(r"ERROR .*blogsvc: the sync with http://127.0.0.1:\d+ failed: could not reach .*; the cache holds "
+                         r"no article, and CI=true stops the build rather than publish the site without its blog "
+                         r"\(set on_error: warn to build it anyway\)", caplog.text), caplog.text
+    else:
+        run_build(config)
+        assert "the site is built from the cache" in caplog.text
+        assert any((tmp_path / "site").rglob("kept/index.html")) == cached
+
+
 def test_hostile_article(tmp_path: Path, service: Service, db: Database, owner: Owner,
                          caplog: pytest.LogCaptureFixture) -> None:
     hostile_schema = {"@type": "BlogPosting", "headline": EVIL, "x": "\u2028"}

@@ -643,3 +643,14 @@ def test_outside_a_sync_each_request_has_the_timeout_as_its_deadline(call: str) 
             with pytest.raises(errors.DeadlineExceeded, match=r"GET /api/v1/status to the Blog Content Service .* within its 1 s"):
                 client.status()
         assert server.bytes_sent < 10_000
+
+
+def test_a_token_answer_with_an_access_token_no_header_can_carry_keeps_its_refresh_token() -> None:
+    client, _ = mock_client(lambda request: httpx.Response(200, json={**TOKEN_ANSWER, "access_token": "svc_at_\u00e9\nX"}))
+    with client, pytest.raises(errors.UnusableTokenResponse, match="characters a bearer token cannot have") as caught:
+        client.token_request(REFRESH_FORM, previous_refresh_token="svc_rt_old")
+    assert caught.value.refresh_token == "svc_rt_new" and "svc_at_" not in str(caught.value)
+
+
+def test_redaction_covers_every_bearer_token_character() -> None:
+    assert api.redact("Bearer svc_at_a.b~c+d/e== and svc_rt_x-y_z") == "Bearer svc_*** and svc_***"

@@ -82,6 +82,10 @@ def test_repr_never_shows_tokens(tmp_path: Path) -> None:
         ("[]", "not a JSON object"),
         (json.dumps({**sample().to_json(), "refresh_token": None}), "'refresh_token'"),
         (json.dumps({**sample().to_json(), "access_expires_at": "yesterday"}), "timestamp"),
+        # found by review: these went into the Authorization header, and out as a traceback
+        (json.dumps({**sample().to_json(), "access_token": "svc_at_SECRET\u00c9BB"}), "bearer token cannot have"),
+        (json.dumps({**sample().to_json(), "access_token": "svc_at_SECRET\nX"}), "bearer token cannot have"),
+        (json.dumps({**sample().to_json(), "refresh_token": "svc_rt_SECRET\tX"}), "a token cannot have"),
     ],
 )
 def test_unreadable_store_says_to_log_in(tmp_path: Path, content: str, reason: str) -> None:

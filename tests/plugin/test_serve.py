@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 from mkdocs.livereload import LiveReloadServer
@@ -131,6 +132,32 @@ def test_on_serve_starts_and_on_shutdown_stops_the_poller(tmp_path: Path, servic
     plugin_off.on_serve(server, config=load_config(str(off)), builder=lambda: None)
     assert plugin_off.poller is None, "sync_interval: 0 disables the background sync"
     server.server_close()
+
+
+def test_what_serve_watches_follows_edits_of_mkdocs_yml(tmp_path: Path, service: Service, db: Database,
+                                                       owner: Owner) -> None:
+    """Found by review: a template added, or a cache_dir changed, while serving was never
+    watched (MkDocs calls on_serve once); the new cache was built empty, as if just synced."""
+    add_article(db, owner.blog_id, "Served")
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
+    plugin = serve_build(config, first=True)
+    server = LiveReloadServer(builder=lambda: None, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
+    plugin.on_serve(server, config=load_config(str(config)), builder=lambda: None)
+    old_signal = str(tmp_path / ".cache" / "blogsvc" / SIGNAL)
+    assert old_signal in server._watched_paths
+    try:
+        (tmp_path / "page.md.j2").write_text("# {{ article.title }}\n\nFrom the new template.\n", encoding="utf-8")
+        edited = yaml.safe_load(config.read_text(encoding="utf-8"))
+        edited["plugins"][0]["blogsvc"].update(cache_dir=".cache/other", page_template="page.md.j2")
+        config.write_text(yaml.safe_dump(edited, sort_keys=False), encoding="utf-8")
+        serve_build(config)  # the rebuild MkDocs runs when mkdocs.yml changes
+        assert plugin.last_report is not None and plugin.last_report.new, "the new cache is synced at once"
+        assert "From the new template." in (tmp_path / "site" / "blog" / "posts" / "served" / "index.html").read_text(encoding="utf-8")
+        assert old_signal not in server._watched_paths
+        assert {str(tmp_path / ".cache" / "other" / SIGNAL), str(tmp_path / "page.md.j2")} <= set(server._watched_paths)
+    finally:
+        plugin.on_shutdown()
+        server.server_close()
 
 
 def test_poller_survives_a_crashing_step() -> None:
