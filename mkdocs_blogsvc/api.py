@@ -534,6 +534,7 @@ def _service_error(response: httpx.Response, *, default: type[errors.ServiceErro
     code_text = redact(code)[:60] if isinstance(code, str) and code else f"http_{status}"
     return cls(description, status_code=status, error_code=code_text if generic else None)
 
+
 def _lacks_scope(response: httpx.Response) -> bool:
     """A 401 that names `insufficient_scope` (RFC 6750 uses 403 for it; some services send 401)."""
     challenge = response.headers.get("WWW-Authenticate", "")

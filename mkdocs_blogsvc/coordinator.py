@@ -14,8 +14,8 @@ against the background sync of this process, then the cache's cross-process lock
 So nothing changes files a build is reading.
 
 Failures of the service follow `on_error` (`access.sync_failure_stops`): a warning and a build
-from the cache, or `SyncFailed` (`fail`; `auto` in CI with nothing cached). Failures that cannot heal by themselves (credentials,
-configuration, an unwritable cache) always propagate.
+from the cache, or `SyncFailed` (`fail`; `auto` in CI with nothing cached). Failures that
+cannot heal by themselves (credentials, configuration, an unwritable cache) always propagate.
 """
 
 from __future__ import annotations

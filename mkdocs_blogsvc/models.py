@@ -413,7 +413,7 @@ class TokenSet:
                 raise InvalidResponse(f"{what}: access_token holds characters a bearer token cannot have")
         except InvalidResponse as exc:
             raise UnusableTokenResponse(str(exc), refresh_token=refresh_token) from None
-        lifetime, note = access_lifetime(data.get("expires_in"))
+        lifetime, note = _access_lifetime(data.get("expires_in"))
         scope = data.get("scope")
         return cls(
             access_token=access_token,
@@ -429,7 +429,7 @@ class TokenSet:
         return dataclasses.replace(self, **changes)
 
 
-def access_lifetime(value: Any) -> tuple[float, str | None]:
+def _access_lifetime(value: Any) -> tuple[float, str | None]:
     """`expires_in` as seconds the client believes, and a note when that is not the value as
     given: a numeric string is read as its number (some services send one); a missing, non-finite
     or unreadable value is the spec's 3600; the result lies between `MIN_ACCESS_LIFETIME` and
