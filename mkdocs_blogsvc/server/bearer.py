@@ -48,7 +48,8 @@ class Access:
 
 
 def invalid_token(*, credentials_sent: bool) -> ApiError:
-    """401 `invalid_token`. With no credentials at all the challenge carries no error (RFC 6750 3.1)."""
+    """401 `invalid_token`. With no credentials at all, or another scheme's, the challenge
+    carries no error (RFC 6750 3.1)."""
     challenge = f'Bearer realm="{REALM}"'
     if credentials_sent:
         challenge += f', error="invalid_token", error_description="{INVALID_TOKEN_DESCRIPTION}"'
@@ -68,7 +69,9 @@ def bearer_credentials(header: str | None) -> str:
         raise invalid_token(credentials_sent=False)
     scheme, _, value = header.strip().partition(" ")
     value = value.strip()
-    if scheme.lower() != "bearer" or not _B64TOKEN.fullmatch(value):  # auth schemes are case-insensitive
+    if scheme.lower() != "bearer":  # auth schemes are case-insensitive
+        raise invalid_token(credentials_sent=False)  # another scheme: no error details (RFC 6750 3.1)
+    if not _B64TOKEN.fullmatch(value):
         raise invalid_token(credentials_sent=True)
     return value
 

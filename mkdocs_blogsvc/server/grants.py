@@ -233,5 +233,5 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
             revoke_grant(tx.session, old.grant_id, tx.now)
             raise InvalidGrantError(REFRESH_TOKEN_REUSED)
         token: dict[str, Any] = self.generate_token(scope=scope, include_refresh_token=True)
-        store_token_pair(tx.session, old.grant_id, token, tx.now)
+        store_token_pair(tx.session, old.grant_id, token, tx.now, refresh_scope=old.scope)
         return 200, token, self.TOKEN_RESPONSE_HEADER

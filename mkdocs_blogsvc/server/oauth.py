@@ -16,8 +16,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from typing import Any
+from urllib.parse import unquote
 
 from authlib.integrations.flask_oauth2 import AuthorizationServer
 from authlib.integrations.flask_oauth2.requests import FlaskOAuth2Payload, FlaskOAuth2Request
@@ -68,6 +71,9 @@ def register(app: Flask, db: Database) -> None:
 
     @app.post("/api/oauth/token")
     def token_endpoint() -> Response:
+        refused = _refused_before_authlib(flask_request)
+        if refused is not None:
+            return server.handle_error_response(None, refused)
         limiter: RateLimiter = app.extensions["blogsvc_limiter"]
         client_id = flask_request.form.get("client_id") or extract_basic_authorization(flask_request.headers)[0]
         if client_id:
@@ -86,6 +92,35 @@ def register(app: Flask, db: Database) -> None:
         return response
 
     pages.register(app, db, server)
+
+
+def _refused_before_authlib(request: Request) -> OAuth2Error | None:
+    """What Authlib's token endpoint would get wrong: HTTP Basic credentials that are not UTF-8
+    (a 500 there), a body that is not UTF-8 (read as no `grant_type`), a parameter given twice
+    (the first taken; RFC 6749 3.2 forbids it: `invalid_request`), and a body `client_id` that
+    is not the Basic one (two clients in one request)."""
+    header = request.headers.get("Authorization", "")
+    basic = None
+    if header[:6].lower() == "basic ":
+        try:
+            basic = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8")
+        except ValueError:  # binascii.Error and UnicodeDecodeError both are
+            failed = ClientAuthenticationFailed(basic_used=True)
+            failed.description = "The Authorization header's Basic credentials are not base64 of UTF-8 text."
+            return failed
+    try:
+        request.get_data(cache=True).decode("utf-8")
+    except UnicodeDecodeError:
+        return InvalidRequestError("The request body is not UTF-8.")
+    for name in request.form:
+        if len(request.form.getlist(name)) > 1:
+            shown = f"Parameter '{name}'" if re.fullmatch(r"\w{1,40}", name, re.ASCII) else "A parameter"
+            return InvalidRequestError(f"{shown} is included more than once.")
+    basic_client = unquote(basic.split(":", 1)[0]) if basic is not None and ":" in basic else None
+    body_client = request.form.get("client_id")
+    if basic_client is not None and body_client is not None and body_client != basic_client:
+        return InvalidRequestError("client_id in the body is not the client of the Authorization header.")
+    return None
 
 
 def generate_bearer_token(
@@ -206,6 +241,8 @@ class ServiceAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
         client = self.query_client(request.payload.client_id) if request.payload.client_id else None
         if client is not None and request.payload.redirect_uri and client.check_redirect_uri(request.payload.redirect_uri):
             redirect_uri = request.payload.redirect_uri
+        if not request.payload.response_type:  # missing, not unsupported (RFC 6749 4.1.2.1)
+            raise InvalidRequestError("Missing 'response_type': it must be code.", redirect_uri=redirect_uri)
         raise UnsupportedResponseTypeError(
             request.payload.response_type, DEFAULT_DESCRIPTIONS["unsupported_response_type"], redirect_uri=redirect_uri
         )

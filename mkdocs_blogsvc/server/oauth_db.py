@@ -54,13 +54,18 @@ def current() -> RequestTransaction:
     return tx
 
 
-def store_token_pair(session: Session, grant_id: int, token: dict[str, Any], now: datetime) -> None:
-    """Store the access and refresh token of a token response (hashed) under `grant_id`."""
+def store_token_pair(
+    session: Session, grant_id: int, token: dict[str, Any], now: datetime, *, refresh_scope: str | None = None
+) -> None:
+    """Store the access and refresh token of a token response (hashed) under `grant_id`. The
+    refresh token gets `refresh_scope` when given: a refresh that narrows the scope narrows the
+    access token only (RFC 6749 6: the new refresh token's scope is the old one's)."""
     lifetimes = {"access": security.ACCESS_TOKEN_LIFETIME, "refresh": security.REFRESH_TOKEN_LIFETIME}
     for kind, lifetime in lifetimes.items():
+        scope = refresh_scope if kind == "refresh" and refresh_scope is not None else token["scope"]
         session.add(tables.Token(
             grant_id=grant_id, kind=kind, token_hash=security.token_hash(token[f"{kind}_token"]),
-            scope=token["scope"], issued_at=now, expires_at=now + timedelta(seconds=lifetime),
+            scope=scope, issued_at=now, expires_at=now + timedelta(seconds=lifetime),
         ))
     session.flush()
 

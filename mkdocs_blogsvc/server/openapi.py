@@ -117,7 +117,7 @@ def _schemas(max_limit: int, max_known_articles: int) -> dict[str, Any]:
                     "type": "array",
                     "maxItems": max_known_articles,
                     "items": _ref("KnownArticle"),
-                    "description": "Every article the client holds; each id at most once (a repeated id is a 400).",
+                    "description": "Every article the client holds (an id listed more than once is accepted and reported once).",
                 }
             },
             closed=False,

@@ -194,7 +194,7 @@ def test_a_missing_database_file_is_created_only_by_the_first_steps(tmp_path: Pa
     ("", "Error: --db is empty: give a SQLite file path or a URL such as postgresql+psycopg://USER:PASSWORD@HOST/NAME"),
     ("postgresql+psycopg://u:pw@h:abc/x", "Error: invalid database URL 'postgresql+psycopg://u:pw@h:abc/x': use "),
 ])
-@pytest.mark.parametrize("command", [["server", "admin", "--db", "{target}", "seed"], ["server", "run", "--db", "{target}"]])
+@pytest.mark.parametrize("command", [["server", "admin", "--db", "{target}", "seed"], ["server", "run", "--port", "0", "--db", "{target}"]])
 def test_an_empty_or_malformed_db_option_is_one_line(target: str, message: str, command: list[str]) -> None:
     result = CliRunner().invoke(main, [arg.format(target=target) for arg in command])
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output

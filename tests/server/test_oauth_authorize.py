@@ -76,7 +76,7 @@ def test_unknown_response_type_with_an_unknown_client_gets_the_error_page(db, ht
     ("params", "error"),
     [
         ({"response_type": "token"}, "unsupported_response_type"),
-        ({"response_type": None}, "unsupported_response_type"),
+        ({"response_type": None}, "invalid_request"),  # missing, not unsupported (RFC 6749 4.1.2.1)
         ({"scope": "articles:write"}, "invalid_scope"),
         ({"scope": None}, "invalid_scope"),
         ({"scope": ""}, "invalid_scope"),
@@ -302,3 +302,17 @@ def test_the_session_is_a_signed_cookie(db, http) -> None:
     http.cookies.clear()
     http.cookies.set("session", value[:-4] + ("AAAA" if not value.endswith("AAAA") else "BBBB"))
     assert 'name="password"' in http.get(url).text  # a tampered cookie is no session
+
+
+@pytest.mark.parametrize("name", ["state", "scope", "client_id", "redirect_uri", "response_type", "code_challenge"])
+def test_a_parameter_given_twice_is_refused(db, http, name: str) -> None:
+    """RFC 6749 3.1: no parameter more than once. Which `state` (or address) to answer with
+    cannot be known for those Authlib checks first: the error page; the others redirect."""
+    client = add_client(db, public=True)
+    url = pkce_url(client)
+    value = dict(httpx.URL(url).params)[name]
+    response = http.get(f"{url}&{httpx.QueryParams({name: value})}")
+    if name == "code_challenge":
+        assert response.status_code == 302 and query_of(response.headers["location"])["error"] == "invalid_request"
+    else:
+        assert response.status_code == 400 and "location" not in response.headers

@@ -286,3 +286,55 @@ def test_a_token_request_that_is_not_a_form_with_grant_type_is_invalid_request(h
     assert (response.status_code, response.json()["error"]) == (400, "invalid_request")
     assert "grant_type" in response.json()["error_description"]
     assert response.headers["cache-control"] == "no-store" and response.headers["pragma"] == "no-cache"
+
+
+# --- found by a review against the RFCs -------------------------------------------------------
+
+
+def test_a_refresh_that_narrows_the_scope_narrows_the_access_token_only(db, app, http) -> None:
+    """RFC 6749 6: the new refresh token's scope is identical to the old one's."""
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    first = exchange(http, client, authorize(app, client, owner)).json()
+    assert first["scope"] == "articles:read blog:read"
+    narrowed = refresh(http, client, first["refresh_token"], scope="articles:read").json()
+    assert narrowed["scope"] == "articles:read"
+    widened = refresh(http, client, narrowed["refresh_token"], scope="articles:read blog:read")
+    assert widened.status_code == 200, widened.json()
+    assert widened.json()["scope"] == "articles:read blog:read"
+
+
+@pytest.mark.parametrize("credentials", ["//46/w==", "w6k6w6k=", "not base64!"])
+def test_basic_credentials_that_are_not_base64_of_utf8_are_invalid_client_401(http, credentials: str) -> None:
+    response = http.post("/api/oauth/token", data={"grant_type": "refresh_token", "refresh_token": "svc_rt_x"},
+                         headers={"Authorization": f"Basic {credentials}"})
+    assert (response.status_code, response.json()["error"]) == (401, "invalid_client")
+    assert response.headers["www-authenticate"].startswith("Basic realm=")
+
+
+@pytest.mark.parametrize(("body", "problem"), [
+    ("grant_type=authorization_code&grant_type=refresh_token&refresh_token=svc_rt_x&client_id=c",
+     "Parameter 'grant_type' is included more than once."),
+    ("grant_type=refresh_token&refresh_token=svc_rt_x&refresh_token=svc_rt_y&client_id=c",
+     "Parameter 'refresh_token' is included more than once."),
+    (b"grant_type=refresh_token&refresh_token=\xff\xfe&client_id=c", "The request body is not UTF-8."),
+])
+def test_repeated_parameters_and_a_body_that_is_not_utf8_are_invalid_request(http, body: str | bytes, problem: str) -> None:
+    response = http.post("/api/oauth/token", content=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert (response.status_code, response.json()) == (400, {"error": "invalid_request", "error_description": problem})
+
+
+def test_basic_and_body_naming_two_clients_is_invalid_request(db, app, http) -> None:
+    owner = add_owner(db)
+    confidential = add_client(db, public=False)
+    other = add_client(db, public=True)
+    tokens = exchange(http, confidential, authorize(app, confidential, owner), method="basic").json()
+    response = refresh(http, confidential, tokens["refresh_token"], method="basic", client_id=other.client_id)
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_request")
+    assert refresh(http, confidential, tokens["refresh_token"], method="basic").status_code == 200  # not spent
+
+
+def test_a_data_request_with_another_auth_scheme_gets_a_challenge_without_error(http) -> None:
+    """RFC 6750 3.1: an unsupported authentication method gets no error information."""
+    response = http.get("/api/v1/status", headers={"Authorization": "Basic abc"})
+    assert response.status_code == 401 and response.headers["www-authenticate"] == 'Bearer realm="blogsvc"'
