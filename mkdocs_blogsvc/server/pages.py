@@ -117,9 +117,11 @@ def _sign_in(session: Session) -> Response:
     limiter: RateLimiter = current_app.extensions["blogsvc_limiter"]
     # Failed attempts are limited per account and per address; while locked out, no password
     # is checked at all (a brute-force target otherwise). Unknown usernames count the same.
+    # Each attempt is counted before its password is checked (one atomic upsert), so attempts
+    # sent at once cannot all pass while the slow hash runs; a right password gives it back.
     keys = (("signin_account", username[:150].casefold()), ("signin_address", request.remote_addr or "unknown"))
     for name, key in keys:
-        verdict = limiter.peek(name, key)
+        verdict = limiter.hit(name, key)
         if not verdict.allowed:
             minutes = -(-verdict.retry_after // 60)
             who = "this account" if name == "signin_account" else "this address"
@@ -131,9 +133,9 @@ def _sign_in(session: Session) -> Response:
     # Hash even for an unknown user, so the answer time does not reveal which usernames exist.
     password_ok = security.verify_password(request.form.get("password", ""), user.password_hash if user else _dummy_hash())
     if user is None or not password_ok:
-        for name, key in keys:
-            limiter.hit(name, key)
         return _sign_in_page(error="Wrong username or password.", username=username)
+    for name, key in keys:
+        limiter.forgive(name, key)
     browser_session.clear()
     browser_session["user_id"] = user.id
     return _reload()

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, create_engine, delete, event
+from sqlalchemy import Table, create_engine, delete, event, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
@@ -127,17 +127,17 @@ class RateLimiter:
         retry_after = max(1, math.ceil((window + 1) * limit.seconds - now))
         return Verdict(count <= limit.count, retry_after, limit)
 
-    def peek(self, name: str, key: str) -> Verdict:
-        """Whether `key` is over limit `name` now, without counting a hit."""
+    def forgive(self, name: str, key: str) -> None:
+        """Take back one hit of `key` in the current window (an attempt that turned out fine)."""
         limit = self.limits[name]
         if limit.count == 0:
-            return Verdict(True, 0, limit)
-        now = self.db.now().timestamp()
-        window = int(now // limit.seconds)
-        with self.sessions() as session:
-            row = session.get(tables.RateCounter, (f"{name}:{key}", window))
-        retry_after = max(1, math.ceil((window + 1) * limit.seconds - now))
-        return Verdict(row is None or row.count < limit.count, retry_after, limit)
+            return
+        window = int(self.db.now().timestamp() // limit.seconds)
+        counter = tables.RateCounter
+        with self.sessions.begin() as session:
+            session.execute(update(counter).where(
+                counter.key == f"{name}:{key}", counter.window == window, counter.count > 0,
+            ).values(count=counter.count - 1))
 
     def enforce(self, name: str, key: str, what: str) -> None:
         """Count a hit; raise 429 `too_many_requests` past the limit."""

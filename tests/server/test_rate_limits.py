@@ -6,6 +6,7 @@ rate-limited service."""
 from __future__ import annotations
 
 import multiprocessing
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -120,6 +121,35 @@ def test_sign_in_lockout_per_account(db: Database, owner: Owner, client_for: Cal
     assert sign_in(client_for(app), url, bob.username, bob.password).status_code == 303  # another account
     db.advance_clock(900)
     assert sign_in(client_for(app), url, owner.username, owner.password).status_code == 303
+
+
+def test_sign_ins_sent_at_once_get_no_more_guesses(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+    """Found by review: the lockout was checked before the slow password hash and counted
+    after it, so attempts sent together all passed (22 guesses of 10 allowed, on 4 workers)."""
+    app = limited_app(db, signin_account=Limit(3, 900))
+    url = authorize_url(add_client(db, public=True), code_challenge="x" * 43, code_challenge_method="S256")
+    clients = [client_for(app) for _ in range(12)]
+    forms = [{"csrf_token": re.search(r'name="csrf_token" value="([^"]+)"', http.get(url).text).group(1),  # type: ignore[union-attr]
+              "username": owner.username, "password": f"wrong-{n}"} for n, http in enumerate(clients)]
+    barrier = threading.Barrier(len(clients))
+
+    def attempt(n: int) -> int:
+        barrier.wait()
+        return clients[n].post(url, data=forms[n]).status_code
+
+    with ThreadPoolExecutor(len(clients)) as pool:
+        statuses = list(pool.map(attempt, range(len(clients))))
+    assert sorted(statuses) == [200] * 3 + [429] * 9, statuses
+
+
+def test_a_right_password_gives_its_attempt_back(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+    app = limited_app(db, signin_account=Limit(2, 900))
+    url = authorize_url(add_client(db, public=True), code_challenge="x" * 43, code_challenge_method="S256")
+    for _ in range(3):
+        assert sign_in(client_for(app), url, owner.username, owner.password).status_code == 303
+    assert sign_in(client_for(app), url, owner.username, "wrong").status_code == 200
+    assert sign_in(client_for(app), url, owner.username, "wrong").status_code == 200
+    assert sign_in(client_for(app), url, owner.username, owner.password).status_code == 429
 
 
 def test_sign_in_lockout_per_address(db: Database, client_for: Callable[[Flask], httpx.Client]) -> None:
