@@ -236,11 +236,27 @@ def load_site_settings(config_file: str | None) -> list[Settings]:
     return load_site(config_file).instances
 
 
+#: Where a command looks for the site's configuration without `-f`: MkDocs' names, then
+#: ProperDocs' (whose builds ask to rename mkdocs.yml to properdocs.yml).
+DEFAULT_CONFIG_FILES = ("mkdocs.yml", "mkdocs.yaml", "properdocs.yml", "properdocs.yaml")
+
+
+def _default_config_file() -> str:
+    for name in DEFAULT_CONFIG_FILES:
+        if Path(name).is_file():
+            return name
+    raise ConfigurationError(
+        f"no mkdocs.yml (nor mkdocs.yaml, properdocs.yml) in {Path.cwd()}: run the command from the site's "
+        "folder, or pass -f path/to/mkdocs.yml"
+    )
+
+
 def load_site(config_file: str | None) -> Site:
     """The site of `config_file` with the resolved settings of every `blogsvc` instance.
 
     An instance counts whether it is enabled or not (`enabled: false`): a site built without
-    the plugin (Zensical, `mkdocs-blogsvc export`) keeps its settings there. `config_file` None means `mkdocs.yml` (or `mkdocs.yaml`) in the current folder. MkDocs loads
+    the plugin (Zensical, `mkdocs-blogsvc export`) keeps its settings there. `config_file` None
+    means the first of `DEFAULT_CONFIG_FILES` in the current folder. MkDocs loads
     and validates the whole file (plugins included), so an error here is what `mkdocs build`
     would report; it is raised as one `ConfigurationError` naming the file.
     """
@@ -249,7 +265,9 @@ def load_site(config_file: str | None) -> Site:
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
 
-    shown = config_file or "mkdocs.yml"
+    if config_file is None:
+        config_file = _default_config_file()
+    shown = config_file
     problems: list[str] = []
 
     class Collect(logging.Handler):

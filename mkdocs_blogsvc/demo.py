@@ -231,6 +231,13 @@ def _check_free(address: str) -> None:
             ) from None
 
 
+#: `python -m mkdocs`, but with SIGINT raising KeyboardInterrupt even when inherited ignored.
+_SERVE_WITH_CTRL_C = (
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from mkdocs.__main__ import cli; cli(prog_name='mkdocs')"
+)
+
+
 def _serve(config_file: Path, url: str, db: Database, address: str) -> None:
     """`mkdocs serve --livereload` (a child process, with MkDocs' own logging) while the service
     keeps running in this one; Ctrl-C ends both."""
@@ -242,7 +249,9 @@ def _serve(config_file: Path, url: str, db: Database, address: str) -> None:
         "and the page appears within seconds (sync_interval: 5). Ctrl-C stops everything.",
         flush=True,
     )
-    command = [sys.executable, "-m", "mkdocs", "serve", "--livereload", "-a", address, "-f", str(config_file)]
+    # `mkdocs serve`, with Python's Ctrl-C handler put back: a demo started in the background by
+    # a shell inherits SIGINT ignored, and then the SIGINT passed on below would do nothing.
+    command = [sys.executable, "-c", _SERVE_WITH_CTRL_C, "serve", "--livereload", "-a", address, "-f", str(config_file)]
     # In a session of its own: a Ctrl-C in the terminal reaches this process only, which passes
     # it on once, and so does a SIGTERM or a `kill -INT` sent to this process alone.
     child = subprocess.Popen(command, env={**os.environ, "BLOGSVC_SYNC_INTERVAL": "5"}, start_new_session=True)

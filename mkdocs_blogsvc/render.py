@@ -111,15 +111,17 @@ def neutral(text: str) -> str:
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]{}#!|])")
 
 
-def md_text(text: str) -> str:
-    """Text shown literally inside Markdown (a heading, link text, alt text): no HTML, no markup."""
-    one_line = " ".join(text.split())
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(one_line, quote=True))
+def md_text(text: str | None) -> str:
+    """Text shown literally inside Markdown (a heading, link text, alt text): no HTML, no markup.
+    Quotes stay as they are: Markdown puts text in attributes escaped, and an entity (`&#x27;`)
+    would show as itself wherever a theme or a feed escapes the text again (None: "")."""
+    one_line = " ".join((text or "").split())
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(one_line, quote=False))
 
 
-def md_url(url: str) -> str:
-    """A URL usable inside `(...)` of a Markdown link or image."""
-    return quote(url, safe=":/?#@!$&'*+,;=%~[]-._")
+def md_url(url: str | None) -> str:
+    """A URL usable inside `(...)` of a Markdown link or image (None: "")."""
+    return quote(url or "", safe=":/?#@!$&'*+,;=%~[]-._")
 
 
 def script_json(value: Any, *, sort_keys: bool = False) -> Markup:

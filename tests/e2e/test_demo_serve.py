@@ -30,18 +30,26 @@ def answers(url: str) -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize(("stop_signal", "sigint_ignored"), [
+    (signal.SIGTERM, False), (signal.SIGINT, False),
+    # found by review: started in the background by a shell, which leaves SIGINT ignored, the
+    # demo's `mkdocs serve` ignored the SIGINT passed on and was killed 15 s later
+    (signal.SIGTERM, True),
+], ids=["SIGTERM", "SIGINT", "SIGTERM-background"])
 def test_a_signal_to_the_demo_alone_stops_mkdocs_serve_and_the_service_and_removes_its_folder(
-    tmp_path: Path, stop_signal: signal.Signals,
+    tmp_path: Path, stop_signal: signal.Signals, sigint_ignored: bool,
 ) -> None:
     folder = tmp_path / "example-site"
     shutil.copytree(REPO / "example-site", folder, ignore=shutil.ignore_patterns("site", ".cache", ".blogsvc"))
     address = f"127.0.0.1:{free_port()}"
     log_path = tmp_path / "demo.log"
+    temp = tmp_path / "tmp"  # mkdocs serve builds into a folder of its own here, removed when it stops
+    temp.mkdir()
     with log_path.open("wb") as log:  # a file: a full pipe would block the demo
         demo = subprocess.Popen(
             [sys.executable, "-m", "mkdocs_blogsvc", "demo", "--serve", "-a", address, "-f", str(folder / "mkdocs.yml")],
-            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "TMPDIR": str(temp)},
+            preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None,
         )
     try:
         deadline = time.monotonic() + 180
@@ -63,3 +71,4 @@ def test_a_signal_to_the_demo_alone_stops_mkdocs_serve_and_the_service_and_remov
     assert "Traceback" not in output
     assert not answers(f"http://{address}/blog/"), "mkdocs serve still runs"
     assert not Path(service_folder.group(1)).exists(), "the demo's temporary folder is left"
+    assert not list(temp.glob("mkdocs_*")), "mkdocs serve was killed rather than stopped: its build folder is left"

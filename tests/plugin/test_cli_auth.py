@@ -262,3 +262,17 @@ def test_status_without_client_id_or_credentials_names_client_id_first(tmp_path:
     result = CliRunner().invoke(main, ["status", "-f", str(site / "mkdocs.yml")])
     assert result.exit_code == 1
     assert "client_id is not set" in result.output and "Traceback" not in result.output
+
+
+def test_without_f_the_commands_find_properdocs_yml_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by review: ProperDocs asks to rename mkdocs.yml to properdocs.yml, and then no
+    command found the site."""
+    monkeypatch.chdir(tmp_path)
+    missing = CliRunner().invoke(main, ["sync"])
+    assert missing.exit_code == 1 and missing.output == (
+        f"Error: no mkdocs.yml (nor mkdocs.yaml, properdocs.yml) in {tmp_path}: run the command from the site's "
+        "folder, or pass -f path/to/mkdocs.yml\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "properdocs.yml").write_text("site_name: Plain\nplugins:\n  - search\n")
+    found = CliRunner().invoke(main, ["sync"])
+    assert found.exit_code == 1 and "no blogsvc plugin in" in found.output and "properdocs.yml" in found.output

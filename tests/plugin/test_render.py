@@ -210,3 +210,24 @@ def test_an_image_url_replaced_in_the_body_cannot_undo_what_the_sanitiser_checke
     assert "../images/a.png" in body
     html = markdown.markdown(body)
     assert "javascript:" not in html and "CLICK" in html, html
+
+
+def test_the_documented_filter_examples_work_for_an_article_without_description_or_cover(tmp_path: Path) -> None:
+    """Found by review: `md_text` and `md_url` failed on null values with Python's own errors."""
+    page = tmp_path / "page.md.j2"
+    page.write_text("---\n{{ front_matter }}---\n\n{{ heading }}\n\n*{{ article.description | md_text }}*\n\n"
+                    "[source]({{ article.cover_image_url | md_url }})\n\n{{ body }}\n")
+    text = Renderer(page).page(article(description=None, coverImageUrl=None, inlineImageUrls=[]),
+                               "hello-world", PagePaths("blog/posts/hello-world.md", {}))
+    assert "\n**\n\n[source]()\n" in text
+
+
+def test_an_apostrophe_in_a_title_shows_as_itself_and_keeps_its_heading_id() -> None:
+    """Found by review: `'` became `&#x27;` (shown as such by the built-in theme's contents) and
+    the heading id `anax27s-trip`."""
+    text = Renderer().page(article(title="Ana's \"trip\" <b>", content="Text."), "ana", PagePaths("blog/posts/ana.md", {}))
+    _, body = split_page(text)
+    body = body.lstrip("\n")
+    assert body.startswith("# Ana's \"trip\" &lt;b&gt;\n")
+    md = markdown.Markdown(extensions=["toc"])
+    assert md.convert(body).startswith('<h1 id="anas-trip-b">Ana\'s "trip" &lt;b&gt;</h1>')
