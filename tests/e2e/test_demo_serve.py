@@ -21,6 +21,9 @@ from tests.conftest import free_port
 REPO = Path(__file__).resolve().parents[2]
 
 
+IGNORE_SIGINT_THEN_EXEC = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])"
+
+
 def answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -46,10 +49,12 @@ def test_a_signal_to_the_demo_alone_stops_mkdocs_serve_and_the_service_and_remov
     temp = tmp_path / "tmp"  # mkdocs serve builds into a folder of its own here, removed when it stops
     temp.mkdir()
     with log_path.open("wb") as log:  # a file: a full pipe would block the demo
+        command = [sys.executable, "-m", "mkdocs_blogsvc", "demo", "--serve", "-a", address, "-f", str(folder / "mkdocs.yml")]
+        if sigint_ignored:  # what `command &` in a shell script does: SIGINT ignored, kept across exec
+            command = [sys.executable, "-c", IGNORE_SIGINT_THEN_EXEC, *command]
         demo = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs_blogsvc", "demo", "--serve", "-a", address, "-f", str(folder / "mkdocs.yml")],
-            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "TMPDIR": str(temp)},
-            preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None,
+            command, stdout=log, stderr=subprocess.STDOUT,
+            env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "TMPDIR": str(temp)},
         )
     try:
         deadline = time.monotonic() + 180
