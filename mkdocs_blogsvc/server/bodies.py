@@ -32,7 +32,6 @@ MAX_KNOWN_ARTICLES = 100_000
 MAX_SYNC_BODY_BYTES = 16 * 1024 * 1024
 #: A gzip body, once decompressed.
 MAX_DECOMPRESSED_BYTES = 16 * 1024 * 1024
-_CHUNK = 64 * 1024
 
 
 def too_large(limit: int, what: str = "Request body") -> ApiError:
@@ -40,30 +39,23 @@ def too_large(limit: int, what: str = "Request body") -> ApiError:
 
 
 def read_body(limit: int) -> bytes:
-    """The request body as sent, at most `limit` bytes; 413 beyond it, chunked or not."""
+    """The request body as sent, at most `limit` bytes; 413 beyond it, chunked or not (then
+    kept, so that `request.form` reads it too)."""
     request.max_content_length = limit  # a larger Content-Length is refused before reading
-    stream = request.stream
-    parts: list[bytes] = []
-    size = 0
-    while True:
-        chunk = stream.read(min(_CHUNK, limit + 1 - size))
-        if not chunk:
-            break
-        parts.append(chunk)
-        size += len(chunk)
-        if size >= limit:  # Werkzeug's limited stream stops here: is there more?
-            if _more_after_limit(stream):
-                raise too_large(limit)
-            break
-    return b"".join(parts)
+    data = request.get_data(cache=True)
+    # Without a Content-Length (chunked), Werkzeug stops at the limit: is there more? (With one,
+    # the length is exact: a body of exactly the limit is whole, whatever the WSGI server.)
+    if len(data) >= limit and request.content_length is None and _more_input():
+        raise too_large(limit)
+    return data
 
 
-def _more_after_limit(stream: object) -> bool:
-    """True when the client sent more than the limit (Werkzeug raises 413 on a read past it)."""
+def _more_input() -> bool:
+    """Whether the client's input goes on after what Werkzeug's limited stream let through."""
     from werkzeug.exceptions import RequestEntityTooLarge
 
     try:
-        return bool(stream.read(1))  # type: ignore[attr-defined]
+        return bool(request.environ["wsgi.input"].read(1))
     except RequestEntityTooLarge:
         return True
 

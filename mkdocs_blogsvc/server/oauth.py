@@ -33,11 +33,12 @@ from authlib.oauth2.rfc6749.errors import (
     UnsupportedResponseTypeError,
 )
 from authlib.oauth2.rfc6749.util import extract_basic_authorization
-from flask import Flask, Request, Response
+from flask import Flask, Request, Response, current_app
 from flask import request as flask_request
 from sqlalchemy import select
 
 from mkdocs_blogsvc.server import pages, security, tables
+from mkdocs_blogsvc.server.bodies import read_body
 from mkdocs_blogsvc.server.clients import OAuthClient, normalize_scope
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.grants import (
@@ -109,7 +110,7 @@ def _refused_before_authlib(request: Request) -> OAuth2Error | None:
             failed.description = "The Authorization header's Basic credentials are not base64 of UTF-8 text."
             return failed
     try:
-        request.get_data(cache=True).decode("utf-8")
+        read_body(current_app.config["MAX_CONTENT_LENGTH"]).decode("utf-8")  # 413 past it, chunked too
     except UnicodeDecodeError:
         return InvalidRequestError("The request body is not UTF-8.")
     for name in request.form:

@@ -111,6 +111,33 @@ def test_an_oversized_chunked_body_is_413_not_400(api_live: httpx.Client) -> Non
     assert small.status_code == 200 and small.json()["new"] == []
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_body_at_the_limit_is_whole_and_one_past_it_413_with_or_without_workers(tmp_path: Path, workers: str) -> None:
+    """Found by review: under gunicorn a sync body of exactly 16 MiB was 413, and a chunked
+    token request past 1 MiB was cut at the limit and acted on."""
+    from tests.conftest import add_owner, start_live_server
+
+    db = Database.from_path(tmp_path / "limits.db")
+    token = issue_access_token(db, add_owner(db))
+    db.dispose()
+    server = start_live_server(tmp_path / "limits.db", "--workers", workers)
+    try:
+        with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}", **SYNC_HEADERS}, timeout=60) as http:
+            start = b'{"knownArticles": []'
+            exact = start + b" " * (bodies.MAX_SYNC_BODY_BYTES - len(start) - 1) + b"}"
+            assert len(exact) == bodies.MAX_SYNC_BODY_BYTES
+            assert http.post("/api/v1/sync", content=exact).status_code == 200
+            assert http.post("/api/v1/sync", content=chunked(exact)).status_code == 200
+            assert http.post("/api/v1/sync", content=chunked(exact + b" ")).status_code == 413
+            form = b"grant_type=refresh_token&refresh_token=svc_rt_x&client_id=c&pad=" + b"x" * (1 << 20)
+            refused = http.post("/api/oauth/token", content=chunked(form),
+                                headers={"Content-Type": "application/x-www-form-urlencoded", "Authorization": ""})
+            assert (refused.status_code, refused.json()["error"]) == (413, "request_too_large")
+    finally:
+        server.stop()
+
+
 def test_gzip_bodies_are_accepted_within_a_decompressed_cap(api: httpx.Client, db: Database, owner: Owner) -> None:
     article_id = add_article(db, owner.blog_id, "Zipped")
     body = json.dumps({"knownArticles": [{"id": article_id, "contentHash": "stale"}, {"id": "gone", "contentHash": "x"}]})
