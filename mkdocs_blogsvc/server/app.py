@@ -11,6 +11,7 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from mkdocs_blogsvc.server import api, blogs, cors, faults, media, oauth, ratelimit
+from mkdocs_blogsvc.server.bodies import DrainUnreadInput
 from mkdocs_blogsvc.server.database import REQUEST_LOCK_TIMEOUT, Database
 from mkdocs_blogsvc.server.ratelimit import Limit, RateLimiter
 from mkdocs_blogsvc.server.serialize import PUBLIC_URL_CONFIG, normalize_public_url
@@ -57,6 +58,7 @@ def create_app(
     app.config[PUBLIC_URL_CONFIG] = public
     app.extensions["blogsvc_db"] = db
     app.extensions["blogsvc_limiter"] = RateLimiter(db, {**ratelimit.DEFAULTS, **(rate_limits or {})})
+    app.wsgi_app = DrainUnreadInput(app.wsgi_app)  # type: ignore[method-assign]
     if proxy_hops:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxy_hops, x_proto=proxy_hops)  # type: ignore[method-assign]
     oauth.register(app, db)

@@ -20,6 +20,7 @@ that is not valid gzip is `400 invalid_request`.
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
 from flask import request
 
@@ -81,3 +82,38 @@ def decoded_body(limit: int, decompressed_limit: int = MAX_DECOMPRESSED_BYTES) -
     if len(data) > decompressed_limit:
         raise too_large(decompressed_limit, "Decompressed request body")
     return data
+
+
+#: The most `drain_unread_input` reads: past the largest body the service takes, a client is
+#: not worth the wait (its connection may then break, as gunicorn would break it).
+MAX_DRAINED_BYTES = MAX_SYNC_BODY_BYTES + 1024 * 1024
+
+
+class DrainUnreadInput:
+    """WSGI middleware: read what the application left of the request body, when the server
+    bounds the input itself (`wsgi.input_terminated`, as gunicorn and a chunked request on
+    Werkzeug do). An answer given without reading the body (a 401, a 413 by Content-Length)
+    otherwise leaves it in a kept-alive connection, where gunicorn's gthread worker reads it
+    as the next request, and the next request on that connection fails (gunicorn issue 3301)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        try:
+            return self.app(environ, start_response)
+        finally:
+            if environ.get("wsgi.input_terminated"):
+                _drain(environ["wsgi.input"])
+
+
+def _drain(stream: Any) -> None:
+    left = MAX_DRAINED_BYTES
+    try:
+        while left > 0:
+            chunk = stream.read(min(64 * 1024, left))
+            if not chunk:
+                return
+            left -= len(chunk)
+    except (OSError, ValueError):  # the client went away, or the stream was closed
+        return

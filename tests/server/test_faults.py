@@ -138,6 +138,28 @@ def test_a_body_at_the_limit_is_whole_and_one_past_it_413_with_or_without_worker
         server.stop()
 
 
+@pytest.mark.slow
+def test_an_answer_given_without_reading_the_body_keeps_the_connection_usable(tmp_path: Path) -> None:
+    """Found by review: under gunicorn (`--workers`), a 401 or 413 answered before the body was
+    read left the body in the kept-alive connection, and the next request on it failed
+    ("Server disconnected", gunicorn issue 3301)."""
+    from tests.conftest import start_live_server
+
+    server = start_live_server(tmp_path / "drain.db", "--workers", "2")
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as http:
+            for size in (100_000, 600_000, 1_100_000, 5_000_000):
+                unread = http.post("/api/v1/sync", content=b" " * size,
+                                   headers={**SYNC_HEADERS, "Authorization": "Bearer svc_at_unknown"})
+                assert unread.status_code == 401
+                refused = http.post("/api/oauth/token", content=b" " * size,
+                                    headers={"Content-Type": "application/x-www-form-urlencoded"})
+                assert refused.status_code == (413 if size > 1 << 20 else 400)
+                assert http.get("/openapi.json").status_code == 200
+    finally:
+        server.stop()
+
+
 def test_gzip_bodies_are_accepted_within_a_decompressed_cap(api: httpx.Client, db: Database, owner: Owner) -> None:
     article_id = add_article(db, owner.blog_id, "Zipped")
     body = json.dumps({"knownArticles": [{"id": article_id, "contentHash": "stale"}, {"id": "gone", "contentHash": "x"}]})
