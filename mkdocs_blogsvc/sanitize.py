@@ -278,7 +278,7 @@ def _clean_markdown_once(text: str) -> tuple[str, Removed]:
 def _clean_prose(text: str, removed: Removed) -> str:
     """Markdown outside fenced code: code spans, autolinks, comments, tags, plain text."""
     out: list[str] = []
-    plain: list[str] = []  # text between tokens, checked for links and attr lists as one piece
+    plain: list[str] = []  # text between code spans, checked for links and attr lists as one piece
 
     def flush() -> None:
         if plain:
@@ -325,16 +325,17 @@ def _clean_prose(text: str, removed: Removed) -> str:
             plain.append(automail.group(0))
             position = automail.end()
             continue
-        flush()
+        # Tags and comments stay in `plain`: Python-Markdown reads an attr list across them
+        # (raw HTML is a placeholder inside the same text), so it is checked across them too.
         comment = _COMMENT.match(text, start)
         if comment:
             if "<" not in comment.group(1) and ">" not in comment.group(1):
-                out.append(comment.group(0))  # `<!-- more -->`: Material's excerpt separator
+                plain.append(comment.group(0))  # `<!-- more -->`: Material's excerpt separator
             position = comment.end()
             continue
         tag = _TAG.match(text, start)
         if tag:
-            out.append(_clean_tag(tag, removed))
+            plain.append(_clean_tag(tag, removed))
             position = tag.end()
             name = tag.group("name").lower()
             if not tag.group("close") and name in DROPPED_WITH_CONTENT:
@@ -342,9 +343,9 @@ def _clean_prose(text: str, removed: Removed) -> str:
                 position = end.end() if end else length
             continue
         if text[start + 1 : start + 2] and _TAG_START.match(text, start + 1):
-            out.append("&lt;")  # something a browser could read as a tag, that we cannot check
+            plain.append("&lt;")  # something a browser could read as a tag, that we cannot check
         else:
-            out.append("<")
+            plain.append("<")
         position = start + 1
     flush()
     return "".join(out)

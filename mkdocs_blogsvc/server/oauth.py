@@ -117,7 +117,7 @@ def _refused_before_authlib(request: Request) -> OAuth2Error | None:
         if len(request.form.getlist(name)) > 1:
             shown = f"Parameter '{name}'" if re.fullmatch(r"\w{1,40}", name, re.ASCII) else "A parameter"
             return InvalidRequestError(f"{shown} is included more than once.")
-    basic_client = unquote(basic.split(":", 1)[0]) if basic is not None and ":" in basic else None
+    basic_client = unquote(basic.split(":", 1)[0]) if basic is not None else None
     body_client = request.form.get("client_id")
     if basic_client is not None and body_client is not None and body_client != basic_client:
         return InvalidRequestError("client_id in the body is not the client of the Authorization header.")

@@ -118,11 +118,14 @@ def _sign_in(session: Session) -> Response:
     # Failed attempts are limited per account and per address; while locked out, no password
     # is checked at all (a brute-force target otherwise). Unknown usernames count the same.
     # Each attempt is counted before its password is checked (one atomic upsert), so attempts
-    # sent at once cannot all pass while the slow hash runs; a right password gives it back.
+    # sent at once cannot all pass while the slow hash runs; an attempt refused, or with the
+    # right password, gives its counts back (a locked address then cannot lock accounts too).
     keys = (("signin_account", username[:150].casefold()), ("signin_address", request.remote_addr or "unknown"))
-    for name, key in keys:
+    for counted, (name, key) in enumerate(keys, start=1):
         verdict = limiter.hit(name, key)
         if not verdict.allowed:
+            for taken_back in keys[:counted]:
+                limiter.forgive(*taken_back)
             minutes = -(-verdict.retry_after // 60)
             who = "this account" if name == "signin_account" else "this address"
             page = _sign_in_page(error=f"Too many failed sign-ins for {who}: try again in {minutes} minutes.", username=username)

@@ -65,6 +65,12 @@ HOSTILE = {
     "code span across a heading": "# Heading `\n[CLICKME](javascript:alert(1))\n`",
     "reference in a quote": "See [x][r].\n\n> [r]: javascript:alert(1)",
     "reference in a list item": "- item\n\n    [r]: javascript:alert(1)\n\nSee [x][r].",
+    # found by review: raw HTML (or a lone `<`) inside an attr list split the list in two
+    "attr_list around a lone <": "Intro.\n\n## Sub {: onclick=alert(document.domain) < }",
+    "attr_list around a tag": "# T {: title=x <b> onclick=alert(1) }",
+    "attr_list around a comment": "Para\n{: onclick=alert(1) <!-- c --> }",
+    "inline attr_list around a lone <": "*em*{: onclick=alert(1) < }",
+    "attr_list in a table cell": "| a |\n|---|\n| x {: onclick=alert(1) < } |",
 }
 
 #: Ids that would break out of a theme's unescaped `href="#{{ id }}"` (the table of contents).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import threading
 
 import httpx
@@ -331,6 +332,9 @@ def test_basic_and_body_naming_two_clients_is_invalid_request(db, app, http) -> 
     tokens = exchange(http, confidential, authorize(app, confidential, owner), method="basic").json()
     response = refresh(http, confidential, tokens["refresh_token"], method="basic", client_id=other.client_id)
     assert (response.status_code, response.json()["error"]) == (400, "invalid_request")
+    without_secret = http.post("/api/oauth/token", headers={"Authorization": "Basic " + base64.b64encode(confidential.client_id.encode()).decode()},
+                               data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": other.client_id})
+    assert (without_secret.status_code, without_secret.json()["error"]) == (400, "invalid_request")  # no `:` either
     assert refresh(http, confidential, tokens["refresh_token"], method="basic").status_code == 200  # not spent
 
 

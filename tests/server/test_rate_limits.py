@@ -152,6 +152,23 @@ def test_a_right_password_gives_its_attempt_back(db: Database, owner: Owner, cli
     assert sign_in(client_for(app), url, owner.username, owner.password).status_code == 429
 
 
+def test_attempts_a_locked_address_makes_do_not_count_against_the_account(
+    db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client],
+) -> None:
+    """Found by review: each refused attempt still counted for its account, so a locked
+    address could lock any number of accounts."""
+    app = limited_app(db, signin_address=Limit(2, 900), signin_account=Limit(5, 900))
+    url = authorize_url(add_client(db, public=True), code_challenge="x" * 43, code_challenge_method="S256")
+    http = client_for(app)
+    assert sign_in(http, url, "nobody", "x").status_code == 200
+    assert sign_in(http, url, "someone", "y").status_code == 200
+    for _ in range(6):
+        assert sign_in(http, url, owner.username, owner.password).status_code == 429  # the address is locked
+    elsewhere = httpx.Client(transport=httpx.WSGITransport(app=app, remote_addr="10.9.9.9"), base_url=IN_PROCESS_URL)
+    with elsewhere:
+        assert sign_in(elsewhere, url, owner.username, owner.password).status_code == 303
+
+
 def test_sign_in_lockout_per_address(db: Database, client_for: Callable[[Flask], httpx.Client]) -> None:
     app = limited_app(db, signin_address=Limit(2, 900))
     url = authorize_url(add_client(db, public=True), code_challenge="x" * 43, code_challenge_method="S256")
