@@ -1,4 +1,5 @@
-"""Request bodies of the data API: size limits, gzip, and 413 for a body that is too large.
+"""Request bodies: size limits, gzip, 413 for a body that is too large, and the unread rest of
+a body read and dropped (`DrainUnreadInput`).
 
 Limits the spec leaves open ("maximum size of knownArticles and maximum request body size:
 not shown"), derived from the largest blog the service promises to sync, 100,000 articles:
@@ -84,7 +85,7 @@ def decoded_body(limit: int, decompressed_limit: int = MAX_DECOMPRESSED_BYTES) -
     return data
 
 
-#: The most `drain_unread_input` reads: past the largest body the service takes, a client is
+#: The most `DrainUnreadInput` reads: past the largest body the service takes, a client is
 #: not worth the wait (its connection may then break, as gunicorn would break it).
 MAX_DRAINED_BYTES = MAX_SYNC_BODY_BYTES + 1024 * 1024
 
