@@ -14,7 +14,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -184,13 +185,8 @@ def test_export_watch_picks_up_a_published_article_and_stops_on_ctrl_c(
 
 def watch_until_published(docs: Path, config: Path, service: Service, db: Database, owner: Owner, log: IO[str]) -> str:
     """Run `export --watch --interval 1` as a real process; publish an article; Ctrl-C it."""
-    child = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs_blogsvc", "export", str(docs), "-f", str(config), "--watch", "--interval", "1"],
-        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
+    with watching(docs, config, log):
         first = docs / "blog" / "posts" / "already-there.md"
-        assert wait_for(lambda: "Watching" in read(log)), read(log)
         before = first.stat().st_mtime_ns
         syncs = service.requests.count("/api/v1/sync")
         add_article(db, owner.blog_id, "Published meanwhile")
@@ -198,13 +194,26 @@ def watch_until_published(docs: Path, config: Path, service: Service, db: Databa
         assert first.stat().st_mtime_ns == before, "an unchanged page is not rewritten"
         # the service records a request once its answer is sent: the client may be faster
         assert wait_for(lambda: service.requests.count("/api/v1/sync") > syncs)
+    return read(log)
+
+
+@contextmanager
+def watching(docs: Path, config: Path, log: IO[str]) -> Iterator[None]:
+    """`export --interval 1` as a real process, its output in `log`: the block runs once it is
+    watching; then a Ctrl-C, which it must end with status 0 (it is killed if it does not)."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs_blogsvc", "export", str(docs), "-f", str(config), "--interval", "1"],
+        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert wait_for(lambda: "Watching" in read(log)), read(log)
+        yield
         child.send_signal(signal.SIGINT)
         assert child.wait(timeout=30) == 0, read(log)
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
-    return read(log)
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 30) -> bool:
@@ -371,18 +380,8 @@ def test_a_failed_sync_names_offline_and_watch_waits_it_out(tmp_path: Path, serv
     assert once.exit_code == 1 and once.output.startswith("Error: could not reach the Blog Content Service at http://127.0.0.1:9")
     assert once.output.rstrip().endswith("(`export --offline` exports what the cache holds)") and len(once.output.splitlines()) == 1
     with (tmp_path / "watch.log").open("w+") as log:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs_blogsvc", "export", str(tmp_path / "docs"), "-f", str(config), "--interval", "1"],
-            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        try:
-            assert wait_for(lambda: "Watching" in read(log)), read(log)
-            child.send_signal(signal.SIGINT)
-            assert child.wait(timeout=30) == 0, read(log)
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
+        with watching(tmp_path / "docs", config, log):
+            pass
         output = read(log)
     assert output.startswith("Warning: the sync failed (could not reach the Blog Content Service at http://127.0.0.1:9"), output
     assert "exporting what the cache holds, and trying again every 1 s" in output and "Exported 1 articles" in output
