@@ -184,7 +184,9 @@ def token(config_file: str | None, blog_dir: str | None, print_refresh_token: bo
     from mkdocs_blogsvc.connection import connect
 
     if not print_refresh_token:
-        raise click.UsageError("say what to do: mkdocs-blogsvc token --print-refresh-token")
+        raise click.UsageError(
+            "token needs --print-refresh-token (its only action): run mkdocs-blogsvc token --print-refresh-token"
+        )
     settings = _site_settings(config_file, blog_dir)
     with connect(settings) as service:
         fresh = service.tokens.hand_over()

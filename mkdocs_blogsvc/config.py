@@ -35,7 +35,7 @@ ONE_YEAR = 365 * ONE_DAY
 
 
 class BlogServiceConfig(base.Config):
-    """Every setting of the plugin, with its default. The README documents each one."""
+    """Every setting of the plugin, with its default. The settings page of the docs describes each one."""
 
     enabled = c.Type(bool, default=True)
     base_url = c.Type(str, default=DEFAULT_BASE_URL)
@@ -204,7 +204,7 @@ def _base_url(value: str) -> str:
     if parts.query or parts.fragment or " " in base_url or not base_url.isprintable():
         raise ConfigurationError(
             f"blogsvc: base_url {value!r} must be the service's address only "
-            "(no spaces or control characters, no query or fragment)"
+            "(no spaces or control characters, no query or fragment), such as https://blogs.example.com"
         )
     return base_url.rstrip("/")
 
@@ -213,7 +213,9 @@ def _site_path(name: str, value: str) -> str:
     """A folder inside docs_dir, as a clean relative POSIX path (no `..`, not absolute)."""
     cleaned = posixpath.normpath(value.replace("\\", "/")).strip("/")
     if not cleaned or cleaned == "." or cleaned.startswith("..") or value.startswith("/"):
-        raise ConfigurationError(f"blogsvc: {name} must be a folder inside docs_dir, not {value!r}")
+        raise ConfigurationError(
+            f"blogsvc: {name} must be a folder inside docs_dir, not {value!r}: give a relative folder such as blog"
+        )
     return cleaned
 
 
@@ -246,7 +248,7 @@ def _default_config_file() -> str:
         if Path(name).is_file():
             return name
     raise ConfigurationError(
-        f"no mkdocs.yml (nor mkdocs.yaml, properdocs.yml) in {Path.cwd()}: run the command from the site's "
+        f"no {DEFAULT_CONFIG_FILES[0]} (nor {', '.join(DEFAULT_CONFIG_FILES[1:])}) in {Path.cwd()}: run the command from the site's "
         "folder, or pass -f path/to/mkdocs.yml"
     )
 

@@ -104,6 +104,11 @@ class SyncCoordinator:
         settings = self.settings
         cached = SyncReport(unchanged=len(contents.articles))
         if settings.offline:
+            if not contents.articles:  # a fresh CI runner, a new clone: say so (`--strict` stops)
+                log.warning(
+                    "offline is true and the cache holds no article, so the blog's articles are left out of "
+                    "this build; set offline: false to sync them (in CI, restore .cache/ as the CI recipe does)"
+                )
             return contents, cached, " (offline: built from the cache)"
         if not access.has_credentials(settings):
             # A contributor or a fork's pull request: warn and build without the blog (or from
@@ -209,5 +214,5 @@ class SyncCoordinator:
         """`watch.Poller`'s on_crash: one warning per distinct unexpected failure of `poll`."""
         self._poll_errors.warn(
             f"the background sync failed unexpectedly ({type(exc).__name__}: {redact(str(exc))[:300]}); "
-            "trying again in a few seconds"
+            "trying again in a few seconds; if it persists, please report it with the build's log"
         )

@@ -221,6 +221,8 @@ def run_demo(
 
 def _check_free(address: str) -> None:
     host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise ConfigurationError(f"--dev-addr must be HOST:PORT, such as 127.0.0.1:8001, not {address!r}")
     with socket.socket() as probe:
         try:
             probe.bind((host, int(port)))

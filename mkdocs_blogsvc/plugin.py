@@ -275,7 +275,10 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         try:
             report = redirects.write(site_dir, pages)
         except OSError as exc:
-            raise PluginError(f"blogsvc: a redirect page cannot be written in {site_dir} ({exc.strerror or exc})") from None
+            raise PluginError(
+                f"blogsvc: a redirect page cannot be written in {site_dir} ({exc.strerror or exc}): check the "
+                "folder's permissions and free space, or set redirects: false"
+            ) from None
         for path in report.occupied:
             log.info(f"the old address {path} of an article is a file of the site: no redirect page there")
         if len(planned) > len(report.occupied):

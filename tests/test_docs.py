@@ -150,3 +150,111 @@ def test_readme_links_resolve() -> None:
     assert local, "README.md should link the documentation pages"
     broken = [target for target in local if not (REPO / target).exists()]
     assert not broken, f"README.md links to missing files: {broken}"
+
+
+# --- what the pages say agrees with the code ----------------------------------------------------
+
+
+def _yaml_default(value: object) -> str:
+    """A default as the settings table writes it (`true`, `60`, `.cache/blogsvc`)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _settings_table() -> dict[str, str]:
+    """Setting name -> the row's "Default" and "What it does" cells, from settings.md."""
+    text = (PAGES / "settings.md").read_text(encoding="utf-8")
+    return {name: rest for name, rest in re.findall(r"^\| `(\w+)` \| (.+)$", text, re.MULTILINE)}
+
+
+def test_settings_table_shows_the_code_defaults_and_choices() -> None:
+    """A default or an allowed value changed in config.py without the table fails here."""
+    from mkdocs.config import config_options as c
+
+    rows = _settings_table()
+    wrong: list[str] = []
+    for name, option in BlogServiceConfig._schema:
+        row = rows.get(name)
+        if row is None:
+            continue  # test_every_setting_is_documented names it
+        default_cell = row.split(" | ", 1)[0].strip()
+        default = getattr(option, "default", None)
+        if default is not None and default_cell != f"`{_yaml_default(default)}`":
+            wrong.append(f"{name}: table says {default_cell}, the code {_yaml_default(default)!r}")
+        if isinstance(option, c.Choice):
+            missing = [choice for choice in option.choices if f"`{choice}`" not in row]
+            if missing:
+                wrong.append(f"{name}: allowed values {missing} not described")
+    assert not wrong, f"settings.md disagrees with BlogServiceConfig: {wrong}"
+
+
+def _command_objects(group: click.Group) -> list[tuple[tuple[str, ...], click.Command]]:
+    ctx = click.Context(group, info_name="mkdocs-blogsvc")
+    found: list[tuple[tuple[str, ...], click.Command]] = []
+    for path in _commands(group):
+        command: click.Command | None = group
+        for part in path:
+            assert isinstance(command, click.Group)
+            command = command.get_command(ctx, part)
+        assert command is not None
+        found.append((path, command))
+    return found
+
+
+def test_every_command_option_is_documented() -> None:
+    """Each long option of each command appears in a code span, heading or example."""
+    text = "\n".join(_code_and_headings(_pages_text()))
+    missing = []
+    for path, command in _command_objects(main):
+        for param in command.params:
+            if not isinstance(param, click.Option) or param.hidden:
+                continue
+            names = [name for name in (*param.opts, *param.secondary_opts) if name.startswith("--")]
+            if names and names != ["--help"] and not any(re.search(rf"{re.escape(n)}(?![\w-])", text) for n in names):
+                missing.append(f"{' '.join(path)} {names[0]}")
+    assert not missing, f"options not documented on any page under {PAGES.relative_to(REPO)}: {missing}"
+
+
+def test_option_tables_show_the_code_defaults() -> None:
+    """A table row `| `--opt` | `default` |` (server run's) agrees with the option's default."""
+    defaults: dict[str, set[str]] = {}
+    for _path, command in _command_objects(main):
+        for param in command.params:
+            if isinstance(param, click.Option) and param.default not in (None, False, ()):
+                for name in param.opts:
+                    defaults.setdefault(name, set()).add(str(param.default))
+    rows = re.findall(r"^\| `(--[\w-]+)` \| `([^`]+)` \|", _pages_text(), re.MULTILINE)
+    assert rows, "no option table with a Default column found (server.md's `server run` table)"
+    wrong = [f"{option}: documented {shown}, the code {sorted(defaults[option])}"
+             for option, shown in rows if option in defaults and shown not in defaults[option]]
+    assert not wrong, f"documented option defaults differ from the code: {wrong}"
+
+
+def _anchors(page: Path) -> set[str]:
+    """The heading ids MkDocs gives `page` (Python-Markdown's toc, as in example-site/mkdocs.yml)."""
+    import markdown
+
+    html = markdown.Markdown(extensions=["toc", "tables", "attr_list", "md_in_html", "admonition"]).convert(
+        page.read_text(encoding="utf-8")
+    )
+    return set(re.findall(r'\bid="([^"]+)"', html))
+
+
+def test_links_between_pages_and_their_anchors_resolve() -> None:
+    """`[x](page.md#anchor)` on every page names a page and a heading that exist (a renamed
+    heading breaks links silently: MkDocs only logs missing anchors at INFO)."""
+    docs = SITE / "docs"
+    broken: list[str] = []
+    for page in sorted(docs.rglob("*.md")):
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+        text = re.sub(r"``.+?``|`[^`\n]+`", "", text)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"^[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            where = f"{page.relative_to(docs)}: {target}"
+            if not dest.is_file():
+                broken.append(f"{where} (no such page)")
+            elif anchor and anchor not in _anchors(dest):
+                broken.append(f"{where} (no such heading)")
+    assert not broken, f"broken links in {docs.relative_to(REPO)}: {broken}"

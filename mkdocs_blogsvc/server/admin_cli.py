@@ -26,16 +26,19 @@ from mkdocs_blogsvc.server.errors import ContentError, DatabaseError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DB_OPTION = click.option(
-    "--db", "db_target", required=True, metavar="PATH_OR_URL",
-    help="SQLite database file, or a SQLAlchemy URL such as postgresql+psycopg://USER:PASSWORD@HOST/NAME. "
+_DB_HELP = (
+    "SQLite database file, or a SQLAlchemy URL such as postgresql+psycopg://USER:PASSWORD@HOST/NAME. "
     "An empty database gets the schema on first use; a missing SQLite file is created only by "
-    "create-user, create-client, seed and `server run`.",
+    "create-user, create-client, seed and `server run`."
 )
+DB_OPTION = click.option("--db", "db_target", required=True, metavar="PATH_OR_URL", help=_DB_HELP)
 
 
-def open_database(target: str, *, check_schema: bool = True, create: bool = True) -> Database:
-    """The database named by `--db`, or a one-line click error naming it."""
+def open_database(target: str | None, *, check_schema: bool = True, create: bool = True) -> Database:
+    """The database named by `--db`, or a one-line click error naming it. `server admin` takes
+    `--db` as optional and checks it here, so that `server admin COMMAND --help` works without it."""
+    if target is None:
+        raise click.UsageError("Missing option '--db': name the database, such as server admin --db blogs.db COMMAND")
     try:
         return Database.open(target, check_schema=check_schema, create=create)
     except DatabaseError as exc:
@@ -46,9 +49,9 @@ def open_database(target: str, *, check_schema: bool = True, create: bool = True
 
 
 @click.group("admin")
-@DB_OPTION
+@click.option("--db", "db_target", metavar="PATH_OR_URL", help=_DB_HELP + " Required by every command.")
 @click.pass_context
-def admin_group(ctx: click.Context, db_target: str) -> None:
+def admin_group(ctx: click.Context, db_target: str | None) -> None:
     """Script the service: users, blogs, clients, articles, the test clock. Prints JSON or tables."""
     ctx.obj = db_target
 

@@ -134,7 +134,7 @@ def insert_blog(
     if user is None:
         raise ContentError(f"unknown user {owner!r}: create it first with create-user")
     if not name.strip():
-        raise ContentError("blog name must not be empty")
+        raise ContentError("the blog name (--name) must not be empty: give the blog the name its readers see")
     if len(slug) > 200 or not BLOG_SLUG.fullmatch(slug):
         raise ContentError(f"invalid blog slug {slug!r}: use lowercase letters, digits and single hyphens")
     if language not in LANGUAGES:
@@ -172,7 +172,7 @@ def insert_client(
     session: Session, *, name: str, redirect_uris: list[str], public: bool, now: datetime
 ) -> tuple[tables.Client, str | None]:
     if not name.strip():
-        raise ContentError("client name must not be empty")
+        raise ContentError("the client name (--name) must not be empty: give the name users see on the consent page")
     if not redirect_uris:
         raise ContentError("give at least one --redirect-uri")
     for uri in redirect_uris:
@@ -352,7 +352,7 @@ def _apply(session: Session, article: tables.Article, data: ArticleInput) -> Non
     """Validate `data` and write the given fields (and images) onto `article`."""
     if not isinstance(data.title, Unset):
         if not data.title.strip():
-            raise ContentError("title must not be empty")
+            raise ContentError("the title (--title) must not be empty: give the article a title")
         article.title = data.title.strip()
     if not isinstance(data.description, Unset):
         article.description = data.description or None
@@ -372,7 +372,7 @@ def _apply(session: Session, article: tables.Article, data: ArticleInput) -> Non
     keys = [_store(session, article.blog_id, image, f"inline image {n}") for n, image in enumerate(data.inline_images, 1)]
     content = place_inline_images(content, keys)
     if not content.strip():
-        raise ContentError("content must not be empty")
+        raise ContentError("the content (--content or --content-file) must not be empty: give the article its Markdown")
     article.content = content
     article.inline_media_keys = _referenced_media(session, content)
 

@@ -40,7 +40,7 @@ def sniff_image(data: bytes) -> str:
     """The extension (`png`, `jpg`, `gif`, `webp`, `avif`) of the image in `data`, from its magic
     bytes: the same rule as the plugin's (`imagetypes.sniff`)."""
     if not data:
-        raise ImageError("the file is empty, not an image")
+        raise ImageError("the file is empty, not an image: give a PNG, JPEG, GIF, WebP or AVIF file")
     extension = imagetypes.sniff(data)
     if extension is not None:
         return extension

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -174,3 +176,19 @@ def test_an_unwritable_cache_is_one_message_for_the_build_sync_and_export(tmp_pa
         loaded.plugins.on_pre_build(config=loaded)
     assert str(caught.value) == f"blogsvc: {expected}"
     assert "/api/v1/sync" not in service.requests
+
+
+def test_offline_with_nothing_cached_warns_that_the_blog_is_left_out(tmp_path: Path, service: Service, db: Database,
+                                                                     owner: Owner) -> None:
+    """Found by review: a fresh CI runner with `offline: true` published the site without its
+    blog, exit 0 even with --strict, and said only "(offline: built from the cache)"."""
+    add_article(db, owner.blog_id, "One")
+    config = make_site(tmp_path, service, db, owner)
+    config.write_text(config.read_text().replace("base_url:", "offline: true\n    base_url:"))
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config)],
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 1, result.stderr
+    assert ("WARNING -  blogsvc: offline is true and the cache holds no article, so the blog's articles are left "
+            "out of this build; set offline: false to sync them (in CI, restore .cache/ as the CI recipe does)"
+            ) in result.stderr
+    assert service.requests == []

@@ -77,3 +77,16 @@ def test_a_signal_to_the_demo_alone_stops_mkdocs_serve_and_the_service_and_remov
     assert not answers(f"http://{address}/blog/"), "mkdocs serve still runs"
     assert not Path(service_folder.group(1)).exists(), "the demo's temporary folder is left"
     assert not list(temp.glob("mkdocs_*")), "mkdocs serve was killed rather than stopped: its build folder is left"
+
+
+@pytest.mark.parametrize("address", ["foo", "127.0.0.1:", ":8001", "127.0.0.1:99999", "127.0.0.1:eighty"])
+def test_a_malformed_dev_addr_stops_the_demo_before_anything_starts_with_one_line(address: str) -> None:
+    """Found by review: `--dev-addr foo` gave Python's "invalid literal for int()" and told the
+    user to stop what uses the address."""
+    from click.testing import CliRunner
+
+    from mkdocs_blogsvc.cli import main
+
+    result = CliRunner().invoke(main, ["demo", "--serve", "--dev-addr", address])
+    assert result.exit_code == 1
+    assert result.output == f"Error: --dev-addr must be HOST:PORT, such as 127.0.0.1:8001, not {address!r}\n"

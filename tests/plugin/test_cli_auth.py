@@ -270,7 +270,7 @@ def test_without_f_the_commands_find_properdocs_yml_too(tmp_path: Path, monkeypa
     monkeypatch.chdir(tmp_path)
     missing = CliRunner().invoke(main, ["sync"])
     assert missing.exit_code == 1 and missing.output == (
-        f"Error: no mkdocs.yml (nor mkdocs.yaml, properdocs.yml) in {tmp_path}: run the command from the site's "
+        f"Error: no mkdocs.yml (nor mkdocs.yaml, properdocs.yml, properdocs.yaml) in {tmp_path}: run the command from the site's "
         "folder, or pass -f path/to/mkdocs.yml\n")
     (tmp_path / "docs").mkdir()
     (tmp_path / "properdocs.yml").write_text("site_name: Plain\nplugins:\n  - search\n")

@@ -246,3 +246,15 @@ def test_a_draft_is_printed_with_its_status(blog_db: Path) -> None:
     assert shown["status"] == "draft" and shown["publishedAt"] is None
     published = json.loads(invoke(blog_db, "publish", shown["id"]).stdout)
     assert published["status"] == "published" and published["publishedAt"]
+
+
+def test_help_of_an_admin_command_needs_no_database_and_running_one_without_db_is_a_usage_error(tmp_path: Path) -> None:
+    """Found by review: `server admin create-user --help` printed "Missing option '--db'"."""
+    runner = CliRunner()
+    shown = runner.invoke(main, ["server", "admin", "create-user", "--help"])
+    assert shown.exit_code == 0 and "Create a user who can sign in" in shown.output
+    missing = runner.invoke(main, ["server", "admin", "create-user", "--username", "a", "--password", "b"])
+    assert missing.exit_code == 2
+    assert missing.output.splitlines()[-1] == (
+        "Error: Missing option '--db': name the database, such as server admin --db blogs.db COMMAND"
+    )

@@ -62,7 +62,7 @@ def test_create_blog(db: Database) -> None:
         ({"language": "eng"}, "invalid language"),
         ({"slug": "Bad Slug"}, "invalid blog slug"),
         ({"slug": "alice-blog"}, "slug 'alice-blog' already exists"),
-        ({"name": "  "}, "name must not be empty"),
+        ({"name": "  "}, r"the blog name \(--name\) must not be empty: give the blog the name its readers see"),
     ],
 )
 def test_create_blog_refusals(db: Database, owner: Owner, changes: dict[str, str], message: str) -> None:
@@ -177,8 +177,8 @@ def test_inline_references_are_rewritten_and_unreferenced_images_appended(db: Da
         ({"seo_score": 10.5}, "outside 0..10"),
         ({"seo_score": -1.0}, "outside 0..10"),
         ({"seo_score": float("nan")}, "outside 0..10"),
-        ({"title": "   "}, "title must not be empty"),
-        ({"content": "\n"}, "content must not be empty"),
+        ({"title": "   "}, r"the title \(--title\) must not be empty: give the article a title"),
+        ({"content": "\n"}, r"the content \(--content or --content-file\) must not be empty: give the article its Markdown"),
         ({"schema_org_json": ["not", "an", "object"]}, "JSON object"),
     ],
 )
