@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
-from flask import Flask
+from flask import Flask, has_request_context, request
+from flask.sessions import SecureCookieSessionInterface
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from mkdocs_blogsvc.server import api, blogs, cors, faults, media, oauth, ratelimit
@@ -18,6 +20,8 @@ from mkdocs_blogsvc.server.serialize import PUBLIC_URL_CONFIG, normalize_public_
 
 #: Request bodies above this are refused with 413 before any parsing (spec: "not shown").
 MAX_REQUEST_BYTES = 1024 * 1024
+#: How long a sign-in on the authorization pages is accepted (see create_app).
+SIGN_IN_LIFETIME = timedelta(hours=1)
 
 
 def create_app(
@@ -45,6 +49,7 @@ def create_app(
         db = Database(text) if "://" in text else Database.from_path(text)
     db.lock_timeout = REQUEST_LOCK_TIMEOUT  # a request waits seconds, not half a minute: faults.py
     app = Flask(__name__)
+    app.session_interface = _SessionInterface()
     app.config.update(
         SECRET_KEY=secret_key or secrets.token_hex(32),
         MAX_CONTENT_LENGTH=MAX_REQUEST_BYTES,
@@ -52,6 +57,9 @@ def create_app(
         SESSION_COOKIE_SAMESITE="Lax",
         # Behind a TLS proxy the app sees http; the public URL says what browsers use.
         SESSION_COOKIE_SECURE=bool(public and public.startswith("https://")),
+        # Flask refuses a signed session cookie older than this: a sign-in lasts one authorization
+        # dialogue, and a copied cookie (nothing on the server can revoke it) signs in for an hour at most.
+        PERMANENT_SESSION_LIFETIME=SIGN_IN_LIFETIME,
         JSON_SORT_KEYS=False,
     )
     app.config.update(config)
@@ -68,3 +76,11 @@ def create_app(
     faults.register(app)
     cors.register(app)
     return app
+
+
+class _SessionInterface(SecureCookieSessionInterface):
+    """The sign-in cookie is `Secure` when the public URL is https, and also whenever the request
+    itself came over https (a TLS proxy trusted with `--proxy-hops`, without `--public-url`)."""
+
+    def get_cookie_secure(self, app: Flask) -> bool:
+        return bool(super().get_cookie_secure(app) or (has_request_context() and request.is_secure))

@@ -63,6 +63,10 @@ DEFAULT_DESCRIPTIONS = {
     "access_denied": "The user denied the request.",
 }
 BASIC_CHALLENGE = 'Basic realm="blogsvc", charset="UTF-8"'
+#: The token request's parameters (RFC 6749 4.1.3, 6, 2.3.1; RFC 7636 4.5): accepted in the body only.
+TOKEN_PARAMETERS = frozenset({
+    "grant_type", "code", "redirect_uri", "client_id", "client_secret", "code_verifier", "refresh_token", "scope",
+})
 
 
 def register(app: Flask, db: Database) -> None:
@@ -113,6 +117,11 @@ def _refused_before_authlib(request: Request) -> OAuth2Error | None:
         read_body(current_app.config["MAX_CONTENT_LENGTH"]).decode("utf-8")  # 413 past it, chunked too
     except UnicodeDecodeError:
         return InvalidRequestError("The request body is not UTF-8.")
+    in_query = sorted(set(request.args) & TOKEN_PARAMETERS)
+    if in_query:
+        # Authlib reads some of these from the query too (`request.values`), the rate limit and the
+        # checks here from the body only; RFC 6749 2.3.1 and 3.2: they belong in the body.
+        return InvalidRequestError(f"Parameter '{in_query[0]}' must be sent in the request body, not in the URL.")
     for name in request.form:
         if len(request.form.getlist(name)) > 1:
             shown = f"Parameter '{name}'" if re.fullmatch(r"\w{1,40}", name, re.ASCII) else "A parameter"

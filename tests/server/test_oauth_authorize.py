@@ -316,3 +316,19 @@ def test_a_parameter_given_twice_is_refused(db, http, name: str) -> None:
         assert response.status_code == 302 and query_of(response.headers["location"])["error"] == "invalid_request"
     else:
         assert response.status_code == 400 and "location" not in response.headers
+
+
+def test_a_sign_in_expires_after_an_hour_even_for_a_copied_cookie(db, http, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a security review: "Use another account" cannot revoke a copy of the signed
+    cookie, which Flask accepted for 31 days; a sign-in now lasts one authorization dialogue."""
+    import itsdangerous
+
+    add_owner(db)
+    client = add_client(db, public=True)
+    url = pkce_url(client)
+    sign_in(http, url)
+    assert 'name="blog_id"' in http.get(url).text
+    signed_at = itsdangerous.TimestampSigner.get_timestamp
+    monkeypatch.setattr(itsdangerous.TimestampSigner, "get_timestamp", lambda self: signed_at(self) + 3601)
+    sign_in_page = http.get(url)  # an hour and a second later
+    assert 'name="password"' in sign_in_page.text and 'name="blog_id"' not in sign_in_page.text
