@@ -145,6 +145,9 @@ def _rate_limits(values: tuple[str, ...]) -> dict[str, Limit]:
     """The limits: defaults, then `BLOGSVC_RATE_LIMITS`, then each `--rate-limit`."""
     try:
         limits = ratelimit.parse(os.environ.get(ratelimit.ENV_VARIABLE, ""))
+    except ValueError as exc:  # named as the culprit: no --rate-limit was typed
+        raise click.BadParameter(str(exc), param_hint=ratelimit.ENV_VARIABLE) from None
+    try:
         return ratelimit.parse(",".join(values), limits)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +36,11 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 #: How long a request of the running service waits: past it the request is answered 503 with
 #: `Retry-After` (`faults.py`) instead of holding a worker and answering 500 after 30 s.
 REQUEST_LOCK_TIMEOUT = 5.0
+
+#: The SQLAlchemy drivers the service runs on: SQLite, and PostgreSQL through psycopg 3 (the
+#: `[server]` extra installs it; PostgreSQL-specific code such as `_nul_safe_strings` needs it).
+SUPPORTED_DRIVERS = frozenset({"sqlite", "sqlite+pysqlite", "postgresql+psycopg"})
+POSTGRESQL_URL_SHAPE = "postgresql+psycopg://USER:PASSWORD@HOST/NAME"
 
 #: The connection execution option `Database.session(write=True)` sets: the transaction may write.
 WRITE_TRANSACTION = "blogsvc_write"
@@ -85,8 +91,14 @@ class Database:
             try:
                 url = make_url(target)
             except (ArgumentError, ValueError):  # ValueError: a port that is not a number
-                raise DatabaseError(f"invalid database URL {target!r}: use postgresql+psycopg://USER:PASSWORD@HOST/NAME or a SQLite file path") from None
+                raise DatabaseError(
+                    f"invalid database URL {_without_password(target)!r}: use {POSTGRESQL_URL_SHAPE} or a SQLite file path"
+                ) from None
+            if url.drivername in ("postgres", "postgresql"):  # a host's DATABASE_URL; SQLAlchemy 2.0 would pick psycopg2
+                url = url.set(drivername="postgresql+psycopg")
             shown = url.render_as_string(hide_password=True)
+            if url.drivername not in SUPPORTED_DRIVERS:
+                raise DatabaseError(f"unsupported database {shown}: use {POSTGRESQL_URL_SHAPE} or a SQLite file path")
         else:
             path = Path(target)
             if not path.parent.is_dir():
@@ -253,3 +265,9 @@ def _nul_safe_dumpers() -> tuple[type, ...]:
 def first_line(exc: BaseException) -> str:
     """The first line of a database failure, as the driver put it."""
     return str(getattr(exc, "orig", None) or exc).splitlines()[0]
+
+
+def _without_password(target: str) -> str:
+    """A URL that `make_url` could not parse, with whatever stands between `user:` and the
+    last `@` shown as `***` (the password, even when it holds an unescaped `@`)."""
+    return re.sub(r"^([^:/]+://[^:/@]*:).*@", r"\1***@", target)

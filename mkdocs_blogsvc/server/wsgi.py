@@ -20,8 +20,10 @@ the test clock, tokens, codes and rate-limit counters are in the database.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -108,6 +110,19 @@ def serve_with_gunicorn(factory: Callable[[], Flask], *, listener_fd: int, worke
     SIGTERM once the workers have finished their requests.
     """
     from gunicorn.app.base import BaseApplication
+    from gunicorn.glogging import Logger
+
+    class StderrAccessLogger(Logger):  # type: ignore[misc]
+        """gunicorn's logger with the access log on this process's own stderr. (Its `accesslog`
+        "-" is stdout, and "/dev/stderr" opens the file behind stderr anew: with `2> blogsvc.log`
+        or systemd's `StandardError=file:`, two descriptors at two offsets overwrite each
+        other's lines.)"""
+
+        def setup(self, cfg: Any) -> None:
+            super().setup(cfg)
+            for handler in self.access_log.handlers:
+                if type(handler) is logging.StreamHandler:
+                    handler.setStream(sys.stderr)
 
     class GunicornServer(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
@@ -117,13 +132,18 @@ def serve_with_gunicorn(factory: Callable[[], Flask], *, listener_fd: int, worke
                 "worker_class": "gthread",
                 "threads": threads,
                 # as the one-process server writes it (to stderr, no query string), gunicorn's time stamp
-                "accesslog": "/dev/stderr",
+                "accesslog": "-",
+                "logger_class": StderrAccessLogger,
                 "access_log_format": '%(h)s - - %(t)s "%(m)s %(U)s" %(s)s',
                 "errorlog": "-",
                 "loglevel": "warning",
                 "graceful_timeout": 10,
                 "timeout": 60,
                 "proc_name": "mkdocs-blogsvc",
+                # No peer may set the scheme (X-Forwarded-Proto, -Ssl...) for gunicorn: by default it
+                # trusts any loopback peer. Proxies are trusted by --proxy-hops alone (ProxyFix),
+                # as with one process.
+                "forwarded_allow_ips": "",
             }
             if "control_socket_disable" in self.cfg.settings:  # gunicorn 27: no ~/.gunicorn/gunicorn.ctl,
                 settings["control_socket_disable"] = True  # which two services on one host would share

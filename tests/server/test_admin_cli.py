@@ -192,7 +192,10 @@ def test_a_missing_database_file_is_created_only_by_the_first_steps(tmp_path: Pa
 
 @pytest.mark.parametrize(("target", "message"), [
     ("", "Error: --db is empty: give a SQLite file path or a URL such as postgresql+psycopg://USER:PASSWORD@HOST/NAME"),
-    ("postgresql+psycopg://u:pw@h:abc/x", "Error: invalid database URL 'postgresql+psycopg://u:pw@h:abc/x': use "),
+    # the password is never shown, not even in a URL that cannot be parsed
+    ("postgresql+psycopg://u:pw@h:abc/x", "Error: invalid database URL 'postgresql+psycopg://u:***@h:abc/x': use "),
+    ("mysql://u:pw@h/x", "Error: unsupported database mysql://u:***@h/x: use postgresql+psycopg://USER:PASSWORD@HOST/NAME or "),
+    ("postgresql+psycopg2://u:pw@h/x", "Error: unsupported database postgresql+psycopg2://u:***@h/x: use "),
 ])
 @pytest.mark.parametrize("command", [["server", "admin", "--db", "{target}", "seed"], ["server", "run", "--port", "0", "--db", "{target}"]])
 def test_an_empty_or_malformed_db_option_is_one_line(target: str, message: str, command: list[str]) -> None:
@@ -258,3 +261,13 @@ def test_help_of_an_admin_command_needs_no_database_and_running_one_without_db_i
     assert missing.output.splitlines()[-1] == (
         "Error: Missing option '--db': name the database, such as server admin --db blogs.db COMMAND"
     )
+
+
+def test_a_bad_rate_limits_variable_is_named_as_the_culprit(tmp_path: Path) -> None:
+    """A bad `BLOGSVC_RATE_LIMITS` must not be blamed on a `--rate-limit` nobody typed."""
+    result = CliRunner(env={"BLOGSVC_RATE_LIMITS": "token=x"}).invoke(
+        main, ["server", "run", "--port", "0", "--db", str(tmp_path / "x.db")])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "Error: Invalid value for BLOGSVC_RATE_LIMITS: invalid rate limit 'token=x'" in result.stderr
+    assert "'--rate-limit'" not in result.stderr
+    assert not (tmp_path / "x.db").exists()

@@ -184,3 +184,36 @@ def test_a_sign_in_survives_a_restart(tmp_path: Path) -> None:
             assert 'name="decision"' in consent.text and 'name="password"' not in consent.text
     finally:
         server.stop()
+
+
+def test_a_log_file_of_several_workers_keeps_every_line_whole(tmp_path: Path) -> None:
+    """`2> blogsvc.log` (a file opened without O_APPEND, as a shell or systemd's `file:` opens it):
+    gunicorn's access log must write through the same descriptor as every other line, or the
+    two offsets overwrite each other ("Stopped." over the first access line)."""
+    server = start_live_server(tmp_path / "logs.db", "--workers", "2")
+    try:
+        for path in ("/openapi.json", "/openapi.json", "/no-such-page"):
+            httpx.get(f"{server.url}{path}", timeout=30)
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=15) == 0
+    finally:
+        server.stop()
+    lines = (tmp_path / "logs.log").read_text().splitlines()
+    access = re.compile(r'127\.0\.0\.1 - - \[[^\]]+\] "GET /[\w./-]*" \d{3}')
+    assert lines[-1] == "Stopped.", lines
+    others = [line for line in lines[:-1] if not access.fullmatch(line) and not line.startswith("No users yet: ")]
+    assert others == [], lines
+    assert sum('"GET /no-such-page" 404' in line for line in lines) == 1, lines
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_forwarded_headers_are_ignored_without_proxy_hops(tmp_path: Path, workers: str) -> None:
+    """`--proxy-hops 0` (the default) trusts no proxy, with one process and with gunicorn alike
+    (gunicorn would take `X-Forwarded-Proto` from any loopback peer by itself)."""
+    server = start_live_server(tmp_path / "hops.db", "--workers", workers)
+    try:
+        spoofed = {"X-Forwarded-Proto": "https", "X-Forwarded-Ssl": "on", "X-Forwarded-For": "203.0.113.7"}
+        answer = httpx.get(f"{server.url}/openapi.json", headers=spoofed, timeout=30)
+        assert answer.json()["servers"] == [{"url": server.url}]
+    finally:
+        server.stop()

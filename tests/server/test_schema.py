@@ -146,3 +146,13 @@ def test_a_password_in_the_url_is_never_shown() -> None:
     result = CliRunner().invoke(main, ["server", "admin", "--db", url, "list-users"])
     assert result.exit_code == 1 and "s3cret-pw" not in result.output
     assert result.stderr.startswith("Error: cannot open database postgresql+psycopg://blog:***@127.0.0.1:1/blog: ")
+
+
+@pytest.mark.parametrize("scheme", ["postgres", "postgresql"])
+def test_a_postgresql_url_without_a_driver_uses_psycopg(postgres_url: str, scheme: str) -> None:
+    """`postgres://` (the DATABASE_URL of most hosts) and `postgresql://` (SQLAlchemy 2.0's
+    default driver is psycopg2, which the [server] extra does not install) mean psycopg 3."""
+    url = postgres_url.replace("postgresql+psycopg://", f"{scheme}://", 1)
+    result = CliRunner().invoke(main, ["server", "admin", "--db", url, "list-users", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"users": []}
