@@ -12,13 +12,18 @@ path in the manifest is relative to it, POSIX style):
     docs/<posts_dir>/<slug>.md                            PAGES_DIR: rendered pages (and the index page)
     outputs.pack                                          OUTPUTS_NAME: the article pages' sanitised HTML and
                                                           head tags, with the hash of their inputs (`outputs`)
+    sync-in-progress                                      PENDING_NAME: a sync is writing or dropping files
 
 The manifest is written atomically and durably (`fileio.atomic_write`), so a process killed at
 any point leaves the old manifest or the new one. The files it names are content-addressed or
 written before the manifest that refers to them: whatever manifest is on disk describes files
 that exist, or `check` notices that they do not. A missing, corrupt or unknown-version manifest
 is an empty one (a full sync), never a crash. Only files a manifest named are ever deleted
-(`remove_unowned`), plus the temp files of killed writers (`sweep_temp_files`).
+(`remove_unowned`), plus the temp files of killed writers (`sweep_temp_files`), plus, after a
+sync killed while it changed files (`sync-in-progress` left behind: `mark_pending`), the files
+of `articles/` and `images/` named as only the plugin names them that the manifest on disk does
+not name (`finish_pending`): a killed sync may have written them before its manifest, or
+dropped the manifest naming them before deleting them.
 
 Each manifest entry may carry `records`: data other features record per article (a page's path
 and URL history, a hash of the render inputs, file sizes and mtimes...), kept as-is by load,
@@ -69,6 +74,11 @@ ARTICLES_DIR = "articles"
 IMAGES_DIR = "images"
 PAGES_DIR = "docs"
 OUTPUTS_NAME = "outputs.pack"
+#: Exists while a sync writes or drops article and image files (see the module doc).
+PENDING_NAME = "sync-in-progress"
+#: The names `article_name` and `image_name` give, the only ones `remove_unnamed` deletes.
+_OWN_FILE = {ARTICLES_DIR: re.compile(r"[0-9a-f]{24}-[0-9a-f]{16}\.json"),
+             IMAGES_DIR: re.compile(r"[0-9a-f]{32}\.(?:png|jpg|gif|webp|avif)")}
 #: Where an earlier version kept the outputs (a file per article): removed when the pack is made.
 _LEGACY_OUTPUTS_DIR = "outputs"
 _LEGACY_OUTPUT_FILE = re.compile(r"[0-9a-f]{24}\.json")
@@ -525,10 +535,38 @@ class Cache:
             if path is not None:
                 path.unlink(missing_ok=True)
 
+    def mark_pending(self) -> None:
+        """Before a sync writes or drops its first article or image file: leave a mark that a
+        kill from here on shows the next sync (durably, so that no file can outlive it)."""
+        path = self.root / PENDING_NAME
+        if not path.exists():
+            self.root.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, b"")
+
+    def clear_pending(self) -> None:
+        """The sync finished: every file it wrote is named by the manifest, every file it dropped
+        is deleted."""
+        (self.root / PENDING_NAME).unlink(missing_ok=True)
+
+    def finish_pending(self, contents: CacheContents) -> None:
+        """At the start of a sync, when a killed one left its mark: remove the files of
+        `articles/` and `images/` that `contents` (the manifest on disk) does not name, then the
+        mark. The caller holds the lock. Without a mark: one `stat`."""
+        path = self.root / PENDING_NAME
+        if not path.exists():
+            return
+        named = contents.owned | contents.manifest.owned_files()
+        for folder, own_name in _OWN_FILE.items():
+            with contextlib.suppress(FileNotFoundError):
+                for found in os.scandir(self.root / folder):
+                    if own_name.fullmatch(found.name) and f"{folder}/{found.name}" not in named:
+                        os.unlink(found.path)
+        path.unlink(missing_ok=True)
+
     def sweep_temp_files(self) -> None:
         """Remove the temp files of writers killed mid-write (the caller holds the lock, so no
         live writer owns one). Only our folders, only our writer's temp-file names."""
-        found = [*self.root.glob(f".{MANIFEST_NAME}.*.tmp"), *self.root.glob(f".{OUTPUTS_NAME}.*.tmp")]
+        found = [path for name in (MANIFEST_NAME, OUTPUTS_NAME, PENDING_NAME) for path in self.root.glob(f".{name}.*.tmp")]
         for folder in (ARTICLES_DIR, IMAGES_DIR):
             found += (self.root / folder).glob(".*.tmp")
         found += (self.root / PAGES_DIR).rglob(".*.tmp")

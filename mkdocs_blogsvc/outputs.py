@@ -17,7 +17,8 @@ equal to its input (the usual article: nothing to remove) keeps no text at all.
 
 A changed record is appended, never written over, so whatever manifest is on disk names
 records that are intact; a record that does not match (another article's, a damaged or
-shortened file) is computed again, never trusted in part. Records of articles changed or
+shortened file, texts changed in place: each record carries the CRC-32 of its texts) is
+computed again, never trusted in part. Records of articles changed or
 deleted are garbage; when the file holds more garbage than live records, `flush` writes it
 again with the live ones only. Writes are not flushed to disk: a lost record is recomputed.
 """
@@ -27,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import zlib
 from dataclasses import replace
 from typing import Any, BinaryIO
 
@@ -40,6 +42,8 @@ HEAD = "head"
 #: The pack is written again without its garbage when it is larger than twice its live records
 #: and than this (a small blog's pack is never worth rewriting).
 COMPACT_ABOVE = 1 << 20
+#: The header's key of the CRC-32 of the record's texts.
+_CHECK = "crc"
 
 
 def key(*inputs: Any, text: str = "") -> str:
@@ -184,7 +188,9 @@ def _record(article_id: str, outputs: dict[str, dict[str, Any]]) -> bytes:
         header[kind] = {**{k: v for k, v in data.items() if k != "text"},
                         "size": len(encoded) if isinstance(text, str) else None}
         texts.append(encoded)
-    return (compact_json(header) + "\n").encode("utf-8") + b"".join(texts)
+    body = b"".join(texts)
+    header[_CHECK] = zlib.crc32(body)  # a record's texts damaged in place are noticed, not served
+    return (compact_json(header) + "\n").encode("utf-8") + body
 
 
 def _parse(record: bytes, article_id: str) -> dict[str, dict[str, Any]]:
@@ -196,11 +202,14 @@ def _parse(record: bytes, article_id: str) -> dict[str, dict[str, Any]]:
         return {}
     if not isinstance(header, dict) or header.get("id") != article_id:
         return {}
+    check = header.get(_CHECK)
+    if type(check) is not int or zlib.crc32(memoryview(record)[line_end + 1:]) != check:
+        return {}  # damaged (or written before records had a checksum): computed again
     outputs: dict[str, dict[str, Any]] = {}
     position = line_end + 1
     try:
         for kind, data in header.items():
-            if kind == "id":
+            if kind in ("id", _CHECK):
                 continue
             size = data["size"]
             if size is None:

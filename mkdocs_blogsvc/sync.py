@@ -12,7 +12,11 @@ The phases (why this order: a failure or a kill at any point leaves the previous
    stay untouched), then replace the manifest atomically: the commit point (`_commit`);
 4. cleanup: delete the files the old manifest owned that the new one no longer names, and the
    temp files a killed writer left (`_cleanup`).
-Pages are rendered afterwards, from the cache (`pages.render_pages`).
+Before its first article or image file is written or dropped, a sync leaves a mark in the cache
+(`Cache.mark_pending`), removed when it is done: a sync killed in phases 2 to 4 leaves files no
+manifest names (written before the commit point, or no longer named after it), which the next
+sync, finding the mark, removes (`Cache.finish_pending`). A sync that changes nothing writes
+no mark. Pages are rendered afterwards, from the cache (`pages.render_pages`).
 """
 
 from __future__ import annotations
@@ -103,6 +107,7 @@ def sync_cache(
     started = time.perf_counter()
     try:
         contents = contents or cache.read()
+        cache.finish_pending(contents)  # what a sync killed while it changed files left behind
         now = datetime.now(timezone.utc)
         full = full_sync_due(contents.manifest, full_sync_interval, now)
         with collector.paused():
@@ -118,6 +123,7 @@ def sync_cache(
                                       now if full else None)
         if saved:  # else no file lost its owner: nothing to clean up
             _cleanup(cache, contents, manifest)
+        cache.clear_pending()
     except OSError as exc:
         raise CacheUnwritable(cache.root, exc) from None
     diff.report.duration = time.perf_counter() - started
@@ -162,6 +168,7 @@ def _fetch_images(
         return wanted, cached
     from mkdocs_blogsvc import images as image_files
 
+    cache.mark_pending()
     downloads = image_files.download_all(client, to_fetch, cache)
     cached.update(downloads.saved)
     for url, reason in downloads.failed.items():
@@ -192,6 +199,8 @@ def _commit(
     for article_id in diff.articles:
         entry = diff.kept.get(article_id)
         if entry is None:
+            if not written:
+                cache.mark_pending()
             entry = cache.write_article(diff.changed[article_id], durable=False)
             written.append(cache.root / entry.article_file)
         previous = old.entries.get(article_id)
@@ -224,7 +233,10 @@ def _commit(
 def _cleanup(cache: Cache, contents: CacheContents, manifest: Manifest) -> None:
     """Phase 4, after a saved manifest: only files a manifest said we created, and only inside
     the cache. (Temp files of a killed writer wait for the next sync that changes something.)"""
-    cache.remove_unowned(contents.owned | contents.manifest.owned_files(), manifest.owned_files())
+    dropped = (contents.owned | contents.manifest.owned_files()) - manifest.owned_files()
+    if dropped:
+        cache.mark_pending()
+        cache.remove_unowned(dropped, set())
     cache.sweep_temp_files()
 
 

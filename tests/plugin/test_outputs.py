@@ -127,3 +127,11 @@ def test_an_entry_from_an_earlier_manifest_names_no_record() -> None:
     assert entry.outputs is None
     entry = Entry.from_json("a", {"contentHash": "h", "article": "articles/a.json", "articleSha256": "s", "outputs": [10, 20]})
     assert entry.outputs == (10, 20) and entry.to_json()["outputs"] == [10, 20]
+
+
+def test_a_damaged_outputs_record_of_the_same_length_is_computed_again(tmp_path: Path) -> None:
+    cache, manifest = Cache(tmp_path), manifest_of("a")
+    build(cache, manifest, {"a": {HEAD: ("k", '<meta property="og:title" content="Hello">\n')}})
+    pack = cache.outputs_path
+    pack.write_bytes(pack.read_bytes().replace(b"og:title", b"og:EVIL!"))  # bit rot, a torn write
+    assert read(cache, manifest, "a", HEAD, "k") is False, "a damaged record was served"

@@ -316,7 +316,11 @@ from tests.e2e.sites import settings
 
 root = Path(sys.argv[1])
 
+real_write = cache.atomic_write
+
 def killed_mid_write(path, data, **options):
+    if path.name != cache.MANIFEST_NAME:  # the mark of a sync in progress is written before the manifest
+        return real_write(path, data, **options)
     path.with_name(f".{path.name}.0123456789abcdef.tmp").write_bytes(data[: len(data) // 2])
     os.kill(os.getpid(), signal.SIGKILL)
 
@@ -436,3 +440,68 @@ def test_a_skipped_article_id_is_logged_so_it_cannot_forge_a_line(tmp_path: Path
     (record,) = [r for r in caplog.records if "skipped" in r.getMessage()]
     assert "\n" not in record.getMessage() and "\x1b" not in record.getMessage()
     assert len(report.skipped) == 1 and "\n" not in report.skipped[0]
+
+
+# --- what a killed sync leaves behind ----------------------------------------------------------
+
+#: One sync like `mkdocs-blogsvc sync`, SIGKILLed at `where`: "commit" when the new manifest is
+#: about to be written (the new article and image files are on disk, no manifest names them),
+#: "cleanup" at the first file the committed sync removes.
+KILLED_AT_CHILD = """
+import os, signal, sys
+from pathlib import Path
+import httpx
+from mkdocs_blogsvc import cache
+from mkdocs_blogsvc.connection import connect
+from mkdocs_blogsvc.server import create_app
+from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.sync import sync_cache
+from tests.e2e.sites import settings
+
+root, where = Path(sys.argv[1]), sys.argv[2]
+def die(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+if where == "commit":
+    cache.Cache.save = die
+else:
+    real = cache.Cache.remove_unowned
+    def remove_then_die(self, before, after):
+        if before - after:
+            die()
+        real(self, before, after)
+    cache.Cache.remove_unowned = remove_then_die
+app = create_app(Database.from_path(root / "service.db"), secret_key="test")
+config = settings(root, "http://testserver")
+with cache.Cache(config.cache_dir).locked(), connect(config, transport=httpx.WSGITransport(app=app)) as service:
+    sync_cache(cache.Cache(config.cache_dir), service.client)
+"""
+
+
+def files_on_disk(cache_dir: Path) -> set[str]:
+    return {name for name in snapshot(cache_dir) if name not in ("manifest.json", ".lock")}
+
+
+@pytest.mark.parametrize("where", ["commit", "cleanup"])
+def test_files_of_a_killed_sync_do_not_stay_forever(db: Database, blog, where: str) -> None:  # type: ignore[no-untyped-def]
+    owner, client, cache_dir = blog
+    first = with_cover(db, owner, "First")
+    sync_cache(Cache(cache_dir), client)
+    # The blog changes: "First" is edited (new article file) and gets a sibling with an image.
+    with db.session(write=True) as session:
+        session.execute(update(tables.Article).where(tables.Article.id == first).values(title="First, edited"))
+    second = with_cover(db, owner, "Second")
+    if where == "cleanup":  # the killed sync deletes "Second" again: its files become garbage
+        sync_cache(Cache(cache_dir), client)
+        with db.session(write=True) as session:
+            session.execute(tables.Article.__table__.delete().where(tables.Article.id == second))
+
+    child = subprocess.run([sys.executable, "-c", KILLED_AT_CHILD, str(cache_dir.parent), where], cwd=REPO,
+                           check=False, capture_output=True, text=True, timeout=60)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+
+    # Before the next sync the blog changes again: the killed sync's new files are not wanted.
+    with db.session(write=True) as session:
+        session.execute(tables.Article.__table__.delete().where(tables.Article.id.in_([first, second])))
+    sync_cache(Cache(cache_dir), client)
+    sync_cache(Cache(cache_dir), client)  # and once more, for a sync with nothing to do
+    assert files_on_disk(cache_dir) == Cache(cache_dir).load().owned_files()
