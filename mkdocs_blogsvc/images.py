@@ -15,6 +15,7 @@ Decisions:
 
 from __future__ import annotations
 
+import errno
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -34,6 +35,9 @@ MAX_IMAGE_BYTES = 10 * 1024 * 1024
 WORKERS = 8
 #: Downloads lasting longer than this show a progress line every PROGRESS_EVERY seconds.
 PROGRESS_EVERY = 3.0
+#: A write failing so stops every download: no later image could be written either, and the
+#: sync reports the cache once (`CacheUnwritable`) instead of a warning per image.
+_CACHE_UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES})
 
 
 class Downloader(Protocol):
@@ -91,6 +95,9 @@ def download_all(
                 except BlogServiceError as exc:
                     result.failed[url] = str(exc)
                 except OSError as exc:
+                    if exc.errno in _CACHE_UNWRITABLE:
+                        pool.shutdown(wait=False, cancel_futures=True)
+                        raise
                     result.failed[url] = f"cannot be written to the cache: {exc.strerror or exc}"
             now = clock()
             if pending and now - last_report >= PROGRESS_EVERY:

@@ -253,8 +253,9 @@ class Renderer:
             markdown.__version__, Path(__file__).read_text(encoding="utf-8"),  # this code writes the pages
         )
         #: what an article page's head tags and its sanitised HTML depend on besides their
-        #: inputs (see `outputs`): the head template, the JSON-LD code, the sanitiser.
-        self.head_fingerprint = _fingerprint(self.head_template.source, Path(jsonld.__file__).read_text(encoding="utf-8"))
+        #: inputs (see `outputs`): the head template, the JSON-LD code and this code, the sanitiser.
+        self.head_fingerprint = _fingerprint(self.head_template.source, Path(jsonld.__file__).read_text(encoding="utf-8"),
+                                             Path(__file__).read_text(encoding="utf-8"))
         self.html_fingerprint = _fingerprint(*sanitiser)
 
     def page(
@@ -351,7 +352,9 @@ class Renderer:
         return self.head_template.render(
             f"article {article.id}",
             article=article,
-            json_ld=script_json(data),
+            # keys sorted, as in the exported pages: the cached article's JSON is stored sorted,
+            # the service's answer is not, and the same article must give the same bytes
+            json_ld=script_json(data, sort_keys=True),
             title=article.title,
             description=article.description,
             image=image_url,

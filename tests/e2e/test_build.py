@@ -131,6 +131,21 @@ def test_material_blog_site(tmp_path: Path, service: Service, db: Database, owne
     assert snapshot(tmp_path / "docs") == docs_before, "the plugin never writes into docs_dir"
 
 
+
+def test_a_page_has_the_same_bytes_whatever_the_cache_holds(tmp_path: Path, service: Service, db: Database,
+                                                            owner: Owner) -> None:
+    """Found by review: the JSON-LD's keys came in the service's order at the first build and
+    sorted (as the cached article file holds them) once the head was computed again, so a
+    deploy saw every such page change with nothing changed on the service."""
+    cover_article(db, owner, "Cover story", schema_org_json={"@type": "BlogPosting", "headline": "H", "about": "A",
+                                                             "@context": "https://schema.org"})
+    config = site(tmp_path, service, db, owner)
+    run_build(config)
+    first = post_page(tmp_path / "site", "cover-story").read_bytes()
+    (tmp_path / ".cache" / "blogsvc" / "outputs.pack").unlink()  # the head tags computed from the cache
+    run_build(config)
+    assert post_page(tmp_path / "site", "cover-story").read_bytes() == first
+
 def test_changes_then_no_change_then_service_down(tmp_path: Path, service: Service, db: Database, owner: Owner,
                                                   caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)

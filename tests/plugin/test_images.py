@@ -109,3 +109,30 @@ def test_unchanged_image_is_not_rewritten(hosted, tmp_path: Path) -> None:  # ty
     before = target.stat().st_mtime_ns
     download_all(client, [urls["png"]], Cache(tmp_path))
     assert target.stat().st_mtime_ns == before
+
+
+def test_a_full_disk_stops_every_download_at_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Found by review: a cache on a full disk printed a warning per image (192 of them) before
+    the sync's one-line "cannot be written". The first such failure now stops the batch; the
+    sync reports it once (`CacheUnwritable`). A full disk cannot be made here without mounting a
+    file system, so the write fails by hand."""
+    import errno
+
+    from mkdocs_blogsvc import images
+
+    attempts: list[Path] = []
+
+    def disk_full(path: Path, data: bytes, **options: object) -> bool:
+        attempts.append(path)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    class Service:
+        def download(self, url: str, *, max_bytes: int) -> tuple[bytes, str]:
+            return PNG, "image/png"
+
+    monkeypatch.setattr(images, "write_if_changed", disk_full)
+    urls = [f"https://a.test/{n}.png" for n in range(40)]
+    with pytest.raises(OSError) as raised:
+        download_all(Service(), urls, Cache(tmp_path), workers=2)
+    assert raised.value.errno == errno.ENOSPC
+    assert len(attempts) <= 3, f"{len(attempts)} images were still tried"
