@@ -52,6 +52,11 @@ def normalize_public_url(value: str) -> str:
             f"invalid public URL {value!r}: give the absolute http(s) address clients use, "
             "without user, query or fragment (for example https://blog.example.com)"
         )
+    if parts.path:  # the pages' links and forms, and the routes, start at the host's root
+        raise ValueError(
+            f"invalid public URL {value!r}: the service must be at the root of its host, not under "
+            f"{parts.path!r}; give it a host name or a port of its own (for example https://blogs.example.com)"
+        )
     return url
 
 

@@ -117,15 +117,15 @@ def test_startup_line_names_the_address_and_the_database(tmp_path: Path) -> None
 
 def test_public_url_is_announced_and_served(tmp_path: Path) -> None:
     db_path = tmp_path / "public.db"
-    command = server_command(db_path, "--port", "0", "--public-url", "https://blog.example/svc/")
+    command = server_command(db_path, "--port", "0", "--public-url", "https://blog.example:8443/")
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        match = re.fullmatch(r"Blog Content Service on (http://127\.0\.0\.1:\d+) \(database .+, public URL https://blog\.example/svc\)\n", line)
+        match = re.fullmatch(r"Blog Content Service on (http://127\.0\.0\.1:\d+) \(database .+, public URL https://blog\.example:8443\)\n", line)
         assert match, line
         document = httpx.get(f"{match.group(1)}/openapi.json", timeout=30).json()
-        assert document["servers"] == [{"url": "https://blog.example/svc"}]
+        assert document["servers"] == [{"url": "https://blog.example:8443"}]
     finally:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=15)

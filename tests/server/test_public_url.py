@@ -18,7 +18,7 @@ from mkdocs_blogsvc.server.serialize import content_hash, normalize_public_url
 from tests.conftest import Owner, add_article, issue_access_token
 
 HOSTS = ("http://localhost:8000", "http://127.0.0.1:8000")
-PUBLIC = "https://blog.example/svc"
+PUBLIC = "https://blog.example:8443"
 
 
 
@@ -74,7 +74,7 @@ def test_without_public_url_the_home_page_names_the_address_it_was_reached_at(ap
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("https://blog.example/", "https://blog.example"), (" http://127.0.0.1:8000/svc// ", "http://127.0.0.1:8000/svc"),
+    [("https://blog.example/", "https://blog.example"), (" http://127.0.0.1:8000// ", "http://127.0.0.1:8000"),
      ("http://[::1]:8000", "http://[::1]:8000")],
 )
 def test_public_url_is_normalised(value: str, expected: str) -> None:
@@ -89,6 +89,18 @@ def test_public_url_is_normalised(value: str, expected: str) -> None:
 def test_public_url_must_be_an_http_address(db: Database, value: str) -> None:
     with pytest.raises(ValueError, match="invalid public URL"):
         create_app(db, public_url=value)
+
+
+def test_a_public_url_with_a_path_is_refused(db: Database) -> None:
+    """Found by an operator's review: `https://blog.example/svc` was accepted, but the sign-in
+    form, the home page and the blog pages link from the host's root, so sign-in broke behind
+    a proxy that strips the prefix."""
+    with pytest.raises(ValueError) as refused:
+        create_app(db, public_url="https://blog.example/svc/")
+    assert str(refused.value) == (
+        "invalid public URL 'https://blog.example/svc/': the service must be at the root of its host, not under "
+        "'/svc'; give it a host name or a port of its own (for example https://blogs.example.com)"
+    )
 
 
 def test_server_run_refuses_a_bad_public_url_before_starting(tmp_path: Path) -> None:
