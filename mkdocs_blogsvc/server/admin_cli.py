@@ -83,7 +83,8 @@ def _command(name: str, *, creates: bool = False) -> Callable[[F], F]:
 
 @_command("create-user", creates=True)
 @click.option("--username", required=True)
-@click.option("--password", required=True)
+@click.option("--password", prompt=True, hide_input=True, confirmation_prompt=True,
+              help="Asked for (hidden, twice) when left out: on the command line it shows in ps and the shell's history.")
 def create_user(db: Database, username: str, password: str) -> dict[str, Any]:
     """Create a user who can sign in on the authorization pages."""
     return content.create_user(db, username, password)
@@ -321,6 +322,13 @@ def list_clients(db: Database) -> list[dict[str, Any]]:
 def list_connections(db: Database) -> list[dict[str, Any]]:
     """List the approved connections (OAuth grants): application, user, blog, scope, dates, revoked."""
     return listings.connections(db)
+
+
+@_command("revoke-connection")
+@click.argument("connection_id", metavar="ID", type=int)
+def revoke_connection(db: Database, connection_id: int) -> dict[str, Any]:
+    """Revoke a connection (its id in list-connections) and all its tokens: the application must be authorized again."""
+    return content.revoke_connection(db, connection_id)
 
 
 @_command("advance-clock")

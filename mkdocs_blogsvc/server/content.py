@@ -42,6 +42,7 @@ from mkdocs_blogsvc.server import media, security, tables
 from mkdocs_blogsvc.server.clients import is_loopback_host
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.errors import ContentError, ImageError
+from mkdocs_blogsvc.server.oauth_db import revoke_grant
 from mkdocs_blogsvc.server.serialize import article_json
 
 # Re-exported (`X as X`): the admin CLI and the admin tests name them through this module.
@@ -435,6 +436,19 @@ def unique_slug(session: Session, blog_id: str, slug: str) -> str:
 
 
 # --- the test clock -------------------------------------------------------------------------
+
+
+def revoke_connection(db: Database, connection_id: int) -> dict[str, Any]:
+    """Revoke a connection (an OAuth grant) and every token it holds: its application's next
+    request is refused and its user must authorize again. For a leaked or lost refresh token
+    (the spec has no revocation endpoint). Revoking a revoked connection changes nothing."""
+    with db.session(write=True) as session:
+        grant = session.get(tables.Grant, connection_id)
+        if grant is None:
+            raise ContentError(f"no connection {connection_id}: list them with list-connections")
+        was_revoked = grant.revoked_at is not None
+        revoke_grant(session, grant.id, db.now())
+        return {"id": grant.id, "client_id": grant.client_id, "revoked": True, "alreadyRevoked": was_revoked}
 
 
 def advance_clock(db: Database, seconds: float) -> dict[str, Any]:

@@ -271,3 +271,33 @@ def test_a_bad_rate_limits_variable_is_named_as_the_culprit(tmp_path: Path) -> N
     assert "Error: Invalid value for BLOGSVC_RATE_LIMITS: invalid rate limit 'token=x'" in result.stderr
     assert "'--rate-limit'" not in result.stderr
     assert not (tmp_path / "x.db").exists()
+
+
+def test_revoke_connection_prints_the_connection_or_names_an_unknown_id(blog_db: Path) -> None:
+    from tests.conftest import Owner, issue_access_token
+
+    database = Database.from_path(blog_db)
+    with database.session() as session:
+        user = session.query(tables.User).one()
+        blog = session.query(tables.Blog).one()
+    issue_access_token(database, Owner(user.id, "alice", "pw", blog.id, blog.slug))
+    (connection,) = [row["id"] for row in json.loads(invoke(blog_db, "list-connections", "--json").output)["connections"]]
+    revoked = invoke(blog_db, "revoke-connection", str(connection))
+    assert revoked.exit_code == 0, revoked.output
+    assert json.loads(revoked.output)["revoked"] is True
+    unknown = invoke(blog_db, "revoke-connection", "42")
+    assert unknown.exit_code == 1 and unknown.stderr.strip() == "Error: no connection 42: list them with list-connections"
+
+
+def test_create_user_asks_for_the_password_when_it_is_left_out(tmp_path: Path) -> None:
+    """Found by an operator's review: `--password` on the command line shows in ps and history."""
+    from mkdocs_blogsvc.server import security
+
+    db_path = tmp_path / "x.db"
+    result = CliRunner().invoke(main, ["server", "admin", "--db", str(db_path), "create-user", "--username", "zed"],
+                                input="correct horse\ncorrect horse\n")
+    assert result.exit_code == 0, result.output
+    assert "correct horse" not in result.output
+    with Database.from_path(db_path).session() as session:
+        user = session.query(tables.User).one()
+        assert security.verify_password("correct horse", user.password_hash)

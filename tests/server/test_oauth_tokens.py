@@ -342,3 +342,27 @@ def test_a_data_request_with_another_auth_scheme_gets_a_challenge_without_error(
     """RFC 6750 3.1: an unsupported authentication method gets no error information."""
     response = http.get("/api/v1/status", headers={"Authorization": "Basic abc"})
     assert response.status_code == 401 and response.headers["www-authenticate"] == 'Bearer realm="blogsvc"'
+
+
+def test_an_operator_revokes_a_connection_and_its_tokens_die(db, app, http) -> None:  # type: ignore[no-untyped-def]
+    """Found by an operator's review: a leaked refresh token could not be killed short of SQL
+    (`server admin revoke-connection ID`)."""
+    from mkdocs_blogsvc.server import content, listings
+    from mkdocs_blogsvc.server.errors import ContentError
+
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    kept = exchange(http, client, authorize(app, client, owner)).json()
+    leaked = exchange(http, client, authorize(app, client, owner)).json()
+    (_, connection) = [row["id"] for row in listings.connections(db)]
+
+    assert content.revoke_connection(db, connection) == {
+        "id": connection, "client_id": client.client_id, "revoked": True, "alreadyRevoked": False,
+    }
+    assert status_of(http, leaked["access_token"]).status_code == 401
+    assert refresh(http, client, leaked["refresh_token"]).json()["error"] == "invalid_grant"
+    assert status_of(http, kept["access_token"]).status_code == 200, "other connections live on"
+    assert [row["revoked"] for row in listings.connections(db)] == [False, True]
+    assert content.revoke_connection(db, connection)["alreadyRevoked"] is True
+    with pytest.raises(ContentError, match="no connection 999: list them with list-connections"):
+        content.revoke_connection(db, 999)
