@@ -130,8 +130,13 @@ class Database:
 
     @property
     def argument(self) -> str:
-        """What to pass to `--db` to reach this database again (the password shown as ***)."""
-        return self.shown if self.is_sqlite else f"'{self.shown}'"
+        """What to pass to `--db` to reach this database again, the password (if any) shown as
+        PASSWORD for the operator to fill in (`***` in a command would fail to sign in)."""
+        if self.is_sqlite:
+            return self.shown
+        url = self.engine.url
+        shown = url.set(password="PASSWORD").render_as_string(hide_password=False) if url.password else self.shown
+        return f"'{shown}'"
 
     @contextmanager
     def _schema_transaction(self) -> Iterator[Connection]:

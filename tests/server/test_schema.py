@@ -156,3 +156,13 @@ def test_a_postgresql_url_without_a_driver_uses_psycopg(postgres_url: str, schem
     result = CliRunner().invoke(main, ["server", "admin", "--db", url, "list-users", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {"users": []}
+
+
+def test_the_migrate_hint_for_a_database_with_a_password_asks_for_it_not_for_stars() -> None:
+    """Found by an operator's review: the hint held `blogsvc:***@`, which fails to sign in when pasted."""
+    db = Database("postgresql+psycopg://blogsvc:s3cret@127.0.0.1:1/blogsvc", check_schema=False)
+    try:
+        assert db.argument == "'postgresql+psycopg://blogsvc:PASSWORD@127.0.0.1:1/blogsvc'"
+        assert "s3cret" not in db.argument and "s3cret" not in db.shown
+    finally:
+        db.dispose()
