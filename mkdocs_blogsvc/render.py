@@ -335,7 +335,7 @@ class Renderer:
             }
             for article, page_src in sorted(items, key=lambda item: (item[0].published_at, item[0].id), reverse=True)
         ]
-        meta = dump_yaml({"title": neutral(title)})
+        meta = dump_yaml({"title": neutral(title), **NO_TEMPLATES})  # titles are the service's text
         return escape_snippets(self.index_template.render("the blog index", title=md_text(title), front_matter=meta, items=rows))
 
     def head(
@@ -475,7 +475,16 @@ def front_matter(article: Article, slug: str, paths: PagePaths, blogsvc: dict[st
         meta["image"] = paths.images.get(article.cover_image_url) or article.cover_image_url
     if blogsvc is not None:  # exported pages only: read by the theme override (theme_override.py)
         meta["blogsvc"] = blogsvc
+    meta.update(NO_TEMPLATES)
     return dump_yaml(meta)
+
+
+#: Front matter that keeps template plugins away from pages made of the service's text:
+#: mkdocs-macros-plugin renders every page's Markdown (and its title) as Jinja2 without a
+#: sandbox, so `{{ cycler.__init__.__globals__.os.environ }}` in an article would run in the
+#: build and publish its secrets. `render_macros: false` wins over every setting of macros
+#: (`render_by_default`, `force_render_paths`).
+NO_TEMPLATES: dict[str, Any] = {"render_macros": False}
 
 
 #: libyaml's emitter when PyYAML has it (five times faster: front matter is most of the cost

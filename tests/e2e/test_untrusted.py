@@ -400,3 +400,32 @@ def test_a_snippets_include_never_publishes_a_local_file(
     html = next((tmp_path / "site").rglob("snip/index.html")).read_text(encoding="utf-8")
     assert "Before." in html and '--8&lt;-- "credentials.json"' in html
     assert "svc_" not in html and "access_token" not in html
+
+
+def test_macros_never_renders_an_article_as_a_template(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Review finding: with mkdocs-macros-plugin (render_by_default, its default), an article's
+    `{{ ... }}` ran as Jinja2 in the build, without a sandbox: it printed `config.extra`, read
+    the build's environment and ran commands; a `{% raw %}` in a description stopped a strict
+    build. The plugin's pages carry `render_macros: false`, which wins over every macros
+    setting (`render_by_default`, `force_render_paths`)."""
+    monkeypatch.setenv("BLOGSVC_TEST_SECRET", "ci-secret-value")
+    add_article(db, owner.blog_id, "Tpl {{ 6*7 }}", slug="tpl", description="Lead {% raw %}", content=(
+        "Extra: {{ config.extra.secret }}\n\nSum: {{ 6*7 }}\n\n"
+        "Env: {{ cycler.__init__.__globals__.os.environ.get('BLOGSVC_TEST_SECRET') }}\n\n"
+        "{% for key in config %}{{ key }} {% endfor %}\n"))
+    config = write_site(tmp_path, service.url, material=False)
+    data = yaml.safe_load(config.read_text())
+    data["extra"] = {"secret": "extra-secret-value"}
+    data["plugins"].append("macros")
+    config.write_text(yaml.safe_dump(data))
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    run_build(config, strict=True)  # a macros error is a warning: strict would stop the build
+    site_dir = tmp_path / "site"
+    html = next(site_dir.rglob("tpl/index.html")).read_text(encoding="utf-8")
+    assert "Extra: {{ config.extra.secret }}" in html and "Sum: {{ 6*7 }}" in html
+    assert "<title>Tpl {{ 6*7 }}" in html
+    everything = "".join(p.read_text(encoding="utf-8") for p in site_dir.rglob("*.html"))
+    assert "extra-secret-value" not in everything and "ci-secret-value" not in everything
+    assert "Sum: 42" not in everything and "Tpl 42" not in everything and "Macro Syntax Error" not in everything

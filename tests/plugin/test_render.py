@@ -108,7 +108,7 @@ def test_hostile_title_cannot_inject_html_into_the_page_or_break_front_matter() 
     meta, _body = split_page(text)
     assert "<script" not in text
     assert meta["title"].startswith("&lt;/script&gt;&lt;script&gt;alert(1)")
-    assert set(meta) == {"title", "description", "date", "slug", "tags", "keywords", "image"}
+    assert set(meta) == {"title", "description", "date", "slug", "tags", "keywords", "image", "render_macros"}
 
 
 def test_script_json_cannot_close_the_element_and_round_trips() -> None:
@@ -155,12 +155,23 @@ def test_custom_templates_replace_the_built_in_ones(tmp_path: Path) -> None:
     assert renderer.head(article(title="a<b"), page_url=None, image_url=None, language=None) == '<meta name=x content="a&lt;b">'
 
 
+def test_pages_tell_template_plugins_to_leave_the_services_text_alone() -> None:
+    """Review finding: mkdocs-macros-plugin rendered an article's Markdown and title as Jinja2
+    (no sandbox: `{{ cycler.__init__.__globals__.os.environ }}` ran in the build). Its own
+    switch, `render_macros: false`, wins over all of its settings."""
+    paths = PagePaths("blog/posts/hello-world.md", {})
+    meta, _body = split_page(Renderer().page(article(title="{{ 7*7 }}", content="{{ config.extra }}"), "hello-world", paths))
+    assert meta["render_macros"] is False
+    index, _body = split_page(Renderer().index("{{ 7*7 }}", [(article(), "blog/posts/hello-world.md")], "blog/index.md"))
+    assert index["render_macros"] is False
+
+
 def test_index_lists_newest_first_with_relative_links() -> None:
     old = article(id="a", title="Old", publishedAt="2024-01-01T00:00:00.000Z")
     new = article(id="b", title="New <b>", publishedAt="2025-01-01T00:00:00.000Z")
     text = Renderer().index("My Blog", [(old, "blog/posts/old.md"), (new, "blog/posts/new.md")], "blog/index.md")
     meta, body = split_page(text)
-    assert meta == {"title": "My Blog"}
+    assert meta == {"title": "My Blog", "render_macros": False}
     assert body.index("[New &lt;b&gt;](posts/new.md)") < body.index("[Old](posts/old.md)")
 
 
