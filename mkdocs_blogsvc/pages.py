@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mkdocs_blogsvc import privacy
 from mkdocs_blogsvc.cache import Cache, CacheContents, Entry
 from mkdocs_blogsvc.errors import CacheUnwritable
 from mkdocs_blogsvc.fileio import compact_json, sha256, write_if_changed
@@ -149,6 +150,8 @@ def _render(
                                        _link_inputs(links, record["links"]))
         if removed := renderer.removed.get(article_id):  # logged by every build (`markdown_removed`)
             record["removed"] = removed.to_json()
+        if remote := privacy.remote_urls(text):  # kept from Material's privacy plugin (`remote_urls`)
+            record["remote"] = remote
         site.written += record.pop("written")
         entry.records[PAGE_RECORD] = record
         changed = True
@@ -183,6 +186,17 @@ def _render(
         cache.save(manifest)
         manifest.refreshed = False
     return site
+
+
+def remote_urls(contents: CacheContents) -> set[str]:
+    """The external addresses of every article page, as recorded when each was rendered."""
+    found: set[str] = set()
+    for entry in contents.manifest.entries.values():
+        record = entry.records.get(PAGE_RECORD)
+        urls = record.get("remote") if isinstance(record, dict) else None
+        if isinstance(urls, list):
+            found.update(url for url in urls if isinstance(url, str))
+    return found
 
 
 def markdown_removed(entry: Entry) -> Any:

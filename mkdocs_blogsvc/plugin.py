@@ -7,7 +7,8 @@
     on_pre_build  take the cache locks and sync if due (`SyncCoordinator.begin_build`): before MkDocs
                   empties site_dir, so a build the service stops leaves the previous site in place
     on_files      (priority 50, before Material's blog plugin at -50) render the pages from the
-                  cache (`pages.render_pages`), add them as `File.generated(..., abs_src_path=...)`
+                  cache (`pages.render_pages`), add them as `File.generated(..., abs_src_path=...)`;
+                  keep their external addresses from Material's privacy plugin (`privacy`)
     on_page_content  article pages: the HTML through the sanitiser's allowlist
     on_post_page  article pages: JSON-LD, Open Graph and keywords before `</head>`
     on_post_build / on_build_error   release the cache locks (`SyncCoordinator.end_build`)
@@ -50,7 +51,7 @@ from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
-from mkdocs_blogsvc import collector, outputs, redirects, watch
+from mkdocs_blogsvc import collector, outputs, privacy, redirects, watch
 from mkdocs_blogsvc.cache import CacheContents
 from mkdocs_blogsvc.config import BlogServiceConfig, Settings
 from mkdocs_blogsvc.coordinator import SyncCoordinator
@@ -59,7 +60,7 @@ from mkdocs_blogsvc.export import read_record
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import ArticleSummary
 from mkdocs_blogsvc.outputs import PageOutputs
-from mkdocs_blogsvc.pages import RenderedSite, markdown_removed, render_pages
+from mkdocs_blogsvc.pages import RenderedSite, markdown_removed, remote_urls, render_pages
 from mkdocs_blogsvc.removals import Removed
 from mkdocs_blogsvc.render import Renderer
 from mkdocs_blogsvc.sync import SyncReport
@@ -183,6 +184,10 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         contents, site, exported, report, reason, started = self._synced
         self._synced = None
         _leave_out_exported(files, exported)
+        if fetching := privacy.fetching_plugins(config.plugins.values()):  # before any page is built
+            urls = remote_urls(contents)
+            privacy.exclude(fetching, urls)
+            log.debug(f"{len(urls)} external addresses of article pages kept from Material's privacy plugin")
         with collector.paused():
             self._add_files(files, config, contents, site)
         report.duration = time.perf_counter() - started

@@ -429,3 +429,49 @@ def test_macros_never_renders_an_article_as_a_template(
     everything = "".join(p.read_text(encoding="utf-8") for p in site_dir.rglob("*.html"))
     assert "extra-secret-value" not in everything and "ci-secret-value" not in everything
     assert "Sum: 42" not in everything and "Tpl 42" not in everything and "Macro Syntax Error" not in everything
+
+
+def test_material_privacy_never_fetches_an_address_an_article_names(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    """Found by review: Material's privacy plugin downloads every external image of every page
+    at build time and publishes the copy: an article's `<img>` of an internal address made the
+    build machine fetch it (an SSRF; `/latest/meta-data` of a cloud CI runner) and publish the
+    answer, an SVG with a script included, on the site's origin. Those addresses stay remote."""
+    import http.server
+
+    requested: list[str] = []
+
+    class Internal(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            requested.append(self.path)
+            body = b"AWS_SECRET=internal-only" if "meta-data" in self.path else PNG
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    internal = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Internal)
+    threading.Thread(target=internal.serve_forever, daemon=True).start()
+    address = f"127.0.0.1:{internal.server_address[1]}"
+    try:
+        add_article(db, owner.blog_id, "Pictures", slug="pictures", content=(
+            f"Lead.\n\n![meta](http://{address}/latest/meta-data.png)\n\n"
+            f'<img alt="svg" src="//{address}/x.svg">\n'))
+        config = write_site(tmp_path, service.url)
+        data = yaml.safe_load(config.read_text())
+        data["theme"]["font"] = False  # no Google Fonts to fetch here
+        data["plugins"].append({"privacy": {"cache_dir": str(tmp_path / "privacy-cache")}})
+        config.write_text(yaml.safe_dump(data))
+        write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+        run_build(config)
+    finally:
+        internal.shutdown()
+        internal.server_close()
+    assert requested == [], "the build fetched addresses named by an article"
+    site_dir = tmp_path / "site"
+    assert not any("AWS_SECRET" in p.read_text(errors="replace") for p in site_dir.rglob("*") if p.is_file())
+    assert f'src="http://{address}/latest/meta-data.png"' in post_page(site_dir, "pictures").read_text()
