@@ -76,7 +76,7 @@ PAGES_DIR = "docs"
 OUTPUTS_NAME = "outputs.pack"
 #: Exists while a sync writes or drops article and image files (see the module doc).
 PENDING_NAME = "sync-in-progress"
-#: The names `article_name` and `image_name` give, the only ones `remove_unnamed` deletes.
+#: The names `article_name` and `image_name` give, the only ones `finish_pending` deletes.
 _OWN_FILE = {ARTICLES_DIR: re.compile(r"[0-9a-f]{24}-[0-9a-f]{16}\.json"),
              IMAGES_DIR: re.compile(r"[0-9a-f]{32}\.(?:png|jpg|gif|webp|avif)")}
 #: Where an earlier version kept the outputs (a file per article): removed when the pack is made.

@@ -38,7 +38,7 @@ from mkdocs_blogsvc.errors import (
     SyncFailed,
 )
 from mkdocs_blogsvc.logs import log
-from mkdocs_blogsvc.sync import SyncReport, sync_cache
+from mkdocs_blogsvc.sync import BLOG_SLUG, SyncReport, sync_cache
 
 
 class SyncCoordinator:
@@ -104,7 +104,9 @@ class SyncCoordinator:
         settings = self.settings
         cached = SyncReport(unchanged=len(contents.articles))
         if settings.offline:
-            if not contents.articles:  # a fresh CI runner, a new clone: say so (`--strict` stops)
+            # never synced (a fresh CI runner, a new clone): say so (`--strict` stops); a blog
+            # synced with no article yet leaves nothing out (every saved sync records its slug)
+            if not contents.articles and BLOG_SLUG not in contents.manifest.records:
                 log.warning(
                     "offline is true and the cache holds no article, so the blog's articles are left out of "
                     "this build; set offline: false to sync them (in CI, restore .cache/ as the CI recipe does)"

@@ -83,11 +83,24 @@ def _command(name: str, *, creates: bool = False) -> Callable[[F], F]:
 
 @_command("create-user", creates=True)
 @click.option("--username", required=True)
-@click.option("--password", prompt=True, hide_input=True, confirmation_prompt=True,
-              help="Asked for (hidden, twice) when left out: on the command line it shows in ps and the shell's history.")
-def create_user(db: Database, username: str, password: str) -> dict[str, Any]:
+@click.option("--password", help="Asked for (hidden, twice) when left out, or read as one line from standard input "
+                                 "when that is not a terminal: on the command line it shows in ps and the shell's history.")
+def create_user(db: Database, username: str, password: str | None) -> dict[str, Any]:
     """Create a user who can sign in on the authorization pages."""
-    return content.create_user(db, username, password)
+    return content.create_user(db, username, _new_password() if password is None else password)
+
+
+def _new_password() -> str:
+    """The password `create-user` was not given: asked for on a terminal, else the first line of
+    standard input. (Asked for here, once `--db` is known good, rather than by click while it reads
+    the options; and not by `getpass`, which reads the terminal even when the input is a pipe.)"""
+    if sys.stdin.isatty():
+        password: str = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+        return password
+    line = sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+    if not line:
+        raise ContentError("no password: give --password, or the password as a line of standard input")
+    return line
 
 
 @_command("create-blog")

@@ -45,8 +45,7 @@ def create_app(
     """
     public = None if public_url is None else normalize_public_url(public_url)
     if not isinstance(db, Database):
-        text = os.fspath(db)
-        db = Database(text) if "://" in text else Database.from_path(text)
+        db = Database.open(os.fspath(db))  # as `--db` reads it: postgres:// means psycopg, one-line errors
     db.lock_timeout = REQUEST_LOCK_TIMEOUT  # a request waits seconds, not half a minute: faults.py
     app = Flask(__name__)
     app.session_interface = _SessionInterface()

@@ -131,7 +131,6 @@ def test_material_blog_site(tmp_path: Path, service: Service, db: Database, owne
     assert snapshot(tmp_path / "docs") == docs_before, "the plugin never writes into docs_dir"
 
 
-
 def test_a_page_has_the_same_bytes_whatever_the_cache_holds(tmp_path: Path, service: Service, db: Database,
                                                             owner: Owner) -> None:
     """Found by review: the JSON-LD's keys came in the service's order at the first build and
@@ -145,6 +144,7 @@ def test_a_page_has_the_same_bytes_whatever_the_cache_holds(tmp_path: Path, serv
     (tmp_path / ".cache" / "blogsvc" / "outputs.pack").unlink()  # the head tags computed from the cache
     run_build(config)
     assert post_page(tmp_path / "site", "cover-story").read_bytes() == first
+
 
 def test_changes_then_no_change_then_service_down(tmp_path: Path, service: Service, db: Database, owner: Owner,
                                                   caplog: pytest.LogCaptureFixture) -> None:

@@ -192,3 +192,17 @@ def test_offline_with_nothing_cached_warns_that_the_blog_is_left_out(tmp_path: P
             "out of this build; set offline: false to sync them (in CI, restore .cache/ as the CI recipe does)"
             ) in result.stderr
     assert service.requests == []
+
+
+def test_offline_with_a_synced_blog_that_has_no_article_builds_without_a_warning(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """Found by review: the warning for a cache never synced also fired for a blog synced and
+    empty (nothing is left out), and so stopped `--strict` builds of a blog with no article yet."""
+    config = make_site(tmp_path, service, db, owner)
+    synced = CliRunner().invoke(main, ["sync", "-f", str(config)])
+    assert synced.exit_code == 0, synced.output
+    config.write_text(config.read_text().replace("base_url:", "offline: true\n    base_url:"))
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config)],
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "offline is true and the cache holds no article" not in result.stderr

@@ -444,7 +444,8 @@ def test_a_skipped_article_id_is_logged_so_it_cannot_forge_a_line(tmp_path: Path
 
 # --- what a killed sync leaves behind ----------------------------------------------------------
 
-#: One sync like `mkdocs-blogsvc sync`, SIGKILLed at `where`: "commit" when the new manifest is
+#: One sync like `mkdocs-blogsvc sync`, SIGKILLed at `where`: "download" once the first new
+#: image is written, "commit" when the new manifest is
 #: about to be written (the new article and image files are on disk, no manifest names them),
 #: "cleanup" at the first file the committed sync removes.
 KILLED_AT_CHILD = """
@@ -461,7 +462,14 @@ from tests.e2e.sites import settings
 root, where = Path(sys.argv[1]), sys.argv[2]
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
-if where == "commit":
+if where == "download":  # the first downloaded image is whole on disk, no manifest names it
+    from mkdocs_blogsvc import images
+    real_write = images.write_if_changed
+    def write_then_die(*args, **kwargs):
+        real_write(*args, **kwargs)
+        die()
+    images.write_if_changed = write_then_die
+elif where == "commit":
     cache.Cache.save = die
 else:
     real = cache.Cache.remove_unowned
@@ -481,7 +489,7 @@ def files_on_disk(cache_dir: Path) -> set[str]:
     return {name for name in snapshot(cache_dir) if name not in ("manifest.json", ".lock")}
 
 
-@pytest.mark.parametrize("where", ["commit", "cleanup"])
+@pytest.mark.parametrize("where", ["download", "commit", "cleanup"])
 def test_files_of_a_killed_sync_do_not_stay_forever(db: Database, blog, where: str) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     first = with_cover(db, owner, "First")
@@ -489,7 +497,12 @@ def test_files_of_a_killed_sync_do_not_stay_forever(db: Database, blog, where: s
     # The blog changes: "First" is edited (new article file) and gets a sibling with an image.
     with db.session(write=True) as session:
         session.execute(update(tables.Article).where(tables.Article.id == first).values(title="First, edited"))
-    second = with_cover(db, owner, "Second")
+    if where == "download":  # an image no earlier sync downloaded
+        with db.session(write=True) as session:
+            key = media.store_image(session, owner.blog_id, PNG + b"another image")
+        second = add_article(db, owner.blog_id, "Second", cover_media_key=key)
+    else:
+        second = with_cover(db, owner, "Second")
     if where == "cleanup":  # the killed sync deletes "Second" again: its files become garbage
         sync_cache(Cache(cache_dir), client)
         with db.session(write=True) as session:

@@ -301,3 +301,48 @@ def test_create_user_asks_for_the_password_when_it_is_left_out(tmp_path: Path) -
     with Database.from_path(db_path).session() as session:
         user = session.query(tables.User).one()
         assert security.verify_password("correct horse", user.password_hash)
+
+
+def test_create_user_without_db_says_so_before_asking_for_a_password() -> None:
+    """Found by review: the password was asked for twice, then the command said --db was missing."""
+    result = CliRunner().invoke(main, ["server", "admin", "create-user", "--username", "zed"], input="pw\npw\n")
+    assert result.exit_code == 2 and "Password" not in result.output
+    assert result.output.splitlines()[-1].startswith("Error: Missing option '--db'")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a controlling terminal made with TIOCSCTTY")
+def test_create_user_reads_a_piped_password_even_from_a_terminal_session(tmp_path: Path) -> None:
+    """Found by review: `echo PW | ... create-user` from a shell waited for the password on the
+    terminal (getpass reads /dev/tty, not the pipe), contrary to the docs."""
+    import fcntl
+    import os
+    import termios
+
+    main_fd, terminal_fd = os.openpty()
+
+    def with_a_controlling_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(terminal_fd, termios.TIOCSCTTY, 0)
+
+    db_path = tmp_path / "x.db"
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs_blogsvc", "server", "admin", "--db", str(db_path), "create-user",
+             "--username", "zed"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=terminal_fd,
+            preexec_fn=with_a_controlling_terminal,  # noqa: PLW1509  (no thread of this test runs meanwhile)
+        )
+        try:
+            out, _ = child.communicate(b"correct horse\n", timeout=20)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            pytest.fail("create-user waited for the password on the terminal, not on its standard input")
+    finally:
+        os.close(main_fd)
+        os.close(terminal_fd)
+    assert child.returncode == 0 and json.loads(out)["username"] == "zed"
+    from mkdocs_blogsvc.server import security
+
+    with Database.from_path(db_path).session() as session:
+        assert security.verify_password("correct horse", session.query(tables.User).one().password_hash)
