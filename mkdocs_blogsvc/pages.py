@@ -150,7 +150,7 @@ def _render(
                                        _link_inputs(links, record["links"]))
         if removed := renderer.removed.get(article_id):  # logged by every build (`markdown_removed`)
             record["removed"] = removed.to_json()
-        if remote := privacy.remote_urls(text):  # kept from Material's privacy plugin (`remote_urls`)
+        if remote := privacy.remote_hosts(text):  # kept from Material's privacy plugin (`remote_hosts` below)
             record["remote"] = remote
         site.written += record.pop("written")
         entry.records[PAGE_RECORD] = record
@@ -188,8 +188,8 @@ def _render(
     return site
 
 
-def remote_urls(contents: CacheContents) -> set[str]:
-    """The external addresses of every article page, as recorded when each was rendered."""
+def remote_hosts(contents: CacheContents) -> set[str]:
+    """The external hosts every article page names (`//host`), as recorded when each was rendered."""
     found: set[str] = set()
     for entry in contents.manifest.entries.values():
         record = entry.records.get(PAGE_RECORD)

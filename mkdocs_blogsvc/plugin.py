@@ -60,7 +60,7 @@ from mkdocs_blogsvc.export import read_record
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import ArticleSummary
 from mkdocs_blogsvc.outputs import PageOutputs
-from mkdocs_blogsvc.pages import RenderedSite, markdown_removed, remote_urls, render_pages
+from mkdocs_blogsvc.pages import RenderedSite, markdown_removed, remote_hosts, render_pages
 from mkdocs_blogsvc.removals import Removed
 from mkdocs_blogsvc.render import Renderer
 from mkdocs_blogsvc.sync import SyncReport
@@ -185,9 +185,9 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         self._synced = None
         _leave_out_exported(files, exported)
         if fetching := privacy.fetching_plugins(config.plugins.values()):  # before any page is built
-            urls = remote_urls(contents)
-            privacy.exclude(fetching, urls)
-            log.debug(f"{len(urls)} external addresses of article pages kept from Material's privacy plugin")
+            hosts = remote_hosts(contents)
+            privacy.exclude(fetching, hosts)
+            log.debug(f"the addresses of {len(hosts)} external hosts of article pages kept from Material's privacy plugin")
         with collector.paused():
             self._add_files(files, config, contents, site)
         report.duration = time.perf_counter() - started

@@ -251,6 +251,9 @@ class Renderer:
         self.fingerprint = _fingerprint(
             self.page_template.source, self.index_template.source, f"sanitise={sanitise}", *sanitiser,
             markdown.__version__, Path(__file__).read_text(encoding="utf-8"),  # this code writes the pages
+            # what a page's record keeps for Material's privacy plugin (`privacy.remote_hosts`):
+            # a cache written by a version that read fewer addresses, or none, is read again
+            _PRIVACY_SOURCE.read_text(encoding="utf-8"),
         )
         #: what an article page's head tags and its sanitised HTML depend on besides their
         #: inputs (see `outputs`): the head template, the JSON-LD code and this code, the sanitiser.
@@ -426,6 +429,8 @@ def _load(env: jinja2.Environment, override: Path | None, name: str, setting: st
 #: The sanitiser's code, part of the fingerprints (read as a file: a build that renders no page
 #: never imports it).
 _SANITIZE_SOURCE = Path(__file__).with_name("sanitize.py")
+#: How a page's external hosts are read for its record (see `fingerprint`).
+_PRIVACY_SOURCE = Path(__file__).with_name("privacy.py")
 
 
 #: A line pymdownx.snippets would read as an include (`--8<-- "file"`, or a block of file names
