@@ -86,7 +86,7 @@ class Database:
         mistyped or relative to the wrong folder does not quietly start an empty database).
         Every failure is a `DatabaseError` with one line naming the database."""
         if not target.strip():  # an unset variable in `--db "$DB"`: SQLite would use a throwaway in-memory one
-            raise DatabaseError("--db is empty: give a SQLite file path or a URL such as postgresql+psycopg://USER:PASSWORD@HOST/NAME")
+            raise DatabaseError(f"--db is empty: give a SQLite file path or a URL such as {POSTGRESQL_URL_SHAPE}")
         if "://" in target:
             try:
                 url = make_url(target)

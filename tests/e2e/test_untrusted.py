@@ -4,6 +4,7 @@ hostile services on loopback sockets)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
@@ -431,13 +432,10 @@ def test_macros_never_renders_an_article_as_a_template(
     assert "Sum: 42" not in everything and "Tpl 42" not in everything and "Macro Syntax Error" not in everything
 
 
-def test_material_privacy_never_fetches_an_address_an_article_names(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
-) -> None:
-    """Found by review: Material's privacy plugin downloads every external image of every page
-    at build time and publishes the copy: an article's `<img>` of an internal address made the
-    build machine fetch it (an SSRF; `/latest/meta-data` of a cloud CI runner) and publish the
-    answer, an SVG with a script included, on the site's origin. Those addresses stay remote."""
+@contextlib.contextmanager
+def internal_host() -> Iterator[tuple[int, list[str]]]:
+    """An HTTP server on 127.0.0.1 standing in for an internal host (a cloud runner's metadata
+    service): yields its port and the paths requested from it."""
     import http.server
 
     requested: list[str] = []
@@ -447,6 +445,7 @@ def test_material_privacy_never_fetches_an_address_an_article_names(
             requested.append(self.path)
             body = b"AWS_SECRET=internal-only" if "meta-data" in self.path else PNG
             self.send_response(200)
+            self.send_header("Content-Type", "image/png")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -456,21 +455,37 @@ def test_material_privacy_never_fetches_an_address_an_article_names(
 
     internal = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Internal)
     threading.Thread(target=internal.serve_forever, daemon=True).start()
-    address = f"127.0.0.1:{internal.server_address[1]}"
     try:
-        add_article(db, owner.blog_id, "Pictures", slug="pictures", content=(
-            f"Lead.\n\n![meta](http://{address}/latest/meta-data.png)\n\n"
-            f'<img alt="svg" src="//{address}/x.svg">\n'))
-        config = write_site(tmp_path, service.url)
-        data = yaml.safe_load(config.read_text())
-        data["theme"]["font"] = False  # no Google Fonts to fetch here
-        data["plugins"].append({"privacy": {"cache_dir": str(tmp_path / "privacy-cache")}})
-        config.write_text(yaml.safe_dump(data))
-        write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
-        run_build(config)
+        yield internal.server_address[1], requested
     finally:
         internal.shutdown()
         internal.server_close()
+
+
+def build_with_privacy(tmp_path: Path, service: Service, db: Database, owner: Owner, content: str) -> None:
+    """Build a Material site with its privacy plugin, whose one article "pictures" holds `content`."""
+    add_article(db, owner.blog_id, "Pictures", slug="pictures", content=content)
+    config = write_site(tmp_path, service.url)
+    data = yaml.safe_load(config.read_text())
+    data["theme"]["font"] = False  # no Google Fonts to fetch here
+    data["plugins"].append({"privacy": {"cache_dir": str(tmp_path / "privacy-cache")}})
+    config.write_text(yaml.safe_dump(data))
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    run_build(config)
+
+
+def test_material_privacy_never_fetches_an_address_an_article_names(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    """Found by review: Material's privacy plugin downloads every external image of every page
+    at build time and publishes the copy: an article's `<img>` of an internal address made the
+    build machine fetch it (an SSRF; `/latest/meta-data` of a cloud CI runner) and publish the
+    answer, an SVG with a script included, on the site's origin. Those addresses stay remote."""
+    with internal_host() as (port, requested):
+        address = f"127.0.0.1:{port}"
+        build_with_privacy(tmp_path, service, db, owner, (
+            f"Lead.\n\n![meta](http://{address}/latest/meta-data.png)\n\n"
+            f'<img alt="svg" src="//{address}/x.svg">\n'))
     assert requested == [], "the build fetched addresses named by an article"
     site_dir = tmp_path / "site"
     assert not any("AWS_SECRET" in p.read_text(errors="replace") for p in site_dir.rglob("*") if p.is_file())
@@ -500,38 +515,8 @@ def test_material_privacy_never_fetches_an_address_however_it_is_spelled(
     """Review finding: the exclusions were the addresses as a regex read them in the Markdown,
     which the privacy plugin, reading the HTML, named otherwise: `127&#46;0&#46;0&#46;1`,
     `?a=1&amp;b=2`, `/(d).png`... were fetched and the answer published. Hosts are excluded."""
-    import http.server
-
-    requested: list[str] = []
-
-    class Internal(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            requested.append(self.path)
-            body = b"AWS_SECRET=internal-only"
-            self.send_response(200)
-            self.send_header("Content-Type", "image/png")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    internal = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Internal)
-    threading.Thread(target=internal.serve_forever, daemon=True).start()
-    port = internal.server_address[1]
-    try:
-        add_article(db, owner.blog_id, "Pictures", slug="pictures", content=(
-            "Lead.\n\n" + SPELLED_OTHERWISE[name].format(port=port, addr=f"127.0.0.1:{port}") + "\n"))
-        config = write_site(tmp_path, service.url)
-        data = yaml.safe_load(config.read_text())
-        data["theme"]["font"] = False
-        data["plugins"].append({"privacy": {"cache_dir": str(tmp_path / "privacy-cache")}})
-        config.write_text(yaml.safe_dump(data))
-        write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
-        run_build(config)
-    finally:
-        internal.shutdown()
-        internal.server_close()
+    with internal_host() as (port, requested):
+        build_with_privacy(tmp_path, service, db, owner,
+                           "Lead.\n\n" + SPELLED_OTHERWISE[name].format(port=port, addr=f"127.0.0.1:{port}") + "\n")
     assert requested == [], "the build fetched an address named by an article"
     assert not any(b"AWS_SECRET" in p.read_bytes() for p in (tmp_path / "site").rglob("*") if p.is_file())
