@@ -8,7 +8,9 @@ what the page says, so on the site:
   string, a list or an `ImageObject`'s `url`/`contentUrl`/`thumbnailUrl`, wherever it sits)
   becomes the URL of the site's copy (absolute when `site_url` is set);
 - `url` and `mainEntityOfPage` of the article node name the page on the site when `site_url`
-  is set (a `mainEntityOfPage` object keeps its other keys and gets the page as `@id`);
+  is set (a `mainEntityOfPage` object keeps its other keys and gets the page as `@id`); when
+  the page's URL is not known (no `site_url`, exported pages) they are removed: the service's
+  would tell search engines that the article's page is the service's, not this one;
 - when the data names no `image` and the article's cover was downloaded, the cover is added;
 - everything else is kept exactly as the service sent it.
 
@@ -41,7 +43,8 @@ def localise(
     """A copy of `data` (JSON values) for the site's page.
 
     `images`: remote URL -> the site's URL of the downloaded copy (absolute with `site_url`,
-    else relative to the page). `page_url`: the page's absolute URL, None without `site_url`.
+    else relative to the page). `page_url`: the page's absolute URL, None when it is not known
+    (without `site_url`, in exported pages): then the node has no `url` or `mainEntityOfPage`.
     `cover_url`: the site's URL of the cover image, added as `image` if the data has none.
     """
     replaced = _replace_urls(data, images)
@@ -81,5 +84,8 @@ def _describe_page(node: dict[str, Any], page_url: str | None, cover_url: str | 
             node["mainEntityOfPage"] = {**entity, "@id": page_url}
         else:
             node["mainEntityOfPage"] = page_url
+    else:
+        node.pop("url", None)
+        node.pop("mainEntityOfPage", None)
     if cover_url and not node.get("image"):
         node["image"] = cover_url

@@ -273,6 +273,24 @@ def test_exported_pages_are_sanitised_and_keep_their_json_ld(
     assert "blog/posts/hostile.md: removed" in output, output
 
 
+def test_exported_json_ld_does_not_name_the_services_page(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    """The export cannot know the page's URL: the service's `url` and `mainEntityOfPage` (its
+    hosted page) are left out rather than kept, even with a site_url."""
+    hosted = f"{service.url}/blogs/{owner.blog_slug}/hosted"
+    add_article(db, owner.blog_id, "Hosted", schema_org_json={
+        "@context": "https://schema.org", "@type": "BlogPosting", "headline": "Hosted", "url": hosted,
+        "mainEntityOfPage": {"@type": "WebPage", "@id": hosted},
+    })
+    config = site(tmp_path, service, db, owner)
+    config.write_text("site_url: https://example.com/docs/\n" + config.read_text(encoding="utf-8"), encoding="utf-8")
+    run_export(config)
+    text = (tmp_path / "docs" / "blog" / "posts" / "hosted.md").read_text(encoding="utf-8")
+    data = json.loads(text.rpartition('<script type="application/ld+json">')[2].partition("</script>")[0])
+    assert data == {"@context": "https://schema.org", "@type": "BlogPosting", "headline": "Hosted"}
+
+
 def test_export_leaves_files_it_did_not_write_as_they_are_and_never_removes_them(
     tmp_path: Path, service: Service, db: Database, owner: Owner,
 ) -> None:

@@ -37,11 +37,14 @@ def test_image_names_the_site_copy_and_url_the_page() -> None:
     assert data == original  # the cached data is not changed in place
 
 
-def test_without_site_url_only_images_change() -> None:
-    result = localise(sent(), images={REMOTE: "../../assets/cover-01.png"}, page_url=None)
+def test_without_a_page_url_the_services_page_is_not_named() -> None:
+    """No `site_url` (or an exported page): the service's `url` and `mainEntityOfPage` would say
+    the article's page is on the service; they go, the images still name the site's copies."""
+    data = {**sent(), "mainEntityOfPage": {"@type": "WebPage", "@id": "https://blog.service.example/hello"}}
+    result = localise(data, images={REMOTE: "../../assets/cover-01.png"}, page_url=None)
     assert result["image"] == "../../assets/cover-01.png"
-    assert result["url"] == "https://blog.service.example/hello"
-    assert "mainEntityOfPage" not in result
+    assert "url" not in result and "mainEntityOfPage" not in result
+    assert result["author"] == sent()["author"]  # other nodes' url are the service's to name
 
 
 def test_images_in_lists_and_image_objects() -> None:
