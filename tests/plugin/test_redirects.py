@@ -101,6 +101,7 @@ def test_page_follows_the_mkdocs_redirects_convention() -> None:
     assert tags["link"] == {"rel": "canonical", "href": "https://ex.test/site/blog/new/"}
     assert tags["meta"] in ({"charset": "utf-8"}, {"http-equiv": "refresh", "content": "0; url=../new/"})
     assert {"http-equiv": "refresh", "content": "0; url=../new/"} in [a for t, a in parsed.tags if t == "meta"]
+    assert {"name": "robots", "content": "noindex"} in [a for t, a in parsed.tags if t == "meta"]
     assert tags["a"] == {"href": "../new/"}
     assert 'Fish & "chips" <b>' in parsed.text and "<b>" not in html and "script" not in html
     assert html.startswith(redirects.MARKER)
