@@ -11,6 +11,9 @@ what the page says, so on the site:
   is set (a `mainEntityOfPage` object keeps its other keys and gets the page as `@id`); when
   the page's URL is not known (no `site_url`, exported pages) they are removed: the service's
   would tell search engines that the article's page is the service's, not this one;
+- `headline`, `datePublished` and `dateModified` of the article node are the article's own
+  title and dates (`facts`): the page shows them in its heading and its Open Graph tags, and
+  the service's data may be older than its last edit (written when the article was generated);
 - when the data names no `image` and the article's cover was downloaded, the cover is added;
 - everything else is kept exactly as the service sent it.
 
@@ -38,6 +41,7 @@ def localise(
     *,
     images: Mapping[str, str],
     page_url: str | None,
+    facts: Mapping[str, str],
     cover_url: str | None = None,
 ) -> Any:
     """A copy of `data` (JSON values) for the site's page.
@@ -45,6 +49,7 @@ def localise(
     `images`: remote URL -> the site's URL of the downloaded copy (absolute with `site_url`,
     else relative to the page). `page_url`: the page's absolute URL, None when it is not known
     (without `site_url`, in exported pages): then the node has no `url` or `mainEntityOfPage`.
+    `facts`: the article's `headline`, `datePublished` and `dateModified` (`article_facts`).
     `cover_url`: the site's URL of the cover image, added as `image` if the data has none.
     """
     replaced = _replace_urls(data, images)
@@ -54,6 +59,7 @@ def localise(
         else:
             nodes = [replaced]
         for node in nodes:
+            node.update(facts)
             _describe_page(node, page_url, cover_url)
     return replaced
 

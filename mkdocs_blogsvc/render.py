@@ -318,7 +318,7 @@ class Renderer:
         image_url = export.image_url(article, paths)
         data = jsonld.localise(
             self.json_ld(article, page_url=None, image_url=image_url, language=export.language),
-            images=export.site_images(paths), page_url=None, cover_url=image_url,
+            images=export.site_images(paths), page_url=None, facts=article_facts(article), cover_url=image_url,
         )
         # A raw HTML block of its own (blank lines around it): Python-Markdown passes it through.
         # Keys sorted: an article fresh from the service and the same read back from the cache
@@ -351,7 +351,8 @@ class Renderer:
         data = self.json_ld(article, page_url=page_url, image_url=image_url, language=language)
         if article.schema_org_json is not None:
             local_cover = image_url if image_url != article.cover_image_url else None
-            data = jsonld.localise(data, images=images or {}, page_url=page_url, cover_url=local_cover)
+            data = jsonld.localise(data, images=images or {}, page_url=page_url, facts=article_facts(article),
+                                   cover_url=local_cover)
         return self.head_template.render(
             f"article {article.id}",
             article=article,
@@ -507,15 +508,23 @@ def _utc(moment: datetime) -> datetime:
     return moment.replace(microsecond=(moment.microsecond // 1000) * 1000)
 
 
+def article_facts(article: Article) -> dict[str, str]:
+    """The article's title and dates in schema.org's names. They win over the same fields of the
+    service's `schemaOrgJson` (`jsonld.localise`), which may predate the article's last edit."""
+    return {
+        "headline": article.title,
+        "datePublished": format_timestamp(article.published_at),
+        "dateModified": format_timestamp(article.updated_at),
+    }
+
+
 def blog_posting(article: Article, *, page_url: str | None, image_url: str | None, language: str | None) -> dict[str, Any]:
     """A schema.org BlogPosting for articles whose `schemaOrgJson` is null."""
     data: dict[str, Any] = {
         "@context": "https://schema.org",
         "@type": "BlogPosting",
-        "headline": article.title,
+        **article_facts(article),
         "description": article.description,
-        "datePublished": format_timestamp(article.published_at),
-        "dateModified": format_timestamp(article.updated_at),
         "image": image_url,
         "keywords": list(article.seo_keywords) or None,
         "inLanguage": language,

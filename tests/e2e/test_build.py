@@ -101,7 +101,8 @@ def post_page(site_dir: Path, slug: str) -> Path:
 def test_material_blog_site(tmp_path: Path, service: Service, db: Database, owner: Owner,
                             caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    cover_article(db, owner, "Cover story", schema_org_json=SCHEMA, tags=["news"], seo_keywords=["kw one"], minutes_ago=10)
+    stale = {**SCHEMA, "headline": "An older title", "dateModified": "2020-01-02T03:04:05Z"}  # written before an edit
+    cover_article(db, owner, "Cover story", schema_org_json=stale, tags=["news"], seo_keywords=["kw one"], minutes_ago=10)
     add_article(db, owner.blog_id, "Second post", minutes_ago=5)
     add_article(db, owner.blog_id, "Secret draft", status="draft")
     config = site(tmp_path, service, db, owner)
@@ -116,9 +117,12 @@ def test_material_blog_site(tmp_path: Path, service: Service, db: Database, owne
     page = post_page(site_dir, "cover-story")
     parsed = parse(page)
     page_url = "https://example.test/site/" + str(page.parent.relative_to(site_dir)) + "/"
-    # the service's fields as sent; the page on the site, and the cover's copy on the site
+    # the service's fields as sent; the page on the site, the cover's copy on the site, and the
+    # article's own title and dates (as the heading and the Open Graph tags show them)
     assert json_ld(parsed) == [{**SCHEMA, "url": page_url, "mainEntityOfPage": page_url,
-                                "image": meta_property(parsed, "og:image")[0]}]
+                                "image": meta_property(parsed, "og:image")[0], "headline": "Cover story",
+                                "datePublished": meta_property(parsed, "article:published_time")[0],
+                                "dateModified": meta_property(parsed, "article:modified_time")[0]}]
     cover = re.search(r'<img alt="Cover story" src="([^"]+)"', page.read_text())
     assert cover and not cover.group(1).startswith("http")
     assert (page.parent / cover.group(1)).resolve().read_bytes() == PNG

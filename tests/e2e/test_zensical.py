@@ -117,7 +117,8 @@ def check_page(site_dir: Path, article: dict[str, Any]) -> None:
     (og_image,) = meta_property(parsed, "og:image")
     assert og_image is not None and og_image.startswith(f"{SITE_URL}blog/images/")
     if article["schemaOrgJson"] is not None:  # as the service sent it, its images the site's copies
-        assert posting == {**article["schemaOrgJson"], "image": og_image}, article["slug"]
+        assert posting == {**article["schemaOrgJson"], "image": og_image, "headline": article["title"],
+                           "datePublished": article["publishedAt"], "dateModified": article["updatedAt"]}, article["slug"]
     else:
         assert posting["@type"] == "BlogPosting" and posting["headline"] == article["title"]
         assert posting["datePublished"] == article["publishedAt"] and posting["image"] == og_image

@@ -123,9 +123,11 @@ def test_head_has_schema_org_json_verbatim_and_escaped_meta_tags() -> None:
     head = Renderer().head(article(title=EVIL, schemaOrgJson=schema), page_url="https://e.test/p/", image_url="https://e.test/c.png", language="en")
     assert head.count("<script") == 1 and head.count("</script>") == 1
     block = re.search(r'<script type="application/ld\+json">(.*?)</script>', head, re.DOTALL)
-    # the service's fields kept as sent; the page on the site named, the cover (on the site) added
+    # the service's fields kept as sent; the page on the site named, the cover (on the site) added,
+    # the article's dates as the Open Graph tags give them
     assert block and json.loads(block.group(1)) == {
         **schema, "url": "https://e.test/p/", "mainEntityOfPage": "https://e.test/p/", "image": "https://e.test/c.png",
+        "datePublished": "2025-01-02T03:04:05.678Z", "dateModified": "2025-02-03T04:05:06.789Z",
     }
     assert '<meta property="og:title" content="&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;">' in head
     for tag in ('og:type" content="article"', 'og:image" content="https://e.test/c.png"', 'og:url" content="https://e.test/p/"',
