@@ -40,11 +40,18 @@ LOCK_TIMEOUT = 120.0
 #: Temp files older than this were left by a killed process and are removed on the next save.
 STALE_TEMP_AGE = 600.0
 
-REAUTHORIZE = (
-    "the service refused the refresh token: it was rotated, revoked or has expired. "
-    "Run `mkdocs-blogsvc login` again (in CI, see the CI recipe, example-site/docs/reference/ci.md: the stored "
-    "credentials must be kept between runs, or the BLOGSVC_REFRESH_TOKEN secret updated)"
-)
+
+
+def refused(what: str, description: str = "") -> str:
+    """The message for a refresh token the service refused (`invalid_grant`, or expired here):
+    `what` names the token ("the refresh token in PATH"), `description` is the service's reason."""
+    said = f" ({description})" if description else ""
+    return (
+        f"the service refused {what}{said}: it was rotated, revoked or has expired. Run `mkdocs-blogsvc login` "
+        f"again; in CI, then put the output of `mkdocs-blogsvc token --print-refresh-token` in the "
+        f"{config.ENV_REFRESH_TOKEN} secret: a build whose stored credentials are refused starts again from it "
+        "(see the CI recipe, example-site/docs/reference/ci.md)"
+    )
 
 
 @dataclass(frozen=True)
@@ -273,7 +280,7 @@ class TokenManager:
                 return self._seed_from_environment().access_token
             if self._usable(stored):
                 return stored.access_token
-            return self._refresh(stored).access_token
+            return self._refresh_stored(stored).access_token
 
     def refresh_rejected(self, rejected: str) -> str:
         with self.store.locked():
@@ -283,7 +290,7 @@ class TokenManager:
             if stored.access_token != rejected and self._usable(stored):
                 return stored.access_token  # another process refreshed already
             log.debug("the service rejected the access token; refreshing")
-            return self._refresh(stored).access_token
+            return self._refresh_stored(stored).access_token
 
     # --- for the plugin and the CLI --------------------------------------------------------
 
@@ -315,7 +322,7 @@ class TokenManager:
         stored = self._load()
         if stored is None:
             return self._seed_from_environment()
-        return self._refresh(stored)
+        return self._refresh_stored(stored)
 
     # --- internals -------------------------------------------------------------------------
 
@@ -331,8 +338,9 @@ class TokenManager:
     def _usable(self, stored: StoredCredentials) -> bool:
         return stored.access_valid_for(self._clock()) > ACCESS_TOKEN_MARGIN
 
-    def _seed_from_environment(self) -> StoredCredentials:
-        """No store: a CI run may bring a refresh token in BLOGSVC_REFRESH_TOKEN (spent at once)."""
+    def _seed_from_environment(self, what: str = f"the refresh token in {config.ENV_REFRESH_TOKEN}") -> StoredCredentials:
+        """No store (or a refused one): a CI run may bring a refresh token in BLOGSVC_REFRESH_TOKEN
+        (spent at once); `what` names it when the service refuses it."""
         refresh_token = self._environ.get(config.ENV_REFRESH_TOKEN, "").strip()
         if not refresh_token:
             self.settings.require_client_id()  # the first thing to fix when both are missing
@@ -347,20 +355,40 @@ class TokenManager:
             refresh_token=refresh_token, refresh_expires_at=self._clock() + models.TokenSet.REFRESH_LIFETIME,
             scope=tuple(self.settings.scope.split()),
         )
-        return self._refresh(seed)
+        return self._refresh(seed, what=what)
 
-    def _refresh(self, stored: StoredCredentials) -> StoredCredentials:
-        """Spend the refresh token (caller holds the lock) and persist the new pair first."""
+    def _refresh_stored(self, stored: StoredCredentials) -> StoredCredentials:
+        """Refresh with the store's token; when the service refuses it and BLOGSVC_REFRESH_TOKEN
+        holds another token, start again from that one.
+
+        In CI the store restored from a cache takes precedence over the secret, so without this a
+        dead store (a run killed before it saved, an older cache restored, two runs at once) would
+        shadow the new token the owner put in the secret, run after run. Trying the secret then
+        costs nothing: the refused token's connection is dead already.
+        """
+        what = f"the refresh token in {self.store.path}"
+        try:
+            return self._refresh(stored, what=what)
+        except errors.ReauthorizationRequired:
+            secret = self._environ.get(config.ENV_REFRESH_TOKEN, "").strip()
+            if not secret or secret == stored.refresh_token:
+                raise
+        log.info("the service refused %s; starting again from %s", what, config.ENV_REFRESH_TOKEN)
+        return self._seed_from_environment(what=f"{what}, then the one in {config.ENV_REFRESH_TOKEN}")
+
+    def _refresh(self, stored: StoredCredentials, *, what: str) -> StoredCredentials:
+        """Spend the refresh token (caller holds the lock) and persist the new pair first;
+        `what` names the token in the message when the service refuses it."""
         now = self._clock()
         if stored.refresh_expires_at <= now:
-            raise errors.ReauthorizationRequired(REAUTHORIZE)
+            raise errors.ReauthorizationRequired(refused(what, "it expired on " + _iso(stored.refresh_expires_at)))
         form = {"grant_type": "refresh_token", "refresh_token": stored.refresh_token, "client_id": stored.client_id}
         if self.settings.client_secret:
             form["client_secret"] = self.settings.client_secret
         try:
             tokens = self.client.token_request(form, now=now, previous_refresh_token=stored.refresh_token)
-        except errors.InvalidGrant:
-            raise errors.ReauthorizationRequired(REAUTHORIZE) from None
+        except errors.InvalidGrant as exc:
+            raise errors.ReauthorizationRequired(refused(what, exc.description)) from None
         except errors.AnswerLost as exc:
             raise errors.AnswerLost(
                 f"{exc}. If the service rotated the refresh token before the answer was lost, the one in "

@@ -27,7 +27,8 @@ from mkdocs_blogsvc.credentials import (
     StoredCredentials,
     TokenManager,
 )
-from tests.plugin.auth_helpers import LoggedIn
+from mkdocs_blogsvc.login import login
+from tests.plugin.auth_helpers import LoggedIn, browser
 
 NOW = 1_800_000_000.0
 
@@ -361,6 +362,51 @@ def test_revoked_grant_gives_one_actionable_message(logged_in: LoggedIn, app, db
     assert "rotated, revoked or has expired" in message and "mkdocs-blogsvc login" in message
     assert "CI recipe" in message and "svc_" not in message
     assert store.load() is not None  # the store is kept: the user sees the same message each time
+
+
+def test_a_refused_store_starts_again_from_a_new_secret(logged_in: LoggedIn, app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Found by review (CI): the store restored from a cache is read before BLOGSVC_REFRESH_TOKEN,
+    so once it held a dead token (a run killed before saving, two runs at once, an older cache)
+    the new token the owner put in the secret was never read, run after run."""
+    transport = httpx.WSGITransport(app=app)
+    store = CredentialStore(logged_in.settings.credentials_file)
+    # a second, independent connection: what `login` + `token --print-refresh-token` give the secret
+    elsewhere = replace(logged_in.settings, credentials_file=tmp_path / "owner" / "credentials.json")
+    login(elsewhere, open_browser=browser(logged_in.owner, transport=transport), transport=transport, timeout=30)
+    with connect(elsewhere, transport=transport) as owner:
+        secret = owner.tokens.hand_over().refresh_token
+    # the store's connection dies: its refresh token is presented twice (a stale cache restored)
+    with connect(logged_in.settings, transport=transport) as service:
+        service.tokens.force_refresh()
+    store.save(logged_in.stored)
+    db.advance_clock(3601)
+    with connect(logged_in.settings, transport=transport, environ={}) as service, \
+            pytest.raises(errors.ReauthorizationRequired) as caught:
+        service.client.status()
+    assert f"the service refused the refresh token in {store.path} (The refresh token was already used" in str(caught.value)
+    with connect(logged_in.settings, transport=transport, environ={config.ENV_REFRESH_TOKEN: secret}) as service:
+        assert service.client.status().blog.slug == logged_in.blog_slug
+    saved = store.load()
+    assert saved is not None and saved.refresh_token not in (secret, logged_in.stored.refresh_token)
+
+
+def test_a_refused_store_and_a_spent_secret_name_both(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+    """The usual CI case: the secret is the seed the first run spent, the store is dead too."""
+    transport = httpx.WSGITransport(app=app)
+    store = CredentialStore(logged_in.settings.credentials_file)
+    seed = logged_in.stored.refresh_token  # spent by the first run
+    with connect(logged_in.settings, transport=transport) as service:
+        older_cache = service.tokens.force_refresh()
+        service.tokens.force_refresh()
+    store.save(older_cache)
+    with connect(logged_in.settings, transport=transport, environ={config.ENV_REFRESH_TOKEN: seed}) as service, \
+            pytest.raises(errors.ReauthorizationRequired) as caught:
+        service.tokens.force_refresh()
+    message = str(caught.value)
+    assert message.startswith(f"the service refused the refresh token in {store.path}, then the one in "
+                              f"{config.ENV_REFRESH_TOKEN} (The refresh token was already used")
+    assert ": it was rotated, revoked or has expired. Run `mkdocs-blogsvc login` again; in CI, then put" in message
+    assert "`mkdocs-blogsvc token --print-refresh-token`" in message and "svc_" not in message
 
 
 class ManglingTokenAnswers(httpx.BaseTransport):
