@@ -369,10 +369,11 @@ class TokenManager:
         what = f"the refresh token in {self.store.path}"
         try:
             return self._refresh(stored, what=what)
-        except errors.ReauthorizationRequired:
+        except errors.ReauthorizationRequired as exc:
             secret = self._environ.get(config.ENV_REFRESH_TOKEN, "").strip()
             if not secret or secret == stored.refresh_token:
                 raise
+            what += f" ({exc.reason})" if exc.reason else ""
         log.info("the service refused %s; starting again from %s", what, config.ENV_REFRESH_TOKEN)
         return self._seed_from_environment(what=f"{what}, then the one in {config.ENV_REFRESH_TOKEN}")
 
@@ -381,14 +382,15 @@ class TokenManager:
         `what` names the token in the message when the service refuses it."""
         now = self._clock()
         if stored.refresh_expires_at <= now:
-            raise errors.ReauthorizationRequired(refused(what, "it expired on " + _iso(stored.refresh_expires_at)))
+            expired = "it expired on " + _iso(stored.refresh_expires_at)
+            raise errors.ReauthorizationRequired(refused(what, expired), reason=expired)
         form = {"grant_type": "refresh_token", "refresh_token": stored.refresh_token, "client_id": stored.client_id}
         if self.settings.client_secret:
             form["client_secret"] = self.settings.client_secret
         try:
             tokens = self.client.token_request(form, now=now, previous_refresh_token=stored.refresh_token)
         except errors.InvalidGrant as exc:
-            raise errors.ReauthorizationRequired(refused(what, exc.description)) from None
+            raise errors.ReauthorizationRequired(refused(what, exc.description), reason=exc.description) from None
         except errors.AnswerLost as exc:
             raise errors.AnswerLost(
                 f"{exc}. If the service rotated the refresh token before the answer was lost, the one in "

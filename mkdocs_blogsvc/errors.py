@@ -68,7 +68,13 @@ class CredentialsCorrupt(CredentialsError):
 
 
 class ReauthorizationRequired(CredentialsError):
-    """The service refused the refresh token (`invalid_grant`): the user must log in again."""
+    """The service refused the refresh token (`invalid_grant`): the user must log in again.
+
+    `reason` is the service's `error_description` (or why the token was not even sent)."""
+
+    def __init__(self, message: str, *, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class LoginError(BlogServiceError):

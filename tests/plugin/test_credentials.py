@@ -403,8 +403,9 @@ def test_a_refused_store_and_a_spent_secret_name_both(logged_in: LoggedIn, app, 
             pytest.raises(errors.ReauthorizationRequired) as caught:
         service.tokens.force_refresh()
     message = str(caught.value)
-    assert message.startswith(f"the service refused the refresh token in {store.path}, then the one in "
-                              f"{config.ENV_REFRESH_TOKEN} (The refresh token was already used")
+    used = "The refresh token was already used, so it may have leaked: the connection is revoked and the user must authorize again."
+    assert message.startswith(f"the service refused the refresh token in {store.path} ({used}), "
+                              f"then the one in {config.ENV_REFRESH_TOKEN} ({used})")
     assert ": it was rotated, revoked or has expired. Run `mkdocs-blogsvc login` again; in CI, then put" in message
     assert "`mkdocs-blogsvc token --print-refresh-token`" in message and "svc_" not in message
 
