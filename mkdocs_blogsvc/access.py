@@ -67,8 +67,11 @@ def build_without(settings: config.Settings, cached_articles: int, environ: Mapp
     line) when `on_missing_credentials` says this build must stop instead."""
     if policy(settings, environ) == "fail":
         ci = ci_value(environ)
+        # the cache a CI job may restore (.cache/) would publish articles no build can update
+        published = (f"with the {cached_articles} articles of a cache it cannot sync" if cached_articles
+                     else "without its articles")
         why = (
-            f"and CI={ci} stops the build rather than publish the site without its articles"
+            f"and CI={ci} stops the build rather than publish the site {published}"
             if settings.on_missing_credentials == "auto" and ci is not None
             else "and on_missing_credentials is fail"
         )

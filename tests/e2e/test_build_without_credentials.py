@@ -117,6 +117,15 @@ def test_with_a_cache_the_articles_come_from_it_with_the_warning(
     assert "run `mkdocs-blogsvc login`" in warning
     assert service.requests == []
 
+    # Found by review: in CI the stop said "rather than publish the site without its articles",
+    # with the articles right there in the cache.
+    monkeypatch.setenv("CI", "true")
+    caplog.clear()
+    with pytest.raises(Abort):
+        build(load_config(str(config)))
+    [error] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert "and CI=true stops the build rather than publish the site with the 1 articles of a cache it cannot sync" in error
+
 
 @pytest.mark.parametrize(("setting", "ci", "stops"), [("warn", "true", False), ("fail", None, True), ("auto", "0", False)])
 def test_on_missing_credentials_chooses(tmp_path: Path, service: Service, monkeypatch: pytest.MonkeyPatch,
