@@ -41,7 +41,6 @@ LOCK_TIMEOUT = 120.0
 STALE_TEMP_AGE = 600.0
 
 
-
 def refused(what: str, description: str = "") -> str:
     """The message for a refresh token the service refused (`invalid_grant`, or expired here):
     `what` names the token ("the refresh token in PATH"), `description` is the service's reason."""
