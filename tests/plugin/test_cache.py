@@ -4,6 +4,7 @@ stay inside, recorded data survives."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -56,7 +57,8 @@ def test_a_broken_entry_is_dropped_and_the_others_kept(tmp_path: Path) -> None:
     assert list(Cache(tmp_path).load().entries) == [good.id]
 
 
-@pytest.mark.parametrize("damage", ["json missing", "json altered", "image missing", "image truncated", "path escapes"])
+@pytest.mark.parametrize("damage", ["json missing", "json altered", "image missing", "image truncated", "path escapes",
+                                    "image path escapes"])
 def test_verify_drops_damaged_articles_so_they_are_sent_again(tmp_path: Path, damage: str) -> None:
     entry = cached(tmp_path, article())
     other = cached(tmp_path, article(id="other1"), image=None)
@@ -68,6 +70,11 @@ def test_verify_drops_damaged_articles_so_they_are_sent_again(tmp_path: Path, da
         (tmp_path / "images" / "c.png").unlink()
     elif damage == "image truncated":
         (tmp_path / "images" / "c.png").write_bytes(b"x")
+    elif damage == "image path escapes":
+        outside = tmp_path.parent / "outside.png"
+        outside.write_bytes(b"x")
+        entry = replace(entry, images={"https://img.test/cover.png": "../outside.png"},
+                        image_sizes={"https://img.test/cover.png": 1})
     else:
         outside = tmp_path.parent / "outside.json"
         outside.write_text(json.dumps(article().to_json()))
@@ -101,3 +108,30 @@ def test_recorded_data_of_entries_and_of_the_blog_survives_a_round_trip(tmp_path
     assert Cache(tmp_path).load() == saved
     plain = Manifest({entry.id: entry})
     assert "records" not in plain.to_json() and "records" not in plain.to_json()["articles"][entry.id]
+
+
+def test_finish_pending_deletes_only_files_named_as_the_plugin_names_them(tmp_path: Path) -> None:
+    """After a killed sync, only unnamed files of the plugin's own naming go: a file someone
+    else put in `articles/` or `images/` is not the plugin's to delete."""
+    cache = Cache(tmp_path)
+    kept = cached(tmp_path, article())
+    orphan = tmp_path / Cache.image_name("https://img.test/orphan.png", "png")
+    foreign = [tmp_path / "images" / "logo.png", tmp_path / "articles" / "notes.json"]
+    for path in (orphan, *foreign):
+        write(path, b"x")
+    cache.save(Manifest({kept.id: kept}))
+    cache.mark_pending()
+    cache.finish_pending(cache.read())
+    assert not orphan.exists() and not (tmp_path / "sync-in-progress").exists()
+    assert all(path.exists() for path in (*foreign, tmp_path / kept.article_file, tmp_path / "images" / "c.png"))
+
+
+def test_sweep_removes_only_temp_files_of_the_atomic_writer(tmp_path: Path) -> None:
+    cache = Cache(tmp_path)
+    left = [tmp_path / ".manifest.json.0123456789abcdef.tmp", tmp_path / "docs" / "blog" / ".a.md.0123456789abcdef.tmp"]
+    foreign = [tmp_path / "docs" / "blog" / ".draft.tmp", tmp_path / "images" / ".editor-swap.tmp"]
+    for path in (*left, *foreign):
+        write(path, b"x")
+    cache.sweep_temp_files()
+    assert not any(path.exists() for path in left)
+    assert all(path.exists() for path in foreign)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import httpx
 from sqlalchemy import update
 
 from mkdocs_blogsvc.cache import Cache, Manifest
@@ -13,7 +14,7 @@ from mkdocs_blogsvc.server import content, tables
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.sync import BLOG_SLUG, LAST_FULL_SYNC, full_sync_due, sync_cache
 from tests.conftest import add_article
-from tests.plugin.test_sync import blog, render, seen  # noqa: F401  (fixtures)
+from tests.plugin.test_sync import blog, mock_client, render, seen  # noqa: F401  (fixtures)
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -86,3 +87,29 @@ def test_a_full_sync_brings_in_the_blogs_new_name_slug_and_language(db: Database
     state, _ = sync_cache(Cache(cache_dir), client, full_sync_interval=0)
     assert (state.manifest.blog_name, state.manifest.records[BLOG_SLUG], state.manifest.blog_language) == ("Renamed", "renamed", "de")
     assert Cache(cache_dir).load().blog_name == "Renamed"  # saved, though no article changed
+
+
+def test_an_article_the_full_sync_sends_malformed_keeps_its_cached_version(tmp_path, db: Database, blog) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """A full sync deletes what the service did not send; an article it sent but the plugin had
+    to skip (a field of the wrong type) was sent, so its earlier version stays."""
+    owner, client, cache_dir = blog
+    broken = add_article(db, owner.blog_id, "Broken")
+    gone = add_article(db, owner.blog_id, "Gone")
+    sync_cache(Cache(cache_dir), client, full_sync_interval=0)
+    body = {"new": [{"id": broken, "slug": "broken", "title": 5}], "updated": [], "deleted": [],
+            "syncedAt": "2025-01-02T03:04:05Z"}
+    with mock_client(tmp_path, lambda request: httpx.Response(200, json=body)) as malformed:
+        state, report = sync_cache(Cache(cache_dir), malformed, full_sync_interval=0)
+    assert len(report.skipped) == 1 and broken in report.skipped[0]
+    assert (report.deleted, set(state.articles)) == ([gone], {broken})
+    assert state.articles[broken].title == "Broken"
+
+
+def test_a_deleted_id_the_cache_never_had_is_not_reported(tmp_path, db: Database, blog) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    owner, client, cache_dir = blog
+    kept = add_article(db, owner.blog_id, "Kept")
+    sync_cache(Cache(cache_dir), client)
+    body = {"new": [], "updated": [], "deleted": ["ck1neverseenbythiscache00"], "syncedAt": "2025-01-02T03:04:05Z"}
+    with mock_client(tmp_path, lambda request: httpx.Response(200, json=body)) as service:
+        state, report = sync_cache(Cache(cache_dir), service)
+    assert (report.deleted, report.unchanged, set(state.articles)) == ([], 1, {kept})
