@@ -177,6 +177,23 @@ def _allowed_url(url: str) -> bool:
     return scheme is None or scheme in URL_SCHEMES
 
 
+def _sets_attributes(inner: str) -> bool:
+    """Whether `<inner>` (an autolink, an e-mail autolink, a link destination in angle
+    brackets), read by a browser as a tag, gives that tag an attribute that can do something:
+    a value for a name that may be an attribute's (`<https://x/onmouseover=alert(1)>`), or a
+    quoted value that runs on past the `>`. Markdown passes a raw HTML block as written, so
+    inside `<div>` such a link is such a tag; it is then escaped like any tag we cannot check.
+    `<https://example.com/search?q=1>` sets nothing (`search?q` is no attribute's name)."""
+    name = _BROWSER_TAG_NAME.match(inner)
+    position = name.end() if name else 0  # (it matches any text, the empty one included)
+    while (found := _BROWSER_ATTRIBUTE.match(inner, position)) is not None:
+        if found.group("open") or (found.group("value") is not None
+                                   and _ATTRIBUTE_NAME.fullmatch(found.group("name").lower())):
+            return True
+        position = found.end()
+    return False
+
+
 # --- the HTML pass ----------------------------------------------------------------------------
 
 
@@ -205,6 +222,16 @@ _SCAN = re.compile(r"[`<]")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _TAG_START = re.compile(r"[A-Za-z/!?]")
 _ANGLE_DESTINATION = re.compile(r"<([^<>\n]*)>")
+#: An attribute as a browser's tokenizer reads it after a tag's name (WHATWG HTML, "before
+#: attribute name state" on): separators, a name, and maybe a value; `open` is a quote that the
+#: `>` does not close (the value runs on into the text after it).
+_BROWSER_ATTRIBUTE = re.compile(
+    r"[\t\n\f\r /]*(?P<name>[^\t\n\f\r />][^\t\n\f\r /=>]*)[\t\n\f\r ]*"
+    r"(?:=[\t\n\f\r ]*(?P<value>\"[^\"]*\"|'[^']*'|(?P<open>[\"'])|[^\t\n\f\r >]*))?"
+)
+_BROWSER_TAG_NAME = re.compile(r"[^\t\n\f\r />]*")
+#: A name that may be an attribute's (`onmouseover`, `style`, `data-x`); `search?q` is none.
+_ATTRIBUTE_NAME = re.compile(r"[a-z][a-z0-9_.:-]*")
 _BEFORE_DESTINATION = re.compile(r"(?:\]\(\s*|\]:[ \t]*\n?[ \t>]*)$")
 #: Inline destinations, and reference definitions wherever Python-Markdown reads one: at a
 #: line's start after any indentation and block-quote markers (in a quote, in a list item).
@@ -304,7 +331,7 @@ def _clean_prose(text: str, removed: Removed) -> str:
         # `<`: a link destination in angle brackets, an autolink, a comment, a tag, or text
         before = "".join(plain[-3:])
         destination = _ANGLE_DESTINATION.match(text, start)
-        if destination and _BEFORE_DESTINATION.search(before):
+        if destination and _BEFORE_DESTINATION.search(before) and not _sets_attributes(destination.group(1)):
             if _allowed_url(destination.group(1)):
                 plain.append(destination.group(0))
             else:
@@ -313,7 +340,7 @@ def _clean_prose(text: str, removed: Removed) -> str:
             position = destination.end()
             continue
         autolink = _AUTOLINK.match(text, start)
-        if autolink:
+        if autolink and not _sets_attributes(autolink.group(1)):
             if _allowed_url(autolink.group(1)):
                 plain.append(autolink.group(0))
             else:
@@ -321,7 +348,7 @@ def _clean_prose(text: str, removed: Removed) -> str:
             position = autolink.end()
             continue
         automail = _AUTOMAIL.match(text, start)
-        if automail:
+        if automail and not _sets_attributes(automail.group(0)[1:-1]):
             plain.append(automail.group(0))
             position = automail.end()
             continue

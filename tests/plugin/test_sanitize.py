@@ -71,6 +71,16 @@ HOSTILE = {
     "attr_list around a comment": "Para\n{: onclick=alert(1) <!-- c --> }",
     "inline attr_list around a lone <": "*em*{: onclick=alert(1) < }",
     "attr_list in a table cell": "| a |\n|---|\n| x {: onclick=alert(1) < } |",
+    # found by review: an autolink, an e-mail autolink or an angle-bracket destination is raw
+    # HTML inside a raw HTML block (or where Python-Markdown does not read it as a link), and a
+    # browser reads `/` as the separator of attributes
+    "autolink setting a handler": "<https:x/onmouseover=alert(1)>hover me",
+    "autolink in a raw block": "<div>\n<https://x/onmouseover=alert(1)>\n</div>",
+    "automail setting a handler": "<div/onmouseover=alert(1)//@x>\nhover me\n</div>",
+    "automail in a raw block": "<div>\n<a@b/onmouseover=alert(1)>\n</div>",
+    "angle destination in a raw block": "<div>\n[x](<img src=x onerror=alert(1)>)\n</div>",
+    "angle destination with a handler": "<div>\n[x](<https://x onmouseover=alert(1)>)\n</div>",
+    "autolink opening a quote": "<div>\n<https://x/?a=\"b>\n\" onmouseover=alert(1) c=\"d\">\n</div>",
 }
 
 #: Ids that would break out of a theme's unescaped `href="#{{ id }}"` (the table of contents).
@@ -80,8 +90,11 @@ HOSTILE_IDS = {
     "attr_list id with a space": "## Heading {: #a&#32;onfocus=alert(1) }",
 }
 
-#: Rewritten (a code span holding a tag becomes `<code>` with escaped text), nothing removed.
-NEUTRALISED_IN_PLACE = {"code span in raw block"}
+#: Rewritten, nothing removed: a code span holding a tag becomes `<code>` with escaped text; a
+#: link in angle brackets that a browser would read as a tag with attributes has its `<` escaped.
+NEUTRALISED_IN_PLACE = {"code span in raw block", "autolink setting a handler", "autolink in a raw block",
+                        "automail setting a handler", "automail in a raw block",
+                        "angle destination with a handler", "autolink opening a quote"}
 
 #: Extension sets: MkDocs' defaults, and what a Material site typically adds.
 EXTENSIONS = {
@@ -156,6 +169,16 @@ def test_counts_name_elements_attributes_and_schemes() -> None:
     assert removed.summary() == (
         "2 <script> elements, 1 <iframe> element, 1 onerror attribute, 1 javascript: URL, 1 vbscript: URL"
     )
+
+
+def test_links_in_angle_brackets_that_set_no_attribute_are_kept() -> None:
+    body = ("See <https://example.com/search?q=1&r=2>, <https://example.com/a/b>, <a@b.example>, "
+            "<mailto:x@y.example?subject=hi> and [x](<https://example.com/a b>).")
+    cleaned = clean_markdown(body)
+    assert cleaned.text == body and not cleaned.removed
+    rendered = markdown.markdown(cleaned.text)
+    assert '<a href="https://example.com/search?q=1&amp;r=2">' in rendered
+    assert '<a href="https://example.com/a b">x</a>' in rendered
 
 
 def test_safe_markdown_survives_both_passes() -> None:
