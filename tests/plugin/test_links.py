@@ -131,3 +131,18 @@ def test_shared_slug_names_the_older_article() -> None:
     targets = Targets([(newer, "blog/posts/same-2.md"), (older, "blog/posts/same.md")])
     done, _, _ = run(f"[a]({BASE}/blogs/alice-blog/same) [b]({BASE}/api/v1/articles/new)", targets)
     assert done == "[a](same.md) [b](same-2.md)"
+
+
+def test_a_hosted_page_link_names_a_slug_never_an_id() -> None:
+    """`/blogs/<blog>/<x>` is the page of the article whose slug is x, even when x is also the
+    id of another article; only the API form is looked up by id first."""
+    targets = Targets([(article("c1", "first"), "blog/posts/first.md"), (article("c2", "c1"), "blog/posts/c1.md")])
+    done, _, _ = run(f"[a]({BASE}/blogs/alice-blog/c1) [b]({BASE}/api/v1/articles/c1)", targets)
+    assert done == "[a](c1.md) [b](first.md)"
+
+
+def test_a_page_path_with_spaces_is_written_as_a_url() -> None:
+    targets = Targets([(article("c1", "other-post"), "blog/my posts/other-post.md")])
+    done = rewrite(f"[x]({BASE}/blogs/alice-blog/other-post)", here="blog/index.md", blog=BLOG, targets=targets,
+                   link_text=lambda a: a.title)
+    assert done.text == "[x](my%20posts/other-post.md)"
