@@ -128,3 +128,18 @@ def test_write_never_overwrites_a_page_and_updates_its_own(tmp_path: Path) -> No
     third = redirects.write(site, [(moved, redirects.page(moved, title="t", site_url=None, language=None))])
     assert third.written == ["blog/free/index.html"]
     assert 'url=../newer/"' in (site / "blog" / "free" / "index.html").read_text()
+
+
+def test_write_never_leaves_the_site_nor_follows_or_replaces_a_symlink(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "blog" / "linked").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere.html"
+    elsewhere.write_text(redirects.MARKER + "\nsomeone else's file")  # even one that looks like ours
+    (site / "blog" / "linked" / "index.html").symlink_to(elsewhere)
+    outside = Redirect(Address("../outside/", "../outside/index.html"), at("new"), "A")
+    linked = Redirect(at("linked"), at("new"), "A")
+    report = redirects.write(site, [(r, redirects.page(r, title="t", site_url=None, language=None)) for r in (outside, linked)])
+    assert report.written == [] and report.occupied == ["blog/linked/index.html"]
+    assert not (tmp_path / "outside").exists()
+    assert (site / "blog" / "linked" / "index.html").is_symlink()
+    assert elsewhere.read_text() == redirects.MARKER + "\nsomeone else's file"
