@@ -405,3 +405,25 @@ def test_a_failed_sync_names_offline_and_watch_waits_it_out(tmp_path: Path, serv
     assert output.startswith("Warning: the sync failed (could not reach the Blog Content Service at http://127.0.0.1:9"), output
     assert "exporting what the cache holds, and trying again every 1 s" in output and "Exported 1 articles" in output
     assert "Traceback" not in output and output.rstrip().endswith("Stopped.")
+
+
+def test_export_leaves_a_dangling_symlink_and_a_folder_at_its_paths_as_they_are(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    """A symlink whose target is gone is still the site's file (never replaced); a path the
+    record names that is now a folder is not the export's to remove (and no traceback)."""
+    add_article(db, owner.blog_id, "Linked")
+    gone = add_article(db, owner.blog_id, "Gone")
+    config = site(tmp_path, service, db, owner)
+    docs = tmp_path / "docs"
+    (docs / "blog" / "posts").mkdir(parents=True)
+    (docs / "blog" / "posts" / "linked.md").symlink_to(tmp_path / "drafts" / "linked.md")
+    output = run_export(config)
+    assert (docs / "blog" / "posts" / "linked.md").is_symlink()
+    assert "already has 1 of the exported files" in output and "blog/posts/linked.md" in output
+
+    (docs / "blog" / "posts" / "gone.md").unlink()
+    (docs / "blog" / "posts" / "gone.md").mkdir()  # the site's own folder now, where the page was
+    content.delete_article(db, gone)
+    run_export(config)
+    assert (docs / "blog" / "posts" / "gone.md").is_dir()
