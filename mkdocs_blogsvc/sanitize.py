@@ -177,15 +177,19 @@ def _allowed_url(url: str) -> bool:
     return scheme is None or scheme in URL_SCHEMES
 
 
-def _sets_attributes(inner: str) -> bool:
+def _acts_as_a_tag(inner: str) -> bool:
     """Whether `<inner>` (an autolink, an e-mail autolink, a link destination in angle
-    brackets), read by a browser as a tag, gives that tag an attribute that can do something:
-    a value for a name that may be an attribute's (`<https://x/onmouseover=alert(1)>`), or a
-    quoted value that runs on past the `>`. Markdown passes a raw HTML block as written, so
-    inside `<div>` such a link is such a tag; it is then escaped like any tag we cannot check.
-    `<https://example.com/search?q=1>` sets nothing (`search?q` is no attribute's name)."""
+    brackets), read by a browser as a tag, does something: it is an element that acts without
+    attributes (`[x](<script>`, `[r]: <style>`), or it gives the tag an attribute that can act,
+    a value for a name that may be an attribute's (`<https://x/onmouseover=alert(1)>`) or a
+    quoted value that runs on past the `>`. Markdown passes a raw HTML block (and an unfinished
+    link) as written, so such text can reach the page as that tag; it then goes through the
+    allowlist, or is escaped, like any other tag. `<https://example.com/search?q=1>` and
+    `<my file.md>` do nothing (`search?q` is no attribute's name, `my` no active element)."""
     name = _BROWSER_TAG_NAME.match(inner)
-    position = name.end() if name else 0  # (it matches any text, the empty one included)
+    if name is None or name.group(0).lower() in _ACTIVE_ELEMENTS:
+        return name is not None
+    position = name.end()
     while (found := _BROWSER_ATTRIBUTE.match(inner, position)) is not None:
         if found.group("open") or (found.group("value") is not None
                                    and _ATTRIBUTE_NAME.fullmatch(found.group("name").lower())):
@@ -232,6 +236,9 @@ _BROWSER_ATTRIBUTE = re.compile(
 _BROWSER_TAG_NAME = re.compile(r"[^\t\n\f\r />]*")
 #: A name that may be an attribute's (`onmouseover`, `style`, `data-x`); `search?q` is none.
 _ATTRIBUTE_NAME = re.compile(r"[a-z][a-z0-9_.:-]*")
+#: Elements that act with no attribute at all: they run or style their text, swallow the rest
+#: of the page as text, switch the parser to SVG or MathML, or change how the page loads.
+_ACTIVE_ELEMENTS: frozenset[str] = DROPPED_WITH_CONTENT | {"plaintext", "listing", "svg", "base", "meta", "link", "select"}
 _BEFORE_DESTINATION = re.compile(r"(?:\]\(\s*|\]:[ \t]*\n?[ \t>]*)$")
 #: Inline destinations, and reference definitions wherever Python-Markdown reads one: at a
 #: line's start after any indentation and block-quote markers (in a quote, in a list item).
@@ -331,7 +338,7 @@ def _clean_prose(text: str, removed: Removed) -> str:
         # `<`: a link destination in angle brackets, an autolink, a comment, a tag, or text
         before = "".join(plain[-3:])
         destination = _ANGLE_DESTINATION.match(text, start)
-        if destination and _BEFORE_DESTINATION.search(before) and not _sets_attributes(destination.group(1)):
+        if destination and _BEFORE_DESTINATION.search(before) and not _acts_as_a_tag(destination.group(1)):
             if _allowed_url(destination.group(1)):
                 plain.append(destination.group(0))
             else:
@@ -340,7 +347,7 @@ def _clean_prose(text: str, removed: Removed) -> str:
             position = destination.end()
             continue
         autolink = _AUTOLINK.match(text, start)
-        if autolink and not _sets_attributes(autolink.group(1)):
+        if autolink and not _acts_as_a_tag(autolink.group(1)):
             if _allowed_url(autolink.group(1)):
                 plain.append(autolink.group(0))
             else:
@@ -348,7 +355,7 @@ def _clean_prose(text: str, removed: Removed) -> str:
             position = autolink.end()
             continue
         automail = _AUTOMAIL.match(text, start)
-        if automail and not _sets_attributes(automail.group(0)[1:-1]):
+        if automail and not _acts_as_a_tag(automail.group(0)[1:-1]):
             plain.append(automail.group(0))
             position = automail.end()
             continue

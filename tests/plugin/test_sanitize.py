@@ -80,6 +80,11 @@ HOSTILE = {
     "automail in a raw block": "<div>\n<a@b/onmouseover=alert(1)>\n</div>",
     "angle destination in a raw block": "<div>\n[x](<img src=x onerror=alert(1)>)\n</div>",
     "angle destination with a handler": "<div>\n[x](<https://x onmouseover=alert(1)>)\n</div>",
+    # an unfinished link or a reference definition whose destination in angle brackets is an
+    # element that acts without attributes (run in a browser: the page's JSON-LD closed it)
+    "unfinished link to a script": "Hello.\n\n[x](<script>window.pwned=1/*\n",
+    "reference-like text before a style": "See [r]: <style>\nbody { display: none }\n",
+    "unfinished link to a textarea": "[x](<textarea> the rest of the page is swallowed",
     "autolink opening a quote": "<div>\n<https://x/?a=\"b>\n\" onmouseover=alert(1) c=\"d\">\n</div>",
 }
 
@@ -173,12 +178,12 @@ def test_counts_name_elements_attributes_and_schemes() -> None:
 
 def test_links_in_angle_brackets_that_set_no_attribute_are_kept() -> None:
     body = ("See <https://example.com/search?q=1&r=2>, <https://example.com/a/b>, <a@b.example>, "
-            "<mailto:x@y.example?subject=hi> and [x](<https://example.com/a b>).")
+            "<mailto:x@y.example?subject=hi>, [x](<https://example.com/a b>) and [y](<my file.md>).")
     cleaned = clean_markdown(body)
     assert cleaned.text == body and not cleaned.removed
     rendered = markdown.markdown(cleaned.text)
     assert '<a href="https://example.com/search?q=1&amp;r=2">' in rendered
-    assert '<a href="https://example.com/a b">x</a>' in rendered
+    assert '<a href="https://example.com/a b">x</a>' in rendered and '<a href="my file.md">y</a>' in rendered
 
 
 def test_safe_markdown_survives_both_passes() -> None:
