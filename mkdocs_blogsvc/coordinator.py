@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from mkdocs_blogsvc import access, connection, watch
 from mkdocs_blogsvc.api import redact
@@ -68,6 +69,11 @@ class SyncCoordinator:
         if settings.cache_dir != self.cache.root:  # another cache: its first build syncs
             self.cache = Cache(settings.cache_dir)
             self.last_sync_attempt = None
+
+    def switch_off(self) -> None:
+        """`enabled: false` set in mkdocs.yml while serving: the background sync pauses (`poll`
+        looks again every second) until a rebuild brings settings that switch it on."""
+        self.settings = replace(self.settings, enabled=False)
 
     def begin_build(self, is_serve: bool) -> tuple[CacheContents, SyncReport, str]:
         """Take both locks, read the cache and sync if due; returns the cache, what changed and

@@ -118,14 +118,16 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:
+            if self.coordinator is not None:  # switched off in mkdocs.yml while serving
+                self.coordinator.switch_off()
             return None
         self.settings = _resolve(self.config, config)
         if self.coordinator is None:
             self.coordinator = SyncCoordinator(self.settings)
         else:  # a `mkdocs serve` rebuild: mkdocs.yml may have changed
             self.coordinator.update(self.settings)
-            if self._server is not None:
-                self._watch_paths()
+        if self._server is not None:  # `mkdocs serve`: the templates or cache_dir may have changed
+            self._watch_paths()
         for other in config.plugins.values():
             if other is self or not isinstance(other, BlogServicePlugin) or not other.config.enabled:
                 continue
@@ -246,6 +248,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 outputs.close()
             if self.coordinator is not None:
                 self.coordinator.end_build()
+        if self._server is not None:  # `mkdocs serve`: mkdocs.yml may have switched the background sync on
+            self._start_background_sync()
 
     def _finish(self, config: MkDocsConfig, contents: CacheContents, outputs: PageOutputs | None, files: Files) -> None:
         """Record where each article's page was built (`file.url` after every plugin ran, and
@@ -374,13 +378,20 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
     def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
         """Rebuild when a custom template changes (they live outside docs_dir), and when the
         background sync changed the cache (MkDocs calls on_serve only with live reload on)."""
-        settings, coordinator = self.settings, self.coordinator
-        if settings is None or coordinator is None or not self.config.enabled:
-            return server
-        self._server = server
+        self._server = server  # kept even when switched off: mkdocs.yml may switch it on while serving
         self._watch_paths()
-        if settings.offline or settings.sync_interval <= 0 or self.poller is not None:
-            return server
+        self._start_background_sync()
+        return server
+
+    def _start_background_sync(self) -> None:
+        """Start the background sync unless it runs or the settings keep it off. From on_serve,
+        and after each rebuild (MkDocs calls on_serve once): the plugin, `offline` or
+        `sync_interval` may be switched on in mkdocs.yml while serving. Not before the build's
+        own sync, which would race it."""
+        settings, coordinator, server = self.settings, self.coordinator, self._server
+        if (server is None or settings is None or coordinator is None or not self.config.enabled
+                or settings.offline or settings.sync_interval <= 0 or self.poller is not None):
+            return
         observer = getattr(server, "observer", None)  # LiveReloadServer's watchdog observer
         self.poller = watch.Poller(
             coordinator.poll,
@@ -390,13 +401,12 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         )
         self.poller.start()
         log.info(f"checking {settings.base_url} for changes every {settings.sync_interval} s")
-        return server
 
     def _watch_paths(self) -> None:
         """Have the server watch the current custom templates and signal file, and no longer
         those that mkdocs.yml stopped naming (a template or `cache_dir` changed while serving)."""
         settings, coordinator = self.settings, self.coordinator
-        if settings is None or coordinator is None:
+        if settings is None or coordinator is None or not self.config.enabled:
             return
         wanted = {os.path.abspath(template) for template in (settings.page_template, settings.head_template)
                   if template is not None}

@@ -160,6 +160,67 @@ def test_what_serve_watches_follows_edits_of_mkdocs_yml(tmp_path: Path, service:
         server.server_close()
 
 
+def edit_plugin(config: Path, **changes: object) -> None:
+    """Change settings of the blogsvc plugin in mkdocs.yml, as a writer does while serving."""
+    edited = yaml.safe_load(config.read_text(encoding="utf-8"))
+    edited["plugins"][0]["blogsvc"].update(changes)
+    config.write_text(yaml.safe_dump(edited, sort_keys=False), encoding="utf-8")
+
+
+def test_background_sync_pauses_when_mkdocs_yml_switches_the_plugin_off_while_serving(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """Found by review: with `enabled: false` set while serving, the background sync went on
+    syncing with the old settings and rebuilding the site at each change of the blog."""
+    add_article(db, owner.blog_id, "Served")
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
+    plugin = serve_build(config, first=True)
+    server = LiveReloadServer(builder=lambda: None, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
+    plugin.on_serve(server, config=load_config(str(config)), builder=lambda: None)
+    coordinator = plugin.coordinator
+    assert coordinator is not None
+    try:
+        edit_plugin(config, enabled=False)
+        serve_build(config)
+        add_article(db, owner.blog_id, "Written while switched off")
+        service.requests.clear()
+        signal_file = tmp_path / ".cache" / "blogsvc" / SIGNAL
+        quiet = signal_file.read_bytes()
+        assert coordinator.last_sync_attempt is not None
+        coordinator.last_sync_attempt -= 60
+        assert coordinator.poll() == 1.0, "switched off: look again soon"
+        assert service.requests == [] and signal_file.read_bytes() == quiet, "no sync, no rebuild"
+
+        edit_plugin(config, enabled=True)
+        serve_build(config)
+        coordinator.last_sync_attempt -= 60
+        assert coordinator.poll() == 60 and service.requests[-1] == "/api/v1/sync", "switched on again: it syncs"
+    finally:
+        plugin.on_shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("off", [{"sync_interval": 0}, {"offline": True}, {"enabled": False}])
+def test_background_sync_starts_when_mkdocs_yml_switches_it_on_while_serving(
+        tmp_path: Path, service: Service, db: Database, owner: Owner, off: dict[str, object]) -> None:
+    """Found by review: MkDocs calls on_serve once, so a background sync off when `mkdocs serve`
+    started (sync_interval: 0, offline: true, enabled: false) never started once mkdocs.yml
+    switched it on."""
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), **{"sync_interval": 60, **off})
+    plugin = serve_build(config, first=True)
+    server = LiveReloadServer(builder=lambda: None, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
+    plugin.on_serve(server, config=load_config(str(config)), builder=lambda: None)
+    try:
+        assert plugin.poller is None
+        edit_plugin(config, sync_interval=60, offline=False, enabled=True)
+        serve_build(config)  # the rebuild MkDocs runs when mkdocs.yml changes
+        assert plugin.poller is not None and plugin.poller.alive
+        assert str(tmp_path / ".cache" / "blogsvc" / SIGNAL) in server._watched_paths
+    finally:
+        plugin.on_shutdown()
+        server.server_close()
+    assert not any(t.name.startswith("blogsvc-sync") for t in threading.enumerate())
+
+
 def test_poller_survives_a_crashing_step() -> None:
     calls: list[str] = []
     crashes: list[Exception] = []
