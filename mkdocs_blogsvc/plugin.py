@@ -36,6 +36,7 @@ import html
 import os
 import posixpath
 import re
+import threading
 import time
 from dataclasses import dataclass
 from datetime import timezone
@@ -108,6 +109,12 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         #: of mkdocs.yml (MkDocs calls on_serve once, before the first rebuild).
         self._server: Any = None
         self._watched: set[str] = set()
+        #: the watched signal file and its folder's (st_dev, st_ino): the server's watch dies with
+        #: the folder (the cache deleted while serving), see `_watch_signal_again`.
+        self._signal: str | None = None
+        self._signal_folder: tuple[int, int] | None = None
+        #: the build's thread and the background sync's both change what the server watches.
+        self._watch_lock = threading.Lock()
         #: the cache of this build, from on_files to on_post_build (page addresses are recorded in it).
         self.contents: CacheContents | None = None
         #: the sanitised HTML and head tags of this build's article pages, from on_files to on_post_build.
@@ -393,8 +400,13 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 or settings.offline or settings.sync_interval <= 0 or self.poller is not None):
             return
         observer = getattr(server, "observer", None)  # LiveReloadServer's watchdog observer
+
+        def step() -> float:
+            self._watch_signal_again()
+            return coordinator.poll()
+
         self.poller = watch.Poller(
-            coordinator.poll,
+            step,
             ready=lambda: observer is None or observer.is_alive(),
             on_crash=coordinator.poll_crashed,
             name=f"blogsvc-sync-{settings.blog_dir}",
@@ -410,24 +422,58 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             return
         wanted = {os.path.abspath(template) for template in (settings.page_template, settings.head_template)
                   if template is not None}
+        signal = None
         if not settings.offline and settings.sync_interval > 0:
             try:
-                wanted.add(os.path.abspath(coordinator.cache.prepare_signal()))
+                signal = os.path.abspath(coordinator.cache.prepare_signal())
             except CacheUnwritable as exc:
                 log.warning(
                     f"{exc}; no background sync: articles changed on the service appear at the first "
                     "rebuild after sync_interval"
                 )
-        for path in sorted(self._watched - wanted):
-            self._server.unwatch(path)
-        for path in sorted(wanted - self._watched):
-            self._server.watch(path)
-        self._watched = wanted
+            else:
+                wanted.add(signal)
+        with self._watch_lock:
+            for path in sorted(self._watched - wanted):
+                self._server.unwatch(path)
+            for path in sorted(wanted - self._watched):
+                self._server.watch(path)
+            self._watched = wanted
+            self._signal, self._signal_folder = signal, _folder_id(signal)
+
+    def _watch_signal_again(self) -> None:
+        """Before each background sync: when the signal file's folder is not the one watched (the
+        cache folder deleted while serving, as the troubleshooting page advises for a damaged
+        cache), recreate the signal file and watch it again: the server's watch died with the
+        folder, and the site would never rebuild for a change of the blog."""
+        with self._watch_lock:
+            signal, coordinator = self._signal, self.coordinator
+            if (signal is None or coordinator is None or not self.config.enabled
+                    or _folder_id(signal) == self._signal_folder):
+                return
+            try:
+                coordinator.cache.prepare_signal()
+            except CacheUnwritable:
+                return  # the sync that follows says so
+            self._server.unwatch(signal)
+            self._server.watch(signal)
+            self._signal_folder = _folder_id(signal)
 
     def on_shutdown(self) -> None:
         if self.poller is not None:
             self.poller.stop()
             self.poller = None
+
+
+def _folder_id(path: str | None) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the folder of `path`, None when it does not exist."""
+    if path is None:
+        return None
+    try:
+        found = os.stat(os.path.dirname(path))
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _has_canonical(output: str, head_end: int) -> bool:

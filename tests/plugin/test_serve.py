@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -219,6 +220,31 @@ def test_background_sync_starts_when_mkdocs_yml_switches_it_on_while_serving(
         plugin.on_shutdown()
         server.server_close()
     assert not any(t.name.startswith("blogsvc-sync") for t in threading.enumerate())
+
+
+def test_the_site_still_rebuilds_after_the_cache_folder_is_deleted_while_serving(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """Found by review: deleting the cache folder while serving (the troubleshooting page's advice
+    for a damaged cache) took the server's watch of the signal file with it: the background
+    sync logged "rebuilding the site" at each change of the blog, and nothing was rebuilt."""
+    add_article(db, owner.blog_id, "Served")
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=1)
+    plugin = serve_build(config, first=True)
+    rebuilds = threading.Semaphore(0)
+    server = LiveReloadServer(builder=rebuilds.release, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
+    plugin.on_serve(server, config=load_config(str(config)), builder=rebuilds.release)
+    serving = threading.Thread(target=server.serve, daemon=True)
+    serving.start()
+    try:
+        add_article(db, owner.blog_id, "Before")
+        assert rebuilds.acquire(timeout=15), "a change of the blog rebuilds the site"
+        shutil.rmtree(tmp_path / ".cache")
+        assert rebuilds.acquire(timeout=15), "the cache synced anew rebuilds the site"
+        add_article(db, owner.blog_id, "After")
+        assert rebuilds.acquire(timeout=15), "and so does the next change of the blog"
+    finally:
+        plugin.on_shutdown()
+        server.shutdown()
 
 
 def test_poller_survives_a_crashing_step() -> None:
