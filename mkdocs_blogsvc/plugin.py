@@ -133,6 +133,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             self.coordinator = SyncCoordinator(self.settings)
         else:  # a `mkdocs serve` rebuild: mkdocs.yml may have changed
             self.coordinator.update(self.settings)
+            if self.poller is not None:  # a shorter sync_interval counts from now on, not after the old one
+                self.poller.wake()
         if self._server is not None:  # `mkdocs serve`: the templates or cache_dir may have changed
             self._watch_paths()
         for other in config.plugins.values():

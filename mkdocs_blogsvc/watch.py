@@ -40,8 +40,9 @@ class WarnOnce:
 
 class Poller:
     """Calls `step` in a daemon thread until `stop`; `step` returns the seconds to wait before
-    the next call. The first call waits until `ready()` is true (the server watches for changes:
-    a signal raised before that would go unnoticed)."""
+    the next call, which `wake` cuts short (new settings: the wait may be shorter now). The
+    first call waits until `ready()` is true (the server watches for changes: a signal raised
+    before that would go unnoticed)."""
 
     def __init__(
         self,
@@ -57,6 +58,7 @@ class Poller:
         self._ready = ready
         self._on_crash = on_crash
         self._stop = threading.Event()
+        self._wake = threading.Event()  # set by `stop` too
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self) -> None:
@@ -66,8 +68,13 @@ class Poller:
         """Ask the thread to end and wait a little (a sync in flight ends at its HTTP timeout;
         the thread is a daemon, so it never keeps the process alive)."""
         self._stop.set()
+        self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout)
+
+    def wake(self) -> None:
+        """Call `step` now rather than at the end of the wait it asked for."""
+        self._wake.set()
 
     @property
     def alive(self) -> bool:
@@ -79,7 +86,11 @@ class Poller:
             if self._stop.wait(0.1):
                 return
         delay = 0.0
-        while not self._stop.wait(delay):
+        while True:
+            self._wake.wait(delay)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
             try:
                 delay = self._step()
             except Exception as exc:  # noqa: BLE001  (the thread must outlive any failure: report, go on)

@@ -247,6 +247,26 @@ def test_the_site_still_rebuilds_after_the_cache_folder_is_deleted_while_serving
         server.shutdown()
 
 
+def test_a_sync_interval_shortened_while_serving_counts_at_once(tmp_path: Path, service: Service, db: Database,
+                                                                 owner: Owner) -> None:
+    """Found by review: the background sync slept out the old sync_interval (an hour, say)
+    before it read the new one from mkdocs.yml."""
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=3600)
+    plugin = serve_build(config, first=True)
+    server = LiveReloadServer(builder=lambda: None, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
+    plugin.on_serve(server, config=load_config(str(config)), builder=lambda: None)
+    threading.Thread(target=server.serve, daemon=True).start()  # the poller starts once the server watches
+    try:
+        time.sleep(1)  # the poller is waiting out the hour
+        edit_plugin(config, sync_interval=1)
+        serve_build(config)
+        service.requests.clear()
+        wait_for(lambda: "/api/v1/sync" in service.requests, 10, "a background sync")
+    finally:
+        plugin.on_shutdown()
+        server.shutdown()
+
+
 def test_poller_survives_a_crashing_step() -> None:
     calls: list[str] = []
     crashes: list[Exception] = []
