@@ -13,22 +13,27 @@ No MkDocs imports: the plugin adapts this to its hooks.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
 
+_NUMBER = re.compile(r"\d+")
+
 
 class WarnOnce:
     """Logs each distinct warning once until `reset` (a poller must not repeat the same line
-    every few seconds while the service is down)."""
+    every few seconds while the service is down). Warnings that differ only in their numbers
+    are the same one: a rate-limited service's "retry after N seconds" counts down."""
 
     def __init__(self, log: logging.Logger | logging.LoggerAdapter[logging.Logger]) -> None:
         self.log = log
         self.seen: set[str] = set()
 
     def warn(self, message: str) -> None:
-        if message not in self.seen:
-            self.seen.add(message)
+        key = _NUMBER.sub("#", message)
+        if key not in self.seen:
+            self.seen.add(key)
             self.log.warning(message)
 
     def reset(self) -> bool:

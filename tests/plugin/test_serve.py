@@ -27,6 +27,7 @@ from mkdocs_blogsvc import watch
 from mkdocs_blogsvc.cache import SIGNAL_NAME, Cache
 from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server.database import Database
+from mkdocs_blogsvc.server.ratelimit import Limit
 from tests.conftest import LiveServer, Owner, add_article, add_owner, free_port, issue_access_token
 from tests.e2e.sites import Service, snapshot, write_credentials, write_site
 
@@ -98,6 +99,27 @@ def test_background_sync_signals_changes_only(tmp_path: Path, service: Service, 
     assert "the background sync with" in warnings[0].getMessage() and "could not reach" in warnings[0].getMessage()
     assert warnings[0].exc_info is None and "svc_" not in caplog.text
     assert snapshot(cache)[SIGNAL] == signalled[SIGNAL]
+
+
+def test_a_rate_limited_background_sync_warns_once(tmp_path: Path, db: Database, owner: Owner,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """Found by review: the service's 429 says "retry after N seconds", N counting down, so each
+    attempt was a new message to `WarnOnce` and the warning came again at every attempt."""
+    service = Service(db, rate_limits={"token": Limit(1, 600)})
+    try:
+        # timeout: 1, so that each attempt gives up at once rather than waiting out its deadline
+        config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60, timeout=1)
+        coordinator = serve_build(config, first=True).coordinator  # spends the window's one request
+        assert coordinator is not None and coordinator.last_sync_attempt is not None
+        caplog.clear()
+        for _ in range(3):
+            coordinator.last_sync_attempt -= 60
+            coordinator.poll()
+            time.sleep(1.1)  # the next answer's Retry-After is a second shorter
+    finally:
+        service.stop()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "HTTP 429" in warnings[0], warnings
 
 
 def test_background_sync_waits_while_another_process_holds_the_cache(tmp_path: Path, service: Service, db: Database,
