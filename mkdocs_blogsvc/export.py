@@ -26,6 +26,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mkdocs_blogsvc import watch
 from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, CredentialsError
 from mkdocs_blogsvc.fileio import inside, temp_pattern, write_if_changed
 from mkdocs_blogsvc.pages import RenderedSite
@@ -160,7 +161,7 @@ def keep_exporting(
 
     The same background sync as under `mkdocs serve`: one sync request per round, files written
     only when the blog changed. A failure that may pass (the service down, the cache busy) is
-    warned about once per distinct message and tried again at the next round; one that cannot
+    warned about once per distinct message (`watch.warning_key`) and tried again at the next round; one that cannot
     (credentials to renew, a setting, a template) ends the watch by propagating.
     """
     last_error: str | None = None
@@ -171,9 +172,9 @@ def keep_exporting(
         except (CredentialsError, ConfigurationError):
             raise
         except BlogServiceError as exc:
-            if str(exc) != last_error:
+            if watch.warning_key(str(exc)) != last_error:  # "retry after N seconds" counting down is one failure
                 warn(f"the sync failed ({exc}); the exported files stay as they are; trying again every {interval:g} s")
-                last_error = str(exc)
+                last_error = watch.warning_key(str(exc))
         else:
             if last_error is not None:
                 say("the sync works again")

@@ -21,6 +21,11 @@ from collections.abc import Callable
 _NUMBER = re.compile(r"\d+")
 
 
+def warning_key(message: str) -> str:
+    """What makes a repeated warning the same one: its text without its numbers."""
+    return _NUMBER.sub("#", message)
+
+
 class WarnOnce:
     """Logs each distinct warning once until `reset` (a poller must not repeat the same line
     every few seconds while the service is down). Warnings that differ only in their numbers
@@ -31,7 +36,7 @@ class WarnOnce:
         self.seen: set[str] = set()
 
     def warn(self, message: str) -> None:
-        key = _NUMBER.sub("#", message)
+        key = warning_key(message)
         if key not in self.seen:
             self.seen.add(key)
             self.log.warning(message)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from mkdocs_blogsvc.errors import NotLoggedIn, TransportError
+from mkdocs_blogsvc.errors import NotLoggedIn, RateLimited, TransportError
 from mkdocs_blogsvc.export import ExportRound, keep_exporting
 
 NOTHING = ExportRound("blogsvc: 0 new, 0 updated, 0 deleted, 3 unchanged in 0.01 s", False)
@@ -41,6 +41,15 @@ def test_says_only_what_changed_and_warns_once_per_distinct_failure() -> None:
     assert said[0] == "the sync works again"
     assert said[1].endswith("blogsvc: 1 new, 0 updated, 0 deleted, 3 unchanged in 0.01 s: 1 files written, 0 removed")
     assert len(said) == 2, said
+
+
+def test_a_rate_limit_counting_down_is_one_failure() -> None:
+    """Found by review: "retry after N seconds" with N counting down warned at every round."""
+    one_round, stop = rounds(*(RateLimited(f"Rate limit exceeded; retry after {n} seconds", status_code=429)
+                               for n in (580, 559, 538)))
+    warned: list[str] = []
+    keep_exporting(one_round, 0, stop, say=print, warn=warned.append)
+    assert len(warned) == 1 and "retry after 580 seconds" in warned[0]
 
 
 def test_credentials_to_renew_end_the_watch() -> None:
