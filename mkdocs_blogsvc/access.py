@@ -92,13 +92,14 @@ def build_without(settings: config.Settings, cached_articles: int, environ: Mapp
     )
 
 
-def sync_failure_stops(settings: config.Settings, cached_articles: int, environ: Mapping[str, str] = os.environ) -> str | None:
+def sync_failure_stops(settings: config.Settings, ever_synced: bool, environ: Mapping[str, str] = os.environ) -> str | None:
     """Why a build whose sync failed must stop (`on_error`), as the end of its message; None
-    when it goes on from the cache with a warning."""
+    when it goes on from the cache with a warning. `ever_synced`: the cache holds a sync (of a
+    blog with articles or without), so building from it leaves nothing out."""
     if settings.on_error == "fail":
         return "on_error is fail"
     ci = ci_value(environ)
-    if settings.on_error == "auto" and not cached_articles and ci is not None:
+    if settings.on_error == "auto" and not ever_synced and ci is not None:
         return (f"the cache holds no article, and CI={ci} stops the build rather than publish the site "
                 "without its blog (set on_error: warn to build it anyway)")
     return None

@@ -110,9 +110,7 @@ class SyncCoordinator:
         settings = self.settings
         cached = SyncReport(unchanged=len(contents.articles))
         if settings.offline:
-            # never synced (a fresh CI runner, a new clone): say so (`--strict` stops); a blog
-            # synced with no article yet leaves nothing out (every saved sync records its slug)
-            if not contents.articles and BLOG_SLUG not in contents.manifest.records:
+            if not _ever_synced(contents):  # a fresh CI runner, a new clone: say so (`--strict` stops)
                 log.warning(
                     "offline is true and the cache holds no article, so the blog's articles are left out of "
                     "this build; set offline: false to sync them (in CI, restore .cache/ as the CI recipe does)"
@@ -138,7 +136,7 @@ class SyncCoordinator:
             # an outage to wait out, so this stops the build too.
             raise ConfigurationError(f"the sync with {settings.base_url} failed: {exc}") from None
         except BlogServiceError as exc:
-            stops = access.sync_failure_stops(settings, len(contents.articles))
+            stops = access.sync_failure_stops(settings, _ever_synced(contents))
             if stops is not None:
                 raise SyncFailed(f"blogsvc: the sync with {settings.base_url} failed: {exc}; {stops}") from exc
             log.warning(
@@ -224,3 +222,9 @@ class SyncCoordinator:
             f"the background sync failed unexpectedly ({type(exc).__name__}: {redact(str(exc))[:300]}); "
             "trying again in a few seconds; if it persists, please report it with the build's log"
         )
+
+
+def _ever_synced(contents: CacheContents) -> bool:
+    """Whether the cache holds a sync: articles, or a blog synced with none yet (every saved
+    sync records the blog's slug). Building from it then leaves nothing out."""
+    return bool(contents.articles) or BLOG_SLUG in contents.manifest.records
