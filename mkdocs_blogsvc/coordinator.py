@@ -41,6 +41,9 @@ from mkdocs_blogsvc.errors import (
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.sync import BLOG_SLUG, SyncReport, sync_cache
 
+#: What `poll` waits while the background sync is switched off in mkdocs.yml (a rebuild wakes it).
+PAUSED = 3600.0
+
 
 class SyncCoordinator:
     """The syncs of one plugin instance, kept across `mkdocs serve` rebuilds.
@@ -71,8 +74,8 @@ class SyncCoordinator:
             self.last_sync_attempt = None
 
     def switch_off(self) -> None:
-        """`enabled: false` set in mkdocs.yml while serving: the background sync pauses (`poll`
-        looks again every second) until a rebuild brings settings that switch it on."""
+        """`enabled: false` set in mkdocs.yml while serving: the background sync pauses until a
+        rebuild brings settings that switch it on (and then wakes it, see `poll`)."""
         self.settings = replace(self.settings, enabled=False)
 
     def begin_build(self, is_serve: bool) -> tuple[CacheContents, SyncReport, str]:
@@ -171,7 +174,10 @@ class SyncCoordinator:
         """
         settings = self.settings
         if not settings.enabled or settings.offline or settings.sync_interval <= 0:
-            return 1.0  # switched off in mkdocs.yml while serving: look again soon
+            # Switched off in mkdocs.yml while serving: the rebuild that switches it on wakes the
+            # poller once it has synced itself (looking again every second, the poller could
+            # sync between that rebuild's on_config and its own sync, and rebuild the site twice).
+            return PAUSED
         if (wait := self._seconds_until_due(settings)) > 0:
             return wait
         if not self.lock.acquire(timeout=1.0):

@@ -133,8 +133,6 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             self.coordinator = SyncCoordinator(self.settings)
         else:  # a `mkdocs serve` rebuild: mkdocs.yml may have changed
             self.coordinator.update(self.settings)
-            if self.poller is not None:  # a shorter sync_interval counts from now on, not after the old one
-                self.poller.wake()
         if self._server is not None:  # `mkdocs serve`: the templates or cache_dir may have changed
             self._watch_paths()
         for other in config.plugins.values():
@@ -259,6 +257,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 self.coordinator.end_build()
         if self._server is not None:  # `mkdocs serve`: mkdocs.yml may have switched the background sync on
             self._start_background_sync()
+            if self.poller is not None:  # new settings count from now on (a shorter sync_interval, switched on)
+                self.poller.wake()
 
     def _finish(self, config: MkDocsConfig, contents: CacheContents, outputs: PageOutputs | None, files: Files) -> None:
         """Record where each article's page was built (`file.url` after every plugin ran, and
@@ -396,7 +396,9 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         """Start the background sync unless it runs or the settings keep it off. From on_serve,
         and after each rebuild (MkDocs calls on_serve once): the plugin, `offline` or
         `sync_interval` may be switched on in mkdocs.yml while serving. Not before the build's
-        own sync, which would race it."""
+        own sync, which would race it (a sync found due by both: the background one first, its
+        signal rebuilds the site a second time); so the running one is woken here too, never
+        from on_config."""
         settings, coordinator, server = self.settings, self.coordinator, self._server
         if (server is None or settings is None or coordinator is None or not self.config.enabled
                 or settings.offline or settings.sync_interval <= 0 or self.poller is not None):

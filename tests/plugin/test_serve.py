@@ -25,6 +25,7 @@ from mkdocs.livereload import LiveReloadServer
 
 from mkdocs_blogsvc import watch
 from mkdocs_blogsvc.cache import SIGNAL_NAME, Cache
+from mkdocs_blogsvc.coordinator import PAUSED
 from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.ratelimit import Limit
@@ -210,7 +211,7 @@ def test_background_sync_pauses_when_mkdocs_yml_switches_the_plugin_off_while_se
         quiet = signal_file.read_bytes()
         assert coordinator.last_sync_attempt is not None
         coordinator.last_sync_attempt -= 60
-        assert coordinator.poll() == 1.0, "switched off: look again soon"
+        assert coordinator.poll() == PAUSED, "switched off: until a rebuild switches it on"
         assert service.requests == [] and signal_file.read_bytes() == quiet, "no sync, no rebuild"
 
         edit_plugin(config, enabled=True)
@@ -284,6 +285,31 @@ def test_a_sync_interval_shortened_while_serving_counts_at_once(tmp_path: Path, 
         serve_build(config)
         service.requests.clear()
         wait_for(lambda: "/api/v1/sync" in service.requests, 10, "a background sync")
+    finally:
+        plugin.on_shutdown()
+        server.shutdown()
+
+
+def test_a_rebuild_after_an_edit_of_mkdocs_yml_syncs_itself_and_rebuilds_once(
+        tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture) -> None:
+    """Found by review: on_config woke the background sync before the build's own sync; with a
+    sync due (a new cache_dir, the plugin switched on again after a pause) it synced first and
+    raised the signal, so the site was built twice for one edit of mkdocs.yml."""
+    add_article(db, owner.blog_id, "Served")
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=1)
+    plugin = serve_build(config, first=True)
+    rebuilds = threading.Semaphore(0)
+    server = LiveReloadServer(builder=rebuilds.release, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
+    plugin.on_serve(server, config=load_config(str(config)), builder=rebuilds.release)
+    threading.Thread(target=server.serve, daemon=True).start()
+    try:
+        for attempt in range(4):  # a race: the background sync won it most times
+            edit_plugin(config, cache_dir=f".cache/new{attempt}")  # a new cache: a sync is due
+            caplog.clear()
+            serve_build(config)  # the rebuild MkDocs runs when mkdocs.yml changes
+            assert "background sync" not in caplog.text and "built from the cache" not in caplog.text, \
+                "the build syncs itself"
+            assert not rebuilds.acquire(timeout=0.7), "one edit of mkdocs.yml, one build"
     finally:
         plugin.on_shutdown()
         server.shutdown()
