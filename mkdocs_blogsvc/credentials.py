@@ -41,16 +41,29 @@ LOCK_TIMEOUT = 120.0
 STALE_TEMP_AGE = 600.0
 
 
-def refused(what: str, description: str = "") -> str:
-    """The message for a refresh token the service refused (`invalid_grant`, or expired here):
-    `what` names the token ("the refresh token in PATH"), `description` is the service's reason."""
+def refused(what: str, description: str = "", *, before: str = "") -> str:
+    """The message for a refresh token the service refused (`invalid_grant`): `what` names the
+    token ("the refresh token in PATH"), `description` is the service's reason, `before` what
+    happened to a token tried first (`expired`)."""
     said = f" ({description})" if description else ""
-    return (
-        f"the service refused {what}{said}: it was rotated, revoked or has expired. Run `mkdocs-blogsvc login` "
-        f"again; in CI, then put the output of `mkdocs-blogsvc token --print-refresh-token` in the "
-        f"{config.ENV_REFRESH_TOKEN} secret: a build whose stored credentials are refused starts again from it "
-        "(see the CI recipe, example-site/docs/reference/ci.md)"
-    )
+    return f"{before}the service refused {what}{said}: it was rotated, revoked or has expired. {_LOG_IN_AGAIN}"
+
+
+def expired(what: str, when: float) -> str:
+    """The message for a refresh token expired by this machine's clock: never sent, so no
+    service refused it."""
+    return f"{what} {_expired_on(when)}. {_LOG_IN_AGAIN}"
+
+
+def _expired_on(when: float) -> str:
+    return f"expired on {_iso(when)} (it was not sent to the service)"
+
+
+_LOG_IN_AGAIN = (
+    f"Run `mkdocs-blogsvc login` again; in CI, then put the output of `mkdocs-blogsvc token --print-refresh-token` "
+    f"in the {config.ENV_REFRESH_TOKEN} secret: a build whose stored credentials are refused starts again from it "
+    "(see the CI recipe, example-site/docs/reference/ci.md)"
+)
 
 
 @dataclass(frozen=True)
@@ -337,9 +350,10 @@ class TokenManager:
     def _usable(self, stored: StoredCredentials) -> bool:
         return stored.access_valid_for(self._clock()) > ACCESS_TOKEN_MARGIN
 
-    def _seed_from_environment(self, what: str = f"the refresh token in {config.ENV_REFRESH_TOKEN}") -> StoredCredentials:
+    def _seed_from_environment(self, what: str = f"the refresh token in {config.ENV_REFRESH_TOKEN}", *,
+                               before: str = "") -> StoredCredentials:
         """No store (or a refused one): a CI run may bring a refresh token in BLOGSVC_REFRESH_TOKEN
-        (spent at once); `what` names it when the service refuses it."""
+        (spent at once); `what` names it when the service refuses it, after `before`."""
         refresh_token = self._environ.get(config.ENV_REFRESH_TOKEN, "").strip()
         if not refresh_token:
             self.settings.require_client_id()  # the first thing to fix when both are missing
@@ -354,7 +368,7 @@ class TokenManager:
             refresh_token=refresh_token, refresh_expires_at=self._clock() + models.TokenSet.REFRESH_LIFETIME,
             scope=tuple(self.settings.scope.split()),
         )
-        return self._refresh(seed, what=what)
+        return self._refresh(seed, what=what, before=before)
 
     def _refresh_stored(self, stored: StoredCredentials) -> StoredCredentials:
         """Refresh with the store's token; when the service refuses it and BLOGSVC_REFRESH_TOKEN
@@ -372,24 +386,29 @@ class TokenManager:
             secret = self._environ.get(config.ENV_REFRESH_TOKEN, "").strip()
             if not secret or secret == stored.refresh_token:
                 raise
-            what += f" ({exc.reason})" if exc.reason else ""
+            sent, reason = exc.sent, exc.reason
+        if not sent:  # expired by this machine's clock: no service refused it
+            first = f"{what} {_expired_on(stored.refresh_expires_at)}"
+            log.info("%s; starting again from %s", first, config.ENV_REFRESH_TOKEN)
+            return self._seed_from_environment(what=f"the one in {config.ENV_REFRESH_TOKEN}", before=f"{first}, and ")
+        what += f" ({reason})" if reason else ""
         log.info("the service refused %s; starting again from %s", what, config.ENV_REFRESH_TOKEN)
         return self._seed_from_environment(what=f"{what}, then the one in {config.ENV_REFRESH_TOKEN}")
 
-    def _refresh(self, stored: StoredCredentials, *, what: str) -> StoredCredentials:
+    def _refresh(self, stored: StoredCredentials, *, what: str, before: str = "") -> StoredCredentials:
         """Spend the refresh token (caller holds the lock) and persist the new pair first;
-        `what` names the token in the message when the service refuses it."""
+        `what` names the token in the message when the service refuses it (after `before`)."""
         now = self._clock()
         if stored.refresh_expires_at <= now:
-            expired = "it expired on " + _iso(stored.refresh_expires_at)
-            raise errors.ReauthorizationRequired(refused(what, expired), reason=expired)
+            raise errors.ReauthorizationRequired(expired(what, stored.refresh_expires_at), sent=False)
         form = {"grant_type": "refresh_token", "refresh_token": stored.refresh_token, "client_id": stored.client_id}
         if self.settings.client_secret:
             form["client_secret"] = self.settings.client_secret
         try:
             tokens = self.client.token_request(form, now=now, previous_refresh_token=stored.refresh_token)
         except errors.InvalidGrant as exc:
-            raise errors.ReauthorizationRequired(refused(what, exc.description), reason=exc.description) from None
+            raise errors.ReauthorizationRequired(refused(what, exc.description, before=before),
+                                                 reason=exc.description) from None
         except errors.AnswerLost as exc:
             raise errors.AnswerLost(
                 f"{exc}. If the service rotated the refresh token before the answer was lost, the one in "

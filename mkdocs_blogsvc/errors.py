@@ -70,11 +70,13 @@ class CredentialsCorrupt(CredentialsError):
 class ReauthorizationRequired(CredentialsError):
     """The service refused the refresh token (`invalid_grant`): the user must log in again.
 
-    `reason` is the service's `error_description` (or why the token was not even sent)."""
+    `reason` is the service's `error_description`; `sent` is False when the token was not even
+    sent (expired by this machine's clock)."""
 
-    def __init__(self, message: str, *, reason: str = "") -> None:
+    def __init__(self, message: str, *, reason: str = "", sent: bool = True) -> None:
         super().__init__(message)
         self.reason = reason
+        self.sent = sent
 
 
 class LoginError(BlogServiceError):

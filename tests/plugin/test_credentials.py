@@ -410,6 +410,40 @@ def test_a_refused_store_and_a_spent_secret_name_both(logged_in: LoggedIn, app, 
     assert "`mkdocs-blogsvc token --print-refresh-token`" in message and "svc_" not in message
 
 
+def test_a_refresh_token_expired_here_is_not_said_to_be_refused_by_the_service(  # type: ignore[no-untyped-def]
+        logged_in: LoggedIn, app, db, caplog: pytest.LogCaptureFixture) -> None:
+    """Found by review: a store whose refresh token had expired by the client's clock (never sent)
+    was reported as `the service refused the refresh token ... (it expired on ...)`, and so was
+    the fallback to BLOGSVC_REFRESH_TOKEN in the log."""
+    caplog.set_level(logging.INFO)
+    transport = httpx.WSGITransport(app=app)
+    store = CredentialStore(logged_in.settings.credentials_file)
+    with connect(logged_in.settings, transport=transport) as service:
+        fresh = service.tokens.force_refresh()  # spends the login's refresh token
+    store.save(replace(fresh, access_expires_at=time.time() - 60, refresh_expires_at=time.time() - 60))
+    requests: list[str] = []
+    with connect(logged_in.settings, transport=counting_transport(app, requests), environ={}) as service, \
+            pytest.raises(errors.ReauthorizationRequired) as caught:
+        service.client.status()
+    assert requests == [], "an expired refresh token is not sent"
+    message = str(caught.value)
+    assert message.startswith(f"the refresh token in {store.path} expired on ")
+    assert "(it was not sent to the service). Run `mkdocs-blogsvc login` again; in CI" in message
+    assert "service refused" not in message and "rotated, revoked" not in message
+
+    spent = logged_in.stored.refresh_token  # the secret still holds a token an earlier run spent
+    with connect(logged_in.settings, transport=transport, environ={config.ENV_REFRESH_TOKEN: spent}) as service, \
+            pytest.raises(errors.ReauthorizationRequired) as caught:
+        service.client.status()
+    message = str(caught.value)
+    assert message.startswith(f"the refresh token in {store.path} expired on ")
+    assert (f"(it was not sent to the service), and the service refused the one in {config.ENV_REFRESH_TOKEN} "
+            "(The refresh token was already used") in message
+    assert ": it was rotated, revoked or has expired. Run `mkdocs-blogsvc login` again" in message
+    assert f"the refresh token in {store.path} expired on " in caplog.text and "service refused" not in caplog.text
+    assert "svc_" not in message + caplog.text
+
+
 class ManglingTokenAnswers(httpx.BaseTransport):
     """The in-process service, whose token endpoint answers pass through `mangle` (after the
     service committed the rotation): a service, or a proxy, that misbehaves on the way back."""
