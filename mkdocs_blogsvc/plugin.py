@@ -438,9 +438,13 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             else:
                 wanted.add(signal)
         with self._watch_lock:
-            for path in sorted(self._watched - wanted):
+            # the same signal file in a new folder (the cache deleted since): its watch died
+            # with the old folder, so it is renewed here too, not only by `_watch_signal_again`
+            renewed = {signal} if (signal is not None and signal == self._signal and signal in self._watched
+                                   and _folder_id(signal) != self._signal_folder) else set()
+            for path in sorted((self._watched - wanted) | renewed):
                 self._server.unwatch(path)
-            for path in sorted(wanted - self._watched):
+            for path in sorted((wanted - self._watched) | renewed):
                 self._server.watch(path)
             self._watched = wanted
             self._signal, self._signal_folder = signal, _folder_id(signal)

@@ -270,6 +270,32 @@ def test_the_site_still_rebuilds_after_the_cache_folder_is_deleted_while_serving
         server.shutdown()
 
 
+def test_the_site_still_rebuilds_when_a_rebuild_came_between_the_deletion_and_the_next_sync(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """Found by review: a rebuild right after the cache folder was deleted (an edit of a page)
+    recorded the new folder as the watched one without watching it again; the server's watch had
+    died with the old folder, so no change of the blog rebuilt the site any more."""
+    add_article(db, owner.blog_id, "Served")
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=3)
+    plugin = serve_build(config, first=True)
+    rebuilds = threading.Semaphore(0)
+    server = LiveReloadServer(builder=rebuilds.release, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
+    plugin.on_serve(server, config=load_config(str(config)), builder=rebuilds.release)
+    threading.Thread(target=server.serve, daemon=True).start()
+    try:
+        add_article(db, owner.blog_id, "Before")
+        assert rebuilds.acquire(timeout=15), "a change of the blog rebuilds the site"
+        shutil.rmtree(tmp_path / ".cache")  # just after a background sync: the next one is 3 s away
+        time.sleep(1)  # the server's watch of the signal file ends with its folder
+        serve_build(config)  # a page edited meanwhile, before the next background sync
+        assert rebuilds.acquire(timeout=15), "the cache synced anew rebuilds the site"
+        add_article(db, owner.blog_id, "After")
+        assert rebuilds.acquire(timeout=15), "and so does the next change of the blog"
+    finally:
+        plugin.on_shutdown()
+        server.shutdown()
+
+
 def test_a_sync_interval_shortened_while_serving_counts_at_once(tmp_path: Path, service: Service, db: Database,
                                                                  owner: Owner) -> None:
     """Found by review: the background sync slept out the old sync_interval (an hour, say)
