@@ -438,10 +438,9 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             else:
                 wanted.add(signal)
         with self._watch_lock:
-            # the same signal file in a new folder (the cache deleted since): its watch died
-            # with the old folder, so it is renewed here too, not only by `_watch_signal_again`
-            renewed = {signal} if (signal is not None and signal == self._signal and signal in self._watched
-                                   and _folder_id(signal) != self._signal_folder) else set()
+            # the same signal file whose watch died (the cache folder deleted since): renewed here
+            # too, not only by `_watch_signal_again`
+            renewed = {signal} if (signal is not None and signal in self._watched and self._watch_died(signal)) else set()
             for path in sorted((self._watched - wanted) | renewed):
                 self._server.unwatch(path)
             for path in sorted((wanted - self._watched) | renewed):
@@ -450,14 +449,13 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             self._signal, self._signal_folder = signal, _folder_id(signal)
 
     def _watch_signal_again(self) -> None:
-        """Before each background sync: when the signal file's folder is not the one watched (the
+        """Before each background sync: when the server's watch of the signal file died (the
         cache folder deleted while serving, as the troubleshooting page advises for a damaged
-        cache), recreate the signal file and watch it again: the server's watch died with the
-        folder, and the site would never rebuild for a change of the blog."""
+        cache; see `_watch_died`), recreate the signal file and watch it again, or the site would
+        never rebuild for a change of the blog."""
         with self._watch_lock:
             signal, coordinator = self._signal, self.coordinator
-            if (signal is None or coordinator is None or not self.config.enabled
-                    or _folder_id(signal) == self._signal_folder):
+            if signal is None or coordinator is None or not self.config.enabled or not self._watch_died(signal):
                 return
             try:
                 coordinator.cache.prepare_signal()
@@ -466,6 +464,21 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             self._server.unwatch(signal)
             self._server.watch(signal)
             self._signal_folder = _folder_id(signal)
+
+    def _watch_died(self, signal: str) -> bool:
+        """Whether the server's watch of the signal file ended (caller holds `_watch_lock`): its
+        folder is not the one watched, or the server's watchdog observer runs no live emitter
+        for it. The observer's emitter stops for good when the folder it polls disappears, even
+        for a moment; a folder created again may get the old inode number back (ext4 reuses a
+        freed one at once), so the folder's identity alone cannot tell."""
+        if _folder_id(signal) != self._signal_folder:
+            return True
+        observer = getattr(self._server, "observer", None)
+        if observer is None or not observer.is_alive():
+            return False  # not serving yet: the emitters start with the observer
+        watched = {signal, os.path.dirname(signal)}  # watchdog polls a watched file's folder
+        return not any(emitter.is_alive() and getattr(emitter.watch, "path", None) in watched
+                       for emitter in list(getattr(observer, "emitters", ())))
 
     def on_shutdown(self) -> None:
         if self.poller is not None:

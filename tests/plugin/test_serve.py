@@ -296,6 +296,38 @@ def test_the_site_still_rebuilds_when_a_rebuild_came_between_the_deletion_and_th
         server.shutdown()
 
 
+def test_the_site_still_rebuilds_when_the_recreated_cache_folder_has_the_old_inode_number(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """Found by review: a folder deleted and created again often gets the same inode number
+    (ext4 gives a freed inode back at once), so comparing (st_dev, st_ino) took the recreated
+    cache folder for the watched one: its dead watch was not renewed, and the site never rebuilt."""
+    add_article(db, owner.blog_id, "Served")
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=3)
+    plugin = serve_build(config, first=True)
+    rebuilds = threading.Semaphore(0)
+    server = LiveReloadServer(builder=rebuilds.release, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
+    plugin.on_serve(server, config=load_config(str(config)), builder=rebuilds.release)
+    threading.Thread(target=server.serve, daemon=True).start()
+    folder = tmp_path / ".cache" / "blogsvc"
+    try:
+        add_article(db, owner.blog_id, "Before")
+        assert rebuilds.acquire(timeout=15), "a change of the blog rebuilds the site"
+        # Gone for a moment, back with the same inode number: a rename away and back does that
+        # every time; deleting it and creating it again does it when the file system reuses the
+        # inode (the test cannot count on that).
+        folder.rename(folder.with_name("away"))  # just after a background sync: the next one is 3 s away
+        time.sleep(1)  # the server's watch of the signal file ends with its folder
+        folder.with_name("away").rename(folder)
+        time.sleep(4)  # the next background sync: nothing changed, no rebuild
+        while rebuilds.acquire(timeout=0.1):
+            pass
+        add_article(db, owner.blog_id, "After")
+        assert rebuilds.acquire(timeout=15), "and so does the next change of the blog"
+    finally:
+        plugin.on_shutdown()
+        server.shutdown()
+
+
 def test_a_sync_interval_shortened_while_serving_counts_at_once(tmp_path: Path, service: Service, db: Database,
                                                                  owner: Owner) -> None:
     """Found by review: the background sync slept out the old sync_interval (an hour, say)
