@@ -407,8 +407,10 @@ class TokenManager:
         try:
             tokens = self.client.token_request(form, now=now, previous_refresh_token=stored.refresh_token)
         except errors.InvalidGrant as exc:
-            raise errors.ReauthorizationRequired(refused(what, exc.description, before=before),
-                                                 reason=exc.description) from None
+            # remote text: `redact` masks tokens of the spec's shape only, not one of another
+            # shape repeated back (a secret pasted from elsewhere); the message reaches CI logs
+            reason = _masked(exc.description, stored.refresh_token, self.settings.client_secret)
+            raise errors.ReauthorizationRequired(refused(what, reason, before=before), reason=reason) from None
         except errors.AnswerLost as exc:
             raise errors.AnswerLost(
                 f"{exc}. If the service rotated the refresh token before the answer was lost, the one in "
@@ -440,6 +442,14 @@ class TokenManager:
                 f"the tokens were rotated but not saved, so the previous refresh token is now dead: {exc}; "
                 "then run `mkdocs-blogsvc login`"
             ) from None
+
+
+def _masked(text: str, *secrets: str | None) -> str:
+    """`text` with every occurrence of `secrets` replaced by `***`."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
 
 
 def _mismatch(path: Path, stored: StoredCredentials, base_url: str, client_id: str) -> str:

@@ -444,6 +444,31 @@ def test_a_refresh_token_expired_here_is_not_said_to_be_refused_by_the_service( 
     assert "svc_" not in message + caplog.text
 
 
+class EchoingRefusals(httpx.BaseTransport):
+    """A service whose `invalid_grant` repeats the refresh token it was sent in its reason."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        sent = dict(httpx.QueryParams(request.read().decode())).get("refresh_token", "")
+        return httpx.Response(400, json={"error": "invalid_grant", "error_description": f"unknown refresh token {sent}"})
+
+
+def test_a_refusal_that_repeats_the_token_does_not_put_it_in_the_message(  # type: ignore[no-untyped-def]
+        logged_in: LoggedIn, caplog: pytest.LogCaptureFixture) -> None:
+    """Found by review: the service's reason for refusing a refresh token goes into the message
+    and the log since the fallback to BLOGSVC_REFRESH_TOKEN; only `svc_`-shaped tokens were
+    masked, so a service that repeats a token of another shape put it in a CI log."""
+    caplog.set_level(logging.DEBUG)
+    stored, secret = "stored-refresh-token-0001", "secret refresh token 0002"
+    CredentialStore(logged_in.settings.credentials_file).save(
+        replace(logged_in.stored, refresh_token=stored, access_expires_at=time.time() - 60))
+    with connect(logged_in.settings, transport=EchoingRefusals(), environ={config.ENV_REFRESH_TOKEN: secret}) as service, \
+            pytest.raises(errors.ReauthorizationRequired) as caught:
+        service.client.status()
+    message = str(caught.value)
+    assert "(unknown refresh token ***), then the one in BLOGSVC_REFRESH_TOKEN (unknown refresh token ***)" in message
+    assert stored not in message + caplog.text and secret not in message + caplog.text
+
+
 class ManglingTokenAnswers(httpx.BaseTransport):
     """The in-process service, whose token endpoint answers pass through `mangle` (after the
     service committed the rotation): a service, or a proxy, that misbehaves on the way back."""
