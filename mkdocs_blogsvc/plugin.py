@@ -11,11 +11,12 @@
                   keep their external addresses from Material's privacy plugin (`privacy`)
     on_page_content  article pages: the HTML through the sanitiser's allowlist
     on_post_page  article pages: JSON-LD, Open Graph and keywords before `</head>`
-    on_post_build / on_build_error   release the cache locks (`SyncCoordinator.end_build`)
-    on_serve      watch the custom templates; start the background sync (`watch.Poller` running
-                  `SyncCoordinator.poll`), which syncs every sync_interval seconds and, when the blog
-                  changed, raises the signal file the server watches, so the site rebuilds from
-                  the cache
+    on_post_build / on_build_error   release the cache locks (`SyncCoordinator.end_build`);
+                  under `mkdocs serve`, start or wake the background sync (settings may have changed)
+    on_serve      watch the custom templates and the signal file (`watch.ServerWatches`); start
+                  the background sync (`watch.Poller` running `SyncCoordinator.poll`), which syncs
+                  every sync_interval seconds and, when the blog changed, raises the signal file,
+                  so the site rebuilds from the cache
     on_shutdown   stop the background sync
 
 `coordinator.SyncCoordinator` holds the cache (`cache.Cache`), its locks, the time of the last
@@ -36,7 +37,6 @@ import html
 import os
 import posixpath
 import re
-import threading
 import time
 from dataclasses import dataclass
 from datetime import timezone
@@ -104,17 +104,10 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         #: `export` wrote into docs_dir, report, reason, start time).
         self._synced: tuple[CacheContents, RenderedSite, set[str], SyncReport, str, float] | None = None
         self.poller: watch.Poller | None = None
-        #: under `mkdocs serve` with live reload: its server, and the paths this plugin has it
-        #: watch (the custom templates, the background sync's signal file), which follow edits
-        #: of mkdocs.yml (MkDocs calls on_serve once, before the first rebuild).
-        self._server: Any = None
-        self._watched: set[str] = set()
-        #: the watched signal file and its folder's (st_dev, st_ino): the server's watch dies with
-        #: the folder (the cache deleted while serving), see `_watch_signal_again`.
-        self._signal: str | None = None
-        self._signal_folder: tuple[int, int] | None = None
-        #: the build's thread and the background sync's both change what the server watches.
-        self._watch_lock = threading.Lock()
+        #: under `mkdocs serve` with live reload: what its server watches for this plugin (the
+        #: custom templates, the background sync's signal file), which follows edits of
+        #: mkdocs.yml (MkDocs calls on_serve once, before the first rebuild).
+        self._watches: watch.ServerWatches | None = None
         #: the cache of this build, from on_files to on_post_build (page addresses are recorded in it).
         self.contents: CacheContents | None = None
         #: the sanitised HTML and head tags of this build's article pages, from on_files to on_post_build.
@@ -133,7 +126,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             self.coordinator = SyncCoordinator(self.settings)
         else:  # a `mkdocs serve` rebuild: mkdocs.yml may have changed
             self.coordinator.update(self.settings)
-        if self._server is not None:  # `mkdocs serve`: the templates or cache_dir may have changed
+        if self._watches is not None:  # `mkdocs serve`: the templates or cache_dir may have changed
             self._watch_paths()
         for other in config.plugins.values():
             if other is self or not isinstance(other, BlogServicePlugin) or not other.config.enabled:
@@ -255,7 +248,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 outputs.close()
             if self.coordinator is not None:
                 self.coordinator.end_build()
-        if self._server is not None:  # `mkdocs serve`: mkdocs.yml may have switched the background sync on
+        if self._watches is not None:  # `mkdocs serve`: mkdocs.yml may have switched the background sync on
             self._start_background_sync()
             if self.poller is not None:  # new settings count from now on (a shorter sync_interval, switched on)
                 self.poller.wake()
@@ -387,7 +380,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
     def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
         """Rebuild when a custom template changes (they live outside docs_dir), and when the
         background sync changed the cache (MkDocs calls on_serve only with live reload on)."""
-        self._server = server  # kept even when switched off: mkdocs.yml may switch it on while serving
+        self._watches = watch.ServerWatches(server)  # kept even when switched off: mkdocs.yml may switch it on
         self._watch_paths()
         self._start_background_sync()
         return server
@@ -399,19 +392,26 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         own sync, which would race it (a sync found due by both: the background one first, its
         signal rebuilds the site a second time); so the running one is woken here too, never
         from on_config."""
-        settings, coordinator, server = self.settings, self.coordinator, self._server
-        if (server is None or settings is None or coordinator is None or not self.config.enabled
+        settings, coordinator, watches = self.settings, self.coordinator, self._watches
+        if (watches is None or settings is None or coordinator is None or not self.config.enabled
                 or settings.offline or settings.sync_interval <= 0 or self.poller is not None):
             return
-        observer = getattr(server, "observer", None)  # LiveReloadServer's watchdog observer
+
+        def prepared() -> bool:
+            try:
+                coordinator.cache.prepare_signal()
+            except CacheUnwritable:
+                return False  # the sync that follows says so
+            return True
 
         def step() -> float:
-            self._watch_signal_again()
+            if self.config.enabled:
+                watches.renew_signal(prepared)
             return coordinator.poll()
 
         self.poller = watch.Poller(
             step,
-            ready=lambda: observer is None or observer.is_alive(),
+            ready=watches.ready,
             on_crash=coordinator.poll_crashed,
             name=f"blogsvc-sync-{settings.blog_dir}",
         )
@@ -419,13 +419,12 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         log.info(f"checking {settings.base_url} for changes every {settings.sync_interval} s")
 
     def _watch_paths(self) -> None:
-        """Have the server watch the current custom templates and signal file, and no longer
-        those that mkdocs.yml stopped naming (a template or `cache_dir` changed while serving)."""
+        """Have the server watch the current custom templates and signal file (`watch.ServerWatches`)."""
         settings, coordinator = self.settings, self.coordinator
-        if settings is None or coordinator is None or not self.config.enabled:
+        if self._watches is None or settings is None or coordinator is None or not self.config.enabled:
             return
-        wanted = {os.path.abspath(template) for template in (settings.page_template, settings.head_template)
-                  if template is not None}
+        templates = {os.path.abspath(template) for template in (settings.page_template, settings.head_template)
+                     if template is not None}
         signal = None
         if not settings.offline and settings.sync_interval > 0:
             try:
@@ -435,66 +434,12 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                     f"{exc}; no background sync: articles changed on the service appear at the first "
                     "rebuild after sync_interval"
                 )
-            else:
-                wanted.add(signal)
-        with self._watch_lock:
-            # the same signal file whose watch died (the cache folder deleted since): renewed here
-            # too, not only by `_watch_signal_again`
-            renewed = {signal} if (signal is not None and signal in self._watched and self._watch_died(signal)) else set()
-            for path in sorted((self._watched - wanted) | renewed):
-                self._server.unwatch(path)
-            for path in sorted((wanted - self._watched) | renewed):
-                self._server.watch(path)
-            self._watched = wanted
-            self._signal, self._signal_folder = signal, _folder_id(signal)
-
-    def _watch_signal_again(self) -> None:
-        """Before each background sync: when the server's watch of the signal file died (the
-        cache folder deleted while serving, as the troubleshooting page advises for a damaged
-        cache; see `_watch_died`), recreate the signal file and watch it again, or the site would
-        never rebuild for a change of the blog."""
-        with self._watch_lock:
-            signal, coordinator = self._signal, self.coordinator
-            if signal is None or coordinator is None or not self.config.enabled or not self._watch_died(signal):
-                return
-            try:
-                coordinator.cache.prepare_signal()
-            except CacheUnwritable:
-                return  # the sync that follows says so
-            self._server.unwatch(signal)
-            self._server.watch(signal)
-            self._signal_folder = _folder_id(signal)
-
-    def _watch_died(self, signal: str) -> bool:
-        """Whether the server's watch of the signal file ended (caller holds `_watch_lock`): its
-        folder is not the one watched, or the server's watchdog observer runs no live emitter
-        for it. The observer's emitter stops for good when the folder it polls disappears, even
-        for a moment; a folder created again may get the old inode number back (ext4 reuses a
-        freed one at once), so the folder's identity alone cannot tell."""
-        if _folder_id(signal) != self._signal_folder:
-            return True
-        observer = getattr(self._server, "observer", None)
-        if observer is None or not observer.is_alive():
-            return False  # not serving yet: the emitters start with the observer
-        watched = {signal, os.path.dirname(signal)}  # watchdog polls a watched file's folder
-        return not any(emitter.is_alive() and getattr(emitter.watch, "path", None) in watched
-                       for emitter in list(getattr(observer, "emitters", ())))
+        self._watches.watch(templates, signal)
 
     def on_shutdown(self) -> None:
         if self.poller is not None:
             self.poller.stop()
             self.poller = None
-
-
-def _folder_id(path: str | None) -> tuple[int, int] | None:
-    """(st_dev, st_ino) of the folder of `path`, None when it does not exist."""
-    if path is None:
-        return None
-    try:
-        found = os.stat(os.path.dirname(path))
-    except OSError:
-        return None
-    return found.st_dev, found.st_ino
 
 
 def _has_canonical(output: str, head_end: int) -> bool:

@@ -1,5 +1,6 @@
 """Live updates under `mkdocs serve`: the background thread that runs the sync on a timer
-(`Poller`, stepping `coordinator.SyncCoordinator.poll`), and warnings shown once (`WarnOnce`).
+(`Poller`, stepping `coordinator.SyncCoordinator.poll`), the files the server watches for the
+plugin (`ServerWatches`), and warnings shown once (`WarnOnce`).
 
 When that sync changed something it raises the cache's signal file (`Cache.raise_signal`),
 which MkDocs' LiveReloadServer watches. Why a signal file of its own rather than the cache
@@ -13,10 +14,12 @@ No MkDocs imports: the plugin adapts this to its hooks.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 _NUMBER = re.compile(r"\d+")
 
@@ -106,3 +109,75 @@ class Poller:
             except Exception as exc:  # noqa: BLE001  (the thread must outlive any failure: report, go on)
                 self._on_crash(exc)
                 delay = self._retry_after
+
+
+class ServerWatches:
+    """The files MkDocs' LiveReloadServer watches for the plugin: the custom templates (outside
+    docs_dir) and the signal file the background sync raises. Thread-safe: the build's thread
+    sets them (`watch`), the background sync renews the signal's watch when it died
+    (`renew_signal`)."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self._watched: set[str] = set()
+        self._signal: str | None = None
+        self._signal_folder: tuple[int, int] | None = None
+        self._lock = threading.Lock()
+
+    def ready(self) -> bool:
+        """Whether the server watches for changes yet (a signal raised before would go unnoticed)."""
+        observer = getattr(self.server, "observer", None)  # LiveReloadServer's watchdog observer
+        return observer is None or bool(observer.is_alive())
+
+    def watch(self, paths: set[str], signal: str | None) -> None:
+        """Watch `paths` and `signal` (absolute), and no longer what is not among them (a
+        template or `cache_dir` changed in mkdocs.yml); a signal whose watch died is watched
+        again."""
+        wanted = paths | ({signal} if signal is not None else set())
+        with self._lock:
+            renewed = {signal} if signal is not None and signal in self._watched and self._died(signal) else set()
+            for path in sorted((self._watched - wanted) | renewed):
+                self.server.unwatch(path)
+            for path in sorted((wanted - self._watched) | renewed):
+                self.server.watch(path)
+            self._watched = wanted
+            self._signal, self._signal_folder = signal, _folder_id(signal)
+
+    def renew_signal(self, prepare: Callable[[], bool]) -> None:
+        """Before each background sync: when the watch of the signal file died (the cache folder
+        deleted while serving, as the troubleshooting page advises for a damaged cache),
+        `prepare()` creates the file again (False: it cannot) and it is watched again, or the
+        site would never rebuild for a change of the blog."""
+        with self._lock:
+            signal = self._signal
+            if signal is None or not self._died(signal) or not prepare():
+                return
+            self.server.unwatch(signal)
+            self.server.watch(signal)
+            self._signal_folder = _folder_id(signal)
+
+    def _died(self, signal: str) -> bool:
+        """Whether the server's watch of the signal file ended (caller holds the lock): its
+        folder is not the one watched, or the server's watchdog observer runs no live emitter
+        for it. The observer's emitter stops for good when the folder it polls disappears, even
+        for a moment; a folder created again may get the old inode number back (ext4 reuses a
+        freed one at once), so the folder's identity alone cannot tell."""
+        if _folder_id(signal) != self._signal_folder:
+            return True
+        observer = getattr(self.server, "observer", None)
+        if observer is None or not observer.is_alive():
+            return False  # not serving yet: the emitters start with the observer
+        watched = {signal, os.path.dirname(signal)}  # watchdog polls a watched file's folder
+        return not any(emitter.is_alive() and getattr(emitter.watch, "path", None) in watched
+                       for emitter in list(getattr(observer, "emitters", ())))
+
+
+def _folder_id(path: str | None) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the folder of `path`, None when it does not exist."""
+    if path is None:
+        return None
+    try:
+        found = os.stat(os.path.dirname(path))
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
