@@ -92,7 +92,7 @@ class SyncCoordinator:
         cache = self.cache
         cache.acquire()  # CacheBusy after cache.LOCK_TIMEOUT
         self._held_cache = cache
-        return self._sync_if_due(cache.read(), is_serve)
+        return self._sync_if_due(cache, cache.read(), is_serve)
 
     def end_build(self) -> None:
         """Release what `begin_build` took (nothing when it took nothing)."""
@@ -108,7 +108,7 @@ class SyncCoordinator:
             return 0.0
         return self.last_sync_attempt + settings.sync_interval - time.monotonic()
 
-    def _sync_if_due(self, contents: CacheContents, is_serve: bool) -> tuple[CacheContents, SyncReport, str]:
+    def _sync_if_due(self, cache: Cache, contents: CacheContents, is_serve: bool) -> tuple[CacheContents, SyncReport, str]:
         """Sync unless offline or (under `mkdocs serve`) a sync was tried less than sync_interval ago."""
         settings = self.settings
         cached = SyncReport(unchanged=len(contents.articles))
@@ -129,7 +129,7 @@ class SyncCoordinator:
             return contents, cached, f" (last sync attempt less than {settings.sync_interval} s ago: built from the cache)"
         self.last_sync_attempt = time.monotonic()
         try:
-            contents, report = self._sync(settings, contents, warn=log.warning)
+            contents, report = self._sync(settings, cache, contents, warn=log.warning)
         except (CredentialsError, ConfigurationError, CacheUnwritable):
             # Not a passing outage: no later build can succeed until someone logs in again,
             # fixes the setting or the folder, so `on_error: warn` does not apply.
@@ -150,10 +150,10 @@ class SyncCoordinator:
         return contents, report, ""
 
     def _sync(
-        self, settings: Settings, contents: CacheContents | None, *, warn: Callable[[str], object]
+        self, settings: Settings, cache: Cache, contents: CacheContents | None, *, warn: Callable[[str], object]
     ) -> tuple[CacheContents, SyncReport]:
-        """One sync into the cache, the build's and the background one alike. The caller holds
-        the cache locks. Raises `BlogServiceError` (`CacheUnwritable` included)."""
+        """One sync into `cache`, the build's and the background one alike. The caller holds
+        its locks (`self.cache` may already be another one: mkdocs.yml changed while serving). Raises `BlogServiceError` (`CacheUnwritable` included)."""
         with connection.connect(settings) as service:
             service.client.begin_deadline()  # one deadline for the whole sync: `timeout`
             expires = service.tokens.refresh_expires_soon()
@@ -162,7 +162,7 @@ class SyncCoordinator:
                     f"the stored refresh token expires on {expires:%Y-%m-%d %H:%M} UTC; run "
                     "`mkdocs-blogsvc login` before then (the credentials cannot be renewed afterwards)"
                 )
-            return sync_cache(self.cache, service.client, download_images=settings.download_images, contents=contents,
+            return sync_cache(cache, service.client, download_images=settings.download_images, contents=contents,
                               full_sync_interval=settings.full_sync_interval)
 
     def poll(self) -> float:
@@ -202,7 +202,7 @@ class SyncCoordinator:
             return settings.sync_interval  # the build warned; sync once someone logs in
         self.last_sync_attempt = time.monotonic()
         try:
-            _, report = self._sync(settings, None, warn=self._poll_notices.warn)
+            _, report = self._sync(settings, cache, None, warn=self._poll_notices.warn)
         except CacheUnwritable as exc:
             return self._poll_cannot_write(settings, exc)
         except BlogServiceError as exc:
