@@ -8,7 +8,7 @@ Two passes, because an article reaches HTML along two roads:
   no plugin) and Material's blog index, which converts each post's Markdown again for its
   excerpts. Raw HTML tags go one by one through nh3; link and image destinations, reference
   definitions, autolinks and `{: attr_list }` blocks are checked for their URL scheme and
-  attributes. Fenced code blocks are left as written.
+  attributes. Fenced code blocks that every renderer reads as code are left as written.
 - `clean_html` sanitises the *rendered* HTML of each article page (`on_page_content`). It is the
   safer pass: it sees what Markdown and the site's extensions produced, so tricks that become
   HTML only after rendering (`[x](javascript:...)`, reference links, autolinks, attr_list
@@ -210,8 +210,14 @@ def clean_html(text: str) -> Cleaned:
 # --- the Markdown pass --------------------------------------------------------------------
 
 #: Python-Markdown's fenced_code (which MkDocs always loads) takes these out before anything
-#: else; same expression, so we agree on what is code.
+#: else; same expression, and `_trusted_fences` keeps those every renderer reads as code.
 _FENCE: re.Pattern[str] = FencedBlockPreprocessor.FENCED_BLOCK_RE
+#: A line that some renderer may read as a fence's start or end: pymdownx.superfences opens
+#: fences indented (in a list, in a quote) and closes them with tabs after the backticks, and
+#: Python-Markdown expands tabs before it looks for fences. A fence is trusted to be code (and
+#: left as written) only when no such line comes before it outside a trusted fence, nor inside it.
+_FENCE_LIKE = re.compile(r"^[ \t>]*(?:`{3,}|~{3,})", re.MULTILINE)
+_INDENTED_LINE = re.compile(r"^[ \t>]", re.MULTILINE)
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\s]*)>")
 _AUTOMAIL = re.compile(r"<[^<>\s@!]+@[^<>\s@]+>")
 #: Bounded lengths keep scanning linear on hostile input: a tag or comment too long to match
@@ -272,7 +278,8 @@ def clean_markdown(text: str) -> Cleaned:
     after that, every `<` outside fenced code is escaped.
     """
     removed = Removed()
-    current = text.replace("\r\n", "\n").replace("\r", "\n")
+    # As Python-Markdown does first: line ends, and STX/ETX (its placeholders' markers) removed.
+    current = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x02", "").replace("\x03", "")
     for _ in range(_ROUNDS):
         cleaned, found = _clean_markdown_once(current)
         if cleaned == current:
@@ -282,9 +289,26 @@ def clean_markdown(text: str) -> Cleaned:
     return Cleaned(_outside_fences(current, lambda prose: prose.replace("<", "&lt;")), removed)
 
 
+def _trusted_fences(text: str) -> list[re.Match[str]]:
+    """The fenced code blocks that every renderer reads as code, in order. Not trusted, and
+    cleaned as prose (a code sample there loses what the allowlist removes), are a fence whose
+    start or end another renderer may read elsewhere (see `_FENCE_LIKE`), one in the same
+    paragraph as an indented or quoted line (superfences gives a fence that an indented code
+    block takes in back to Markdown), and every fence after them."""
+    trusted, position = [], 0
+    for fence in _FENCE.finditer(text):
+        before = text[position : fence.start()]
+        if (_FENCE_LIKE.search(before) or _FENCE_LIKE.search(fence.group("code"))
+                or _INDENTED_LINE.search(_BLANK_LINE.split(before)[-1])):
+            break
+        trusted.append(fence)
+        position = fence.end()
+    return trusted
+
+
 def _outside_fences(text: str, change: Callable[[str], str]) -> str:
     out, position = [], 0
-    for fence in _FENCE.finditer(text):
+    for fence in _trusted_fences(text):
         out.append(change(text[position : fence.start()]))
         out.append(fence.group(0))
         position = fence.end()
@@ -295,7 +319,7 @@ def _outside_fences(text: str, change: Callable[[str], str]) -> str:
 def _clean_markdown_once(text: str) -> tuple[str, Removed]:
     removed = Removed()
     out, position = [], 0
-    for fence in _FENCE.finditer(text):
+    for fence in _trusted_fences(text):
         out.append(_clean_prose(text[position : fence.start()], removed))
         block = fence.group(0)
         if fence.group("attrs") is not None:  # ```{ .lang #id key=value }: attr_list rules

@@ -86,6 +86,17 @@ HOSTILE = {
     "reference-like text before a style": "See [r]: <style>\nbody { display: none }\n",
     "unfinished link to a textarea": "[x](<textarea> the rest of the page is swallowed",
     "autolink opening a quote": "<div>\n<https://x/?a=\"b>\n\" onmouseover=alert(1) c=\"d\">\n</div>",
+    # found by review: a fence that another renderer ends early (Python-Markdown expands tabs and
+    # drops STX before it looks for fences; superfences opens indented fences, and gives a fence
+    # that an indented code block takes in back to Markdown) left its code as written
+    "fence closed by a tab": "```\ncode\n```\t\n<img src=x onerror=alert(1)>\n```",
+    "fence closed after STX": "```\ncode\n```\x02\n<img src=x onerror=alert(1)>\n```",
+    "fence after an indented fence": "    ```\n    x\n\n```\n<img src=x onerror=alert(1)>\n\n```",
+    "fence after a fence in a list": "- item\n\n    ```\n    x\n```\n<img src=x onerror=alert(1)>\n```",
+    "fence opened by a tab": "```\t\nx\n```\n<img src=x onerror=alert(1)>\n```",
+    "fence after an indented code line": "    `\n```\n# x\n<img src=x onerror=alert(1)>\n```",
+    "fence after a quoted code line": "> a\n>\n>     code\n```\n# x\n<img src=x onerror=alert(1)>\n```",
+    "fence after code in a list item": "- a\n\n        code\n```\n# x\n<img src=x onerror=alert(1)>\n```",
 }
 
 #: Ids that would break out of a theme's unescaped `href="#{{ id }}"` (the table of contents).
@@ -226,8 +237,11 @@ def test_an_attr_list_setting_a_handler_is_shown_as_text_not_deleted() -> None:
     assert not clean_html(rendered).removed
 
 
-def test_fenced_code_is_left_as_written() -> None:
-    body = "Intro\n\n```html\n<script>alert('sample')</script>\n<img src=x onerror=y>\n```\n\nOutro\n"
+@pytest.mark.parametrize("body", [
+    "Intro\n\n```html\n<script>alert('sample')</script>\n<img src=x onerror=y>\n```\n\nOutro\n",
+    "Intro:\n```html\n<b>sample</b>\n```\nMore:\n~~~\n<i>two</i>\n~~~\n",
+])
+def test_fenced_code_is_left_as_written(body: str) -> None:
     cleaned = clean_markdown(body)
     assert cleaned.text == body
     assert not cleaned.removed
