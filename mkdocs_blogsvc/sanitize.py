@@ -229,6 +229,9 @@ _TAG = re.compile(
     r"\s{0,200}/?>"
 )
 _SCAN = re.compile(r"[`<]")
+#: In a code span's text, what would act if a renderer did not read it as code: a tag, or a
+#: brace that could open or close an attr list with the text after the span.
+_CODE_MATERIAL = re.compile(r"<[A-Za-z/!?]|[{}]")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _TAG_START = re.compile(r"[A-Za-z/!?]")
 _ANGLE_DESTINATION = re.compile(r"<([^<>\n]*)>")
@@ -411,9 +414,11 @@ def _clean_prose(text: str, removed: Removed) -> str:
 
 def _code_span(text: str, start: int) -> tuple[str | None, int]:
     """(the code span at `start` as it should be written, its end), or (None, end of the
-    backtick run) when the run opens no code span. A code span holding something that looks
-    like a tag is rewritten as `<code>` with its text escaped: shown the same, and harmless
-    even where a renderer takes the line for raw HTML rather than a code span."""
+    backtick run) when the run opens no code span. A code span holding something that would act
+    if it were not code (a tag, a brace of an attr list, a link to a refused scheme) is
+    rewritten as `<code>` with its text escaped: shown the same, and harmless even where a
+    renderer does not read a code span there (a raw HTML block; an indented code block, a
+    setext heading, a rule, an admonition or a footnote that ends the paragraph inside it)."""
     run_end = start
     while run_end < len(text) and text[run_end] == "`":
         run_end += 1
@@ -437,10 +442,11 @@ def _code_span(text: str, start: int) -> tuple[str | None, int]:
         return None, run_end
     span = text[start : closing.end()]
     body = text[run_end : closing.start()]
-    if not re.search(r"<[A-Za-z/!?]", body):
+    if not _CODE_MATERIAL.search(body) and _clean_links(body, Removed()) == body:
         return span, closing.end()
     escaped = html.escape(body.strip(), quote=False)
-    escaped = re.sub(r"([\\`*_\[\]])", r"\\\1", escaped)
+    # As entities, not backslash escapes: inert for Markdown, shown the same in a raw HTML block.
+    escaped = re.sub(r"[\\`*_\[\](){}]", lambda c: f"&#{ord(c.group(0))};", escaped)
     return f"<code>{escaped}</code>", closing.end()
 
 

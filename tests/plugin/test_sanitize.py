@@ -97,6 +97,13 @@ HOSTILE = {
     "fence after an indented code line": "    `\n```\n# x\n<img src=x onerror=alert(1)>\n```",
     "fence after a quoted code line": "> a\n>\n>     code\n```\n# x\n<img src=x onerror=alert(1)>\n```",
     "fence after code in a list item": "- a\n\n        code\n```\n# x\n<img src=x onerror=alert(1)>\n```",
+    # found by review: a block that ends a paragraph inside a code span (an indented code block
+    # before it, a one-character setext underline, a rule, an admonition) left its text unchecked
+    "code span from an indented code block": "Para\n\n    x `\n*em*{: tabindex=1 autofocus onfocus=alert(1) }`",
+    "code span across a setext heading": "Title `\n=\n[a](javascript:alert(1))`",
+    "code span across a rule": "x `\n***\n[a](javascript:alert(1))`",
+    "code span into an admonition": "x `\n!!! note\n    [a](javascript:alert(1))`",
+    "attr_list across a code span's end": "Para\n\n    x `\n*em*{: onclick=alert(1)// ` }",
 }
 
 #: Ids that would break out of a theme's unescaped `href="#{{ id }}"` (the table of contents).
@@ -107,10 +114,13 @@ HOSTILE_IDS = {
 }
 
 #: Rewritten, nothing removed: a code span holding a tag becomes `<code>` with escaped text; a
-#: link in angle brackets that a browser would read as a tag with attributes has its `<` escaped.
+#: link in angle brackets that a browser would read as a tag with attributes has its `<` escaped;
+#: a code span holding a brace or a refused link is written as `<code>` too.
 NEUTRALISED_IN_PLACE = {"code span in raw block", "autolink setting a handler", "autolink in a raw block",
                         "automail setting a handler", "automail in a raw block",
-                        "angle destination with a handler", "autolink opening a quote"}
+                        "angle destination with a handler", "autolink opening a quote",
+                        "code span from an indented code block", "code span across a setext heading",
+                        "code span across a rule", "code span into an admonition", "attr_list across a code span's end"}
 
 #: Extension sets: MkDocs' defaults, and what a Material site typically adds.
 EXTENSIONS = {
@@ -252,6 +262,19 @@ def test_code_span_holding_a_tag_is_shown_the_same_either_way() -> None:
     assert cleaned.text == "Add a <code>&lt;script&gt;</code> tag, or `a < b`."
     rendered = markdown.markdown(cleaned.text)
     assert rendered == "<p>Add a <code>&lt;script&gt;</code> tag, or <code>a &lt; b</code>.</p>"
+
+
+@pytest.mark.parametrize("extensions", sorted(EXTENSIONS))
+def test_code_spans_are_shown_the_same(extensions: str) -> None:
+    """Code spans with brackets, links and braces: kept, or (braces, a refused link) written as
+    `<code>`, and rendered the same either way."""
+    body = ("Index `a[0]`, link `[x](https://example.com/)`, template `{{ page.title }}`, "
+            "f-string `f\"{name}\"`, sample `[x](javascript:void(0))` and `` `{: .note }` ``.")
+    cleaned = clean_markdown(body)
+    assert "`a[0]`" in cleaned.text and "`[x](https://example.com/)`" in cleaned.text
+    assert not cleaned.removed
+    rendered = markdown.markdown(cleaned.text, extensions=EXTENSIONS[extensions])
+    assert html.unescape(rendered) == html.unescape(markdown.markdown(body, extensions=EXTENSIONS[extensions]))
 
 
 def test_excerpt_separator_survives_other_comments_do_not() -> None:
