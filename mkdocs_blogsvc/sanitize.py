@@ -251,8 +251,11 @@ _ACTIVE_ELEMENTS: frozenset[str] = DROPPED_WITH_CONTENT | {"plaintext", "listing
 _BEFORE_DESTINATION = re.compile(r"(?:\]\(\s*|\]:[ \t]*\n?[ \t>]*)$")
 #: Inline destinations, and reference definitions wherever Python-Markdown reads one: at a
 #: line's start after any indentation and block-quote markers (in a quote, in a list item).
-_LINK_DESTINATION = re.compile(
-    r"(?P<lead>\]\(\s*|^[ \t>]*\[[^\]\n]+\]:[ \t]*\n?[ \t>]*)(?P<url>[^\s<>()]+)", re.MULTILINE
+#: Two patterns, each applied on its own: the "destination" of what looks like a definition
+#: (`[^1]: [a](...)`, a footnote; `[[x]: [a](...)`, no definition at all) may be a link.
+_LINK_DESTINATIONS = (
+    re.compile(r"(?P<lead>\]\(\s*)(?P<url>[^\s<>()]+)"),
+    re.compile(r"(?P<lead>^[ \t>]*\[[^\]\n]+\]:[ \t]*\n?[ \t>]*)(?P<url>[^\s<>()]+)", re.MULTILINE),
 )
 _ATTR_LIST = re.compile(r"\{:?[ ]*([^\}\n ][^\}\n]*)[ ]*\}")
 #: attr_list as Python-Markdown reads it (`AttrListTreeprocessor.BASE_RE`): to the last `}`
@@ -479,7 +482,9 @@ def _clean_links(text: str, removed: Removed) -> str:
         removed.add("url", url_scheme(url) or "")
         return f"{match.group('lead')}#"
 
-    return _LINK_DESTINATION.sub(check, text)
+    for destination in _LINK_DESTINATIONS:
+        text = destination.sub(check, text)
+    return text
 
 
 def _clean_attr_lists(text: str, removed: Removed) -> str:

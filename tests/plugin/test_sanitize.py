@@ -104,6 +104,9 @@ HOSTILE = {
     "code span across a rule": "x `\n***\n[a](javascript:alert(1))`",
     "code span into an admonition": "x `\n!!! note\n    [a](javascript:alert(1))`",
     "attr_list across a code span's end": "Para\n\n    x `\n*em*{: onclick=alert(1)// ` }",
+    # found by review: a line that looks like a reference definition hid the link after it
+    "footnote holding a link": "Text[^1]\n\n[^1]: [a](javascript:alert(1))",
+    "reference-like line holding a link": "[[x]: [a](javascript:alert(1))",
 }
 
 #: Ids that would break out of a theme's unescaped `href="#{{ id }}"` (the table of contents).
