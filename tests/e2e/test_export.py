@@ -273,6 +273,36 @@ def test_exported_pages_are_sanitised_and_keep_their_json_ld(
     assert "blog/posts/hostile.md: removed" in output, output
 
 
+#: Found by review: bodies whose payload the Markdown pass once left as written (a fence a tab
+#: closes early, a code span an indented code block opens in, a link after a reference-like line).
+EXPORTED_TRICKS = {
+    "fence-closed-by-a-tab": "Intro.\n\n```\ncode\n```\t\n<img src=x onerror=\"window.pwned=1\">\n```\n",
+    "code-span-from-a-code-block": "Intro.\n\n    x `\n*em*{: tabindex=1 autofocus onfocus=\"window.pwned=1\" }`\n",
+    "link-after-a-reference-like-line": "Intro.\n\n[[x]: [clickme](javascript:window.pwned=1)\n",
+}
+
+
+def test_exported_tricks_carry_nothing_executable_into_a_build_without_the_plugin(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    """Without the plugin nothing sanitises the rendered HTML: the Markdown pass alone holds."""
+    from mkdocs_blogsvc.demo import build_site
+    from tests.e2e.test_untrusted import assert_nothing_executable_from_the_article
+
+    for slug, body in EXPORTED_TRICKS.items():
+        add_article(db, owner.blog_id, slug, slug=slug, content=body)
+    config = site(tmp_path, service, db, owner)
+    config.write_text(config.read_text(encoding="utf-8").replace("theme: mkdocs\n", (
+        "theme: mkdocs\nmarkdown_extensions:\n  - attr_list\n  - md_in_html\n  - pymdownx.highlight\n"
+        "  - pymdownx.superfences\n")), encoding="utf-8")
+    run_export(config)
+    build_site(config)
+    for slug in EXPORTED_TRICKS:
+        page = tmp_path / "site" / "blog" / "posts" / slug / "index.html"
+        assert_nothing_executable_from_the_article(page)
+        assert "Intro." in page.read_text(encoding="utf-8")
+
+
 def test_exported_json_ld_does_not_name_the_services_page(
     tmp_path: Path, service: Service, db: Database, owner: Owner,
 ) -> None:
