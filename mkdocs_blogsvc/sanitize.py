@@ -253,8 +253,11 @@ _BEFORE_DESTINATION = re.compile(r"(?:\]\(\s*|\]:[ \t]*\n?[ \t>]*)$")
 #: line's start after any indentation and block-quote markers (in a quote, in a list item).
 #: Two patterns, each applied on its own: the "destination" of what looks like a definition
 #: (`[^1]: [a](...)`, a footnote; `[[x]: [a](...)`, no definition at all) may be a link.
+#: An inline destination may go on over line breaks (`[x](java` / `script:...)`): Markdown keeps
+#: them in the URL (after a list's or a quote's indentation and markers) and browsers drop them.
+#: It stops at a `]` (no scheme has one), so it never takes in the `](` of the next link.
 _LINK_DESTINATIONS = (
-    re.compile(r"(?P<lead>\]\(\s*)(?P<url>[^\s<>()]+)"),
+    re.compile(r"(?P<lead>\]\(\s*)(?P<url>[^\s<>()\]]+(?:\n[ \t>]*[^\s<>()\]]+)*)"),
     re.compile(r"(?P<lead>^[ \t>]*\[[^\]\n]+\]:[ \t]*\n?[ \t>]*)(?P<url>[^\s<>()]+)", re.MULTILINE),
 )
 _ATTR_LIST = re.compile(r"\{:?[ ]*([^\}\n ][^\}\n]*)[ ]*\}")
@@ -476,7 +479,7 @@ def _clean_links(text: str, removed: Removed) -> str:
     allowlist become `#`."""
 
     def check(match: re.Match[str]) -> str:
-        url = match.group("url")
+        url = re.sub(r"\n[ \t>]*", "", match.group("url"))  # the URL a browser gets: no line breaks
         if _allowed_url(url):
             return match.group(0)
         removed.add("url", url_scheme(url) or "")

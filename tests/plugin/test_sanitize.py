@@ -107,6 +107,12 @@ HOSTILE = {
     # found by review: a line that looks like a reference definition hid the link after it
     "footnote holding a link": "Text[^1]\n\n[^1]: [a](javascript:alert(1))",
     "reference-like line holding a link": "[[x]: [a](javascript:alert(1))",
+    # found by review: a line break inside a link's destination (browsers drop it)
+    "link destination over a line break": "[x](java\nscript:alert(1))",
+    "image source over a line break": "![x](java\nscript:alert(1))",
+    "link destination over a line break in a quote": "> [x](java\n> script:alert(1))",
+    "link destination over a line break in a list": "- a\n\n    [x](java\n    script:alert(1))",
+    "link after a destination over a line break": "[x](java\n[a](javascript:alert(1))",
 }
 
 #: Ids that would break out of a theme's unescaped `href="#{{ id }}"` (the table of contents).
@@ -208,6 +214,12 @@ def test_links_in_angle_brackets_that_set_no_attribute_are_kept() -> None:
     rendered = markdown.markdown(cleaned.text)
     assert '<a href="https://example.com/search?q=1&amp;r=2">' in rendered
     assert '<a href="https://example.com/a b">x</a>' in rendered and '<a href="my file.md">y</a>' in rendered
+
+
+def test_links_with_a_title_on_the_next_line_are_kept() -> None:
+    body = '[x](page.md\n"Title") and [y](https://example.com/a\n  "T") in\n> [z](b.md\n> "Q")'
+    cleaned = clean_markdown(body)
+    assert cleaned.text == body and not cleaned.removed
 
 
 def test_safe_markdown_survives_both_passes() -> None:
