@@ -13,7 +13,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -245,6 +246,21 @@ def test_background_sync_starts_when_mkdocs_yml_switches_it_on_while_serving(
     assert not any(t.name.startswith("blogsvc-sync") for t in threading.enumerate())
 
 
+@contextmanager
+def reloading_server(tmp_path: Path, config: Path, plugin: BlogServicePlugin) -> Iterator[threading.Semaphore]:
+    """A real LiveReloadServer serving the site, handed to the plugin's on_serve; the semaphore
+    counts the rebuilds it asked for."""
+    rebuilds = threading.Semaphore(0)
+    server = LiveReloadServer(builder=rebuilds.release, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
+    plugin.on_serve(server, config=load_config(str(config)), builder=rebuilds.release)
+    threading.Thread(target=server.serve, daemon=True).start()
+    try:
+        yield rebuilds
+    finally:
+        plugin.on_shutdown()
+        server.shutdown()
+
+
 def test_the_site_still_rebuilds_after_the_cache_folder_is_deleted_while_serving(
         tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
     """Found by review: deleting the cache folder while serving (the troubleshooting page's advice
@@ -253,21 +269,13 @@ def test_the_site_still_rebuilds_after_the_cache_folder_is_deleted_while_serving
     add_article(db, owner.blog_id, "Served")
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=1)
     plugin = serve_build(config, first=True)
-    rebuilds = threading.Semaphore(0)
-    server = LiveReloadServer(builder=rebuilds.release, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
-    plugin.on_serve(server, config=load_config(str(config)), builder=rebuilds.release)
-    serving = threading.Thread(target=server.serve, daemon=True)
-    serving.start()
-    try:
+    with reloading_server(tmp_path, config, plugin) as rebuilds:
         add_article(db, owner.blog_id, "Before")
         assert rebuilds.acquire(timeout=15), "a change of the blog rebuilds the site"
         shutil.rmtree(tmp_path / ".cache")
         assert rebuilds.acquire(timeout=15), "the cache synced anew rebuilds the site"
         add_article(db, owner.blog_id, "After")
         assert rebuilds.acquire(timeout=15), "and so does the next change of the blog"
-    finally:
-        plugin.on_shutdown()
-        server.shutdown()
 
 
 def test_the_site_still_rebuilds_when_a_rebuild_came_between_the_deletion_and_the_next_sync(
@@ -278,11 +286,7 @@ def test_the_site_still_rebuilds_when_a_rebuild_came_between_the_deletion_and_th
     add_article(db, owner.blog_id, "Served")
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=3)
     plugin = serve_build(config, first=True)
-    rebuilds = threading.Semaphore(0)
-    server = LiveReloadServer(builder=rebuilds.release, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
-    plugin.on_serve(server, config=load_config(str(config)), builder=rebuilds.release)
-    threading.Thread(target=server.serve, daemon=True).start()
-    try:
+    with reloading_server(tmp_path, config, plugin) as rebuilds:
         add_article(db, owner.blog_id, "Before")
         assert rebuilds.acquire(timeout=15), "a change of the blog rebuilds the site"
         shutil.rmtree(tmp_path / ".cache")  # just after a background sync: the next one is 3 s away
@@ -291,9 +295,6 @@ def test_the_site_still_rebuilds_when_a_rebuild_came_between_the_deletion_and_th
         assert rebuilds.acquire(timeout=15), "the cache synced anew rebuilds the site"
         add_article(db, owner.blog_id, "After")
         assert rebuilds.acquire(timeout=15), "and so does the next change of the blog"
-    finally:
-        plugin.on_shutdown()
-        server.shutdown()
 
 
 def test_the_site_still_rebuilds_when_the_recreated_cache_folder_has_the_old_inode_number(
@@ -304,12 +305,8 @@ def test_the_site_still_rebuilds_when_the_recreated_cache_folder_has_the_old_ino
     add_article(db, owner.blog_id, "Served")
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=3)
     plugin = serve_build(config, first=True)
-    rebuilds = threading.Semaphore(0)
-    server = LiveReloadServer(builder=rebuilds.release, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
-    plugin.on_serve(server, config=load_config(str(config)), builder=rebuilds.release)
-    threading.Thread(target=server.serve, daemon=True).start()
     folder = tmp_path / ".cache" / "blogsvc"
-    try:
+    with reloading_server(tmp_path, config, plugin) as rebuilds:
         add_article(db, owner.blog_id, "Before")
         assert rebuilds.acquire(timeout=15), "a change of the blog rebuilds the site"
         # Gone for a moment, back with the same inode number: a rename away and back does that
@@ -323,9 +320,6 @@ def test_the_site_still_rebuilds_when_the_recreated_cache_folder_has_the_old_ino
             pass
         add_article(db, owner.blog_id, "After")
         assert rebuilds.acquire(timeout=15), "and so does the next change of the blog"
-    finally:
-        plugin.on_shutdown()
-        server.shutdown()
 
 
 def test_a_sync_interval_shortened_while_serving_counts_at_once(tmp_path: Path, service: Service, db: Database,
