@@ -11,8 +11,8 @@ what the page says, so on the site:
   is set (a `mainEntityOfPage` object keeps its other keys and gets the page as `@id`); when
   the page's URL is not known (no `site_url`, exported pages) they are removed: the service's
   would tell search engines that the article's page is the service's, not this one;
-- `headline`, `datePublished` and `dateModified` of the article node are the article's own
-  title and dates (`facts`): the page shows them in its heading and its Open Graph tags, and
+- `headline`, `datePublished` and `dateModified` of the article node (and of the article a
+  page node names as its `mainEntity`) are the article's own title and dates (`facts`): the page shows them in its heading and its Open Graph tags, and
   the service's data may be older than its last edit (written when the article was generated);
 - when the data names no `image` and the article's cover was downloaded, the cover is added;
 - everything else is kept exactly as the service sent it.
@@ -59,8 +59,10 @@ def localise(
         else:
             nodes = [replaced]
         for node in nodes:
-            node.update(facts)
             _describe_page(node, page_url, cover_url)
+            for described in (node, node.get("mainEntity")):  # a WebPage's article too
+                if _is_article(described):
+                    described.update(facts)
     return replaced
 
 

@@ -94,3 +94,11 @@ def test_the_articles_title_and_dates_win() -> None:
     assert result["@graph"][0] == {"@type": "Organization", "name": "Svc"}
     assert {key: result["@graph"][1][key] for key in FACTS} == FACTS
     assert result["@graph"][1]["wordCount"] == 120
+
+
+def test_the_facts_go_to_the_article_a_page_node_names_and_never_to_another_type() -> None:
+    page = {"@type": "WebPage", "mainEntity": {"@type": "BlogPosting", "headline": "Old", "dateModified": "2020-01-01"}}
+    result = localise(page, images={}, page_url=PAGE, facts=FACTS)
+    assert {key: result["mainEntity"][key] for key in FACTS} == FACTS
+    event = {"@type": "Event", "name": "Launch"}
+    assert localise(event, images={}, page_url=PAGE, facts=FACTS) == {**event, "url": PAGE, "mainEntityOfPage": PAGE}
