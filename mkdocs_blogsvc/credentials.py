@@ -368,7 +368,7 @@ class TokenManager:
             refresh_token=refresh_token, refresh_expires_at=self._clock() + models.TokenSet.REFRESH_LIFETIME,
             scope=tuple(self.settings.scope.split()),
         )
-        return self._refresh(seed, what=what, before=before)
+        return self._refresh(seed, what=what, before=before, source=config.ENV_REFRESH_TOKEN)
 
     def _refresh_stored(self, stored: StoredCredentials) -> StoredCredentials:
         """Refresh with the store's token; when the service refuses it and BLOGSVC_REFRESH_TOKEN
@@ -395,9 +395,11 @@ class TokenManager:
         log.info("the service refused %s; starting again from %s", what, config.ENV_REFRESH_TOKEN)
         return self._seed_from_environment(what=f"{what}, then the one in {config.ENV_REFRESH_TOKEN}")
 
-    def _refresh(self, stored: StoredCredentials, *, what: str, before: str = "") -> StoredCredentials:
+    def _refresh(self, stored: StoredCredentials, *, what: str, before: str = "",
+                 source: str | None = None) -> StoredCredentials:
         """Spend the refresh token (caller holds the lock) and persist the new pair first;
-        `what` names the token in the message when the service refuses it (after `before`)."""
+        `what` names the token in the message when the service refuses it (after `before`),
+        `source` where it was read (the store's path unless said)."""
         now = self._clock()
         if stored.refresh_expires_at <= now:
             raise errors.ReauthorizationRequired(expired(what, stored.refresh_expires_at), sent=False)
@@ -414,7 +416,8 @@ class TokenManager:
         except errors.AnswerLost as exc:
             raise errors.AnswerLost(
                 f"{exc}. If the service rotated the refresh token before the answer was lost, the one in "
-                f"{self.store.path} is spent: the next sync finds out, and then `mkdocs-blogsvc login` is needed"
+                f"{source or self.store.path} is spent: the next sync finds out, and then `mkdocs-blogsvc login` "
+                "is needed"
             ) from None
         except errors.UnusableTokenResponse as exc:
             if exc.refresh_token is None or exc.refresh_token == stored.refresh_token:

@@ -521,6 +521,35 @@ def test_a_lost_refresh_answer_is_reported_as_such(logged_in: LoggedIn, app, db)
         service.client.status()  # as announced
 
 
+def test_a_lost_refresh_answer_names_the_secret_when_the_secret_was_sent(  # type: ignore[no-untyped-def]
+        logged_in: LoggedIn, app, db, tmp_path: Path) -> None:
+    """Found in review: when the refresh token sent came from BLOGSVC_REFRESH_TOKEN (a refused
+    store, or none), a lost answer said the token in the store's path was spent, when the one
+    spent was the secret (the one the owner must replace)."""
+    transport = httpx.WSGITransport(app=app)
+    with connect(logged_in.settings, transport=transport) as service:
+        refused_store_secret = service.tokens.force_refresh().refresh_token
+    CredentialStore(logged_in.settings.credentials_file).save(replace(logged_in.stored, refresh_token="svc_" + "d" * 40))
+    no_store = replace(logged_in.settings, credentials_file=tmp_path / "ci" / "credentials.json")
+    elsewhere = replace(logged_in.settings, credentials_file=tmp_path / "owner" / "credentials.json")
+    login(elsewhere, open_browser=browser(logged_in.owner, transport=transport), transport=transport, timeout=30)
+    with connect(elsewhere, transport=transport) as owner:
+        no_store_secret = owner.tokens.hand_over().refresh_token
+
+    def lose(request: httpx.Request, answer: dict[str, object]) -> dict[str, object]:
+        raise httpx.ReadError("connection reset by peer", request=request)
+
+    db.advance_clock(3601)
+    for settings, secret in ((logged_in.settings, refused_store_secret), (no_store, no_store_secret)):
+        with connect(settings, transport=ManglingTokenAnswers(app, lose),
+                     environ={config.ENV_REFRESH_TOKEN: secret}) as service, \
+                pytest.raises(errors.AnswerLost) as caught:
+            service.client.status()
+        message = str(caught.value)
+        assert f"the one in {config.ENV_REFRESH_TOKEN} is spent" in message, message
+        assert str(settings.credentials_file) not in message and "svc_" not in message
+
+
 @pytest.mark.parametrize("expires_in", [1e300, -5, "3600"])
 def test_an_expires_in_outside_the_spec_is_saved_and_spends_one_refresh(logged_in: LoggedIn, app, db, expires_in: object) -> None:  # type: ignore[no-untyped-def]
     """Found by review: 1e300 crashed the save with a traceback after the rotation (the new
