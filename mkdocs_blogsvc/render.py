@@ -251,6 +251,7 @@ class Renderer:
         self.fingerprint = _fingerprint(
             self.page_template.source, self.index_template.source, f"sanitise={sanitise}", *sanitiser,
             markdown.__version__, Path(__file__).read_text(encoding="utf-8"),  # this code writes the pages
+            _SUMMARY_SOURCE.read_text(encoding="utf-8"),  # the description of an article without one
             # what a page's record keeps for Material's privacy plugin (`privacy.remote_hosts`):
             # a cache written by a version that read fewer addresses, or none, is read again
             _PRIVACY_SOURCE.read_text(encoding="utf-8"),
@@ -258,7 +259,8 @@ class Renderer:
         #: what an article page's head tags and its sanitised HTML depend on besides their
         #: inputs (see `outputs`): the head template, the JSON-LD code and this code, the sanitiser.
         self.head_fingerprint = _fingerprint(self.head_template.source, Path(jsonld.__file__).read_text(encoding="utf-8"),
-                                             Path(__file__).read_text(encoding="utf-8"))
+                                             Path(__file__).read_text(encoding="utf-8"),
+                                             _SUMMARY_SOURCE.read_text(encoding="utf-8"))
         self.html_fingerprint = _fingerprint(*sanitiser)
 
     def page(
@@ -334,7 +336,7 @@ class Renderer:
                 "title": md_text(article.title),
                 "link": posixpath.relpath(page_src, here),
                 "date": article.published_at.strftime("%Y-%m-%d"),
-                "description": md_text(article.description) if article.description else "",
+                "description": md_text(description(article) or ""),
             }
             for article, page_src in sorted(items, key=lambda item: (item[0].published_at, item[0].id), reverse=True)
         ]
@@ -360,7 +362,7 @@ class Renderer:
             # the service's answer is not, and the same article must give the same bytes
             json_ld=script_json(data, sort_keys=True),
             title=article.title,
-            description=article.description,
+            description=description(article),
             image=image_url,
             url=page_url,
             published=format_timestamp(article.published_at),
@@ -432,6 +434,8 @@ def _load(env: jinja2.Environment, override: Path | None, name: str, setting: st
 _SANITIZE_SOURCE = Path(__file__).with_name("sanitize.py")
 #: How a page's external hosts are read for its record (see `fingerprint`).
 _PRIVACY_SOURCE = Path(__file__).with_name("privacy.py")
+#: How an article without a description gets one (see `description`).
+_SUMMARY_SOURCE = Path(__file__).with_name("summary.py")
 
 
 #: A line pymdownx.snippets would read as an include (`--8<-- "file"`, or a block of file names
@@ -469,8 +473,8 @@ def front_matter(article: Article, slug: str, paths: PagePaths, blogsvc: dict[st
     """YAML for Material's blog (`date`, `slug`), tags (`tags`), rss (`image`, dates) and
     MkDocs (`title`, `description`); `blogsvc` for exported pages. Datetimes are dumped as YAML timestamps, never as text."""
     meta: dict[str, Any] = {"title": neutral(article.title)}
-    if article.description:
-        meta["description"] = neutral(article.description)
+    if text := description(article):
+        meta["description"] = neutral(text)
     meta["date"] = {"created": _utc(article.published_at), "updated": _utc(article.updated_at)}
     meta["slug"] = slug
     if article.tags:
@@ -502,6 +506,16 @@ def dump_yaml(data: dict[str, Any]) -> str:
     """Block-style YAML, keys in the given order, Unicode kept, long lines never folded."""
     return str(yaml.dump(data, Dumper=_YAML_DUMPER, sort_keys=False, allow_unicode=True,
                          default_flow_style=False, width=1000))
+
+
+def description(article: Article) -> str | None:
+    """The article's description, else a summary of its text (`summary.summarise`): for the
+    meta description, `og:description`, feeds and the blog index."""
+    if article.description:
+        return article.description
+    from mkdocs_blogsvc.summary import summarise  # only when a page is rendered
+
+    return summarise(article.content)
 
 
 def _utc(moment: datetime) -> datetime:

@@ -542,3 +542,29 @@ def test_a_hand_written_post_at_an_articles_address_is_warned_about(
     (line,) = [r.getMessage() for r in caplog.records if "both written to" in r.getMessage()]
     assert "blog/posts/mine.md of docs_dir and the article page blog/posts/shared-address.md" in line
     assert "blog/shared-address/index.html" in line
+
+
+def test_an_article_without_a_description_is_described_by_its_first_paragraph(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    """Without a description, Material printed the site's description on every such article,
+    there was no `og:description`, and mkdocs-rss-plugin made the feed entry of the page's first
+    Markdown (its heading and cover). Now the summary of its first paragraph stands in."""
+    body = ("# Quiet\n\n```python\nprint('code is not prose')\n```\n\nThe **first** paragraph, with "
+            "[a link](https://example.org/) & <b>raw HTML</b>.\n\nThe second one.")
+    cover_article(db, owner, "Quiet", description=None, content=body)
+    add_article(db, owner.blog_id, "Loud", description="Its own description.", minutes_ago=5)
+    config = site(tmp_path, service, db, owner, material=True)
+    config.write_text(config.read_text() + "- rss:\n    match_path: blog/posts/.*\n    use_git: false\n"
+                      "    date_from_meta: {as_creation: date.created, as_update: date.updated}\n")
+    loaded = load_config(str(config), strict=True)
+    loaded.plugins.on_startup(command="build", dirty=False)  # where mkdocs-rss-plugin sets itself up
+    build(loaded)
+    summary = "The first paragraph, with a link & raw HTML. The second one."
+    quiet, loud = (parse(post_page(tmp_path / "site", slug)) for slug in ("quiet", "loud"))
+    assert meta_property(quiet, "description") == [summary] and meta_property(quiet, "og:description") == [summary]
+    assert meta_property(loud, "description") == ["Its own description."]
+    feed = (tmp_path / "site" / "feed_rss_created.xml").read_text(encoding="utf-8")
+    descriptions = re.findall(r"<description>(.*?)</description>", feed, re.DOTALL)
+    assert "The first paragraph, with a link &amp; raw HTML. The second one." in descriptions, descriptions
+    assert "Its own description." in descriptions and not any("Quiet" in d or "code" in d for d in descriptions)

@@ -1,0 +1,41 @@
+"""The summary that describes an article without a description (`summary.summarise`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mkdocs_blogsvc.summary import LIMIT, summarise
+
+
+@pytest.mark.parametrize(("markdown_text", "expected"), [
+    ("# Title\n\n![cover](x.png)\n\nFirst **bold** para, [a link](https://x.test/) and `code`.\n\nSecond.",
+     "First bold para, a link and code. Second."),
+    ("```python\nprint('no')\n\nstill code\n```\n\nAfter the code &amp; more.", "After the code & more."),
+    ("~~~~\n```\nnot closed by three backticks\n~~~~\n\nProse.", "Prose."),
+    ("Setext\n======\n\nOther\n---\n\n- a list\n- of items\n\n1. numbered\n\n> a quote\n\nText.", "Text."),
+    ("    indented code\n\n| a | b |\n|---|---|\n\n!!! note\n    admonition\n\n[ref]: https://x.test/\n\nText.",
+     "Text."),
+    ("<div>an HTML block</div>\n\n<!-- more -->\n\n***\n\nText.", "Text."),
+    ("Line one\nline two.\n\n*Emphasis* first, \\*escaped\\* and &copy;.", "Line one line two. Emphasis first, *escaped* and ©."),
+])
+def test_the_first_prose_paragraphs_as_plain_text(markdown_text: str, expected: str) -> None:
+    assert summarise(markdown_text) == expected
+
+
+def test_no_tag_and_no_script_text_survives() -> None:
+    """Raw HTML is gone, a script's text with it; a code span's text stays as text (every
+    consumer escapes it: the front matter's `neutral`, the head template's autoescape)."""
+    text = summarise('Hi <script>alert(1)</script><img src=x onerror="alert(2)"> <b>there</b> `<i>code</i>`.')
+    assert text == "Hi there <i>code</i>."
+
+
+def test_cut_at_a_word_within_the_limit() -> None:
+    text = summarise("word, " * 100)
+    assert text is not None and len(text) <= LIMIT and text.endswith("word…") and "  " not in text
+    assert summarise("x" * 500) == "x" * (LIMIT - 1) + "…"
+    assert summarise("Short.", limit=20) == "Short."
+
+
+@pytest.mark.parametrize("markdown_text", ["", "# Only a heading", "![only](an-image.png)", "```\ncode\n```"])
+def test_nothing_to_summarise(markdown_text: str) -> None:
+    assert summarise(markdown_text) is None
