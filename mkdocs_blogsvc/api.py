@@ -299,7 +299,7 @@ class BlogServiceClient:
         if content_type.endswith("json"):
             try:
                 parsed = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 parsed = None
         return Answer(status, content_type, location, parsed, text)
 
@@ -483,14 +483,19 @@ def _check_size(decoded: int, received: int, url: str) -> None:
 def _json(response: httpx.Response, what: str) -> Any:
     try:
         value = response.json()
+        # JSON may spell a lone UTF-16 surrogate (`"\ud800"`), which no UTF-8 file can hold
+        return _without_lone_surrogates(value) if _SURROGATE_ESCAPE.search(response.content) else value
+    except RecursionError:  # `[[[[...` nested thousands deep: not an answer the spec allows
+        raise errors.InvalidResponse(
+            f"{what} answered HTTP {response.status_code} with JSON nested too deeply to read: refused; "
+            "the service is broken or not the Blog Content Service, tell its operator"
+        ) from None
     except ValueError:
         kind = response.headers.get("Content-Type", "no content type")
         raise errors.InvalidResponse(
             f"{what} answered HTTP {response.status_code} with a body that is not JSON ({kind}); check that "
             "`base_url` in mkdocs.yml is the Blog Content Service itself, not a web page or a proxy's sign-in page"
         ) from None
-    # JSON may spell a lone UTF-16 surrogate (`"\ud800"`), which no UTF-8 file can hold
-    return _without_lone_surrogates(value) if _SURROGATE_ESCAPE.search(response.content) else value
 
 
 #: A `\uD800` to `\uDFFF` escape in JSON text.
@@ -521,7 +526,7 @@ def _service_error(response: httpx.Response, *, default: type[errors.ServiceErro
     """The exception for an error answer: by the spec's `error` code first, else by HTTP status."""
     try:
         body = _without_lone_surrogates(response.json())
-    except ValueError:
+    except (ValueError, RecursionError):
         body = None
     code = body.get("error") if isinstance(body, dict) else None
     description = body.get("error_description") if isinstance(body, dict) else None

@@ -654,3 +654,18 @@ def test_a_token_answer_with_an_access_token_no_header_can_carry_keeps_its_refre
 
 def test_redaction_covers_every_bearer_token_character() -> None:
     assert api.redact("Bearer svc_at_a.b~c+d/e== and svc_rt_x-y_z") == "Bearer svc_*** and svc_***"
+
+
+@pytest.mark.parametrize("status", [200, 401, 503])
+def test_json_nested_too_deeply_is_one_clear_error_not_a_recursion_error(status: int) -> None:
+    """Review finding: a `/sync` answer of `[[[[...` 100,000 deep stopped the build with a
+    RecursionError traceback (json.loads raises RecursionError, not ValueError)."""
+    deep = b"[" * 100_000 + b"]" * 100_000
+    client, _ = mock_client(lambda request: httpx.Response(status, headers={"Content-Type": "application/json"}, content=deep),
+                            tokens=FixedTokens("svc_at_one", "svc_at_two"))
+    with client:
+        with pytest.raises(errors.BlogServiceError) as caught:
+            client.sync([])
+        assert client.probe("/api/v1/status").json is None
+    if status == 200:
+        assert "nested too deeply" in str(caught.value)
