@@ -259,8 +259,8 @@ class BlogServiceClient:
 
     @staticmethod
     def _read_limited(response: httpx.Response, url: str, max_bytes: int, deadline: Deadline | None = None) -> bytes:
-        declared = response.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > max_bytes:
+        declared = _header_number(response.headers.get("Content-Length", ""))
+        if declared is not None and declared > max_bytes:
             raise errors.InvalidResponse(f"image {display_url(url)} is larger than {max_bytes} bytes")
         body = bytearray()
         for chunk in response.iter_bytes():
@@ -462,14 +462,25 @@ def _retry_after(value: str | None) -> float | None:
     """`Retry-After` as seconds (delta-seconds or an HTTP date), or None when absent/unparsable."""
     if not value:
         return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
+    seconds = _header_number(value)
+    if seconds is not None:
+        return float(seconds)
     try:
         moment = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
     return max(0.0, moment.timestamp() - time.time())
+
+
+def _header_number(value: str) -> int | None:
+    """A header's number (`Content-Length`, `Retry-After`): ASCII digits only, as HTTP spells
+    them (`str.isdigit` also takes "²" and "١", which `int` and `float` refuse), any length
+    (`int` refuses more than 4,300 digits), at most 10**18; None when it is not one."""
+    value = value.strip()
+    if not (value.isascii() and value.isdigit()):
+        return None
+    digits = value.lstrip("0") or "0"
+    return int(digits) if len(digits) <= 18 else 10**18
 
 
 def _check_size(decoded: int, received: int, url: str) -> None:

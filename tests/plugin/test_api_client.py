@@ -669,3 +669,26 @@ def test_json_nested_too_deeply_is_one_clear_error_not_a_recursion_error(status:
         assert client.probe("/api/v1/status").json is None
     if status == 200:
         assert "nested too deeply" in str(caught.value)
+
+
+@pytest.mark.parametrize("header", [("Retry-After", "²"), ("Retry-After", "9" * 5000), ("Content-Length", "²"),
+                                    ("Content-Length", "9" * 5000), ("Content-Length", "0" * 5000 + "3")])
+def test_a_number_header_python_cannot_read_is_no_crash(header: tuple[str, str]) -> None:
+    """Review finding: `Retry-After: ²` (str.isdigit is true, float refuses it) and a
+    `Content-Length` of 5,000 digits (int refuses more than 4,300) stopped a build with a
+    ValueError traceback, from the sync call or from an image download."""
+    name, value = header
+    status = 503 if name == "Retry-After" else 200
+    client, _ = mock_client(lambda request: httpx.Response(
+        status, headers=[(name.encode(), value.encode()), (b"Content-Type", b"image/png")], content=b"png"))
+    with client:
+        if name == "Retry-After":
+            with pytest.raises(errors.ServerError):
+                client.sync([])
+            with pytest.raises(errors.ServiceError, match="could not be downloaded"):
+                client.download("http://img.test/a.png", max_bytes=100)
+        elif not value.startswith("9"):  # not a number, or a small one: the body decides
+            assert client.download("http://img.test/a.png", max_bytes=100) == (b"png", "image/png")
+        else:
+            with pytest.raises(errors.InvalidResponse, match="larger than 100 bytes"):
+                client.download("http://img.test/a.png", max_bytes=100)
