@@ -262,6 +262,7 @@ class BlogServiceClient:
         declared = _header_number(response.headers.get("Content-Length", ""))
         if declared is not None and declared > max_bytes:
             raise errors.InvalidResponse(f"image {display_url(url)} is larger than {max_bytes} bytes")
+        _refuse_stacked_encodings(response, url)
         body = bytearray()
         for chunk in response.iter_bytes():
             if deadline is not None:
@@ -281,6 +282,7 @@ class BlogServiceClient:
         timeout = httpx.Timeout(min(self._timeout, PROBE_TIMEOUT))
         try:
             with self._http.stream("GET", url, params=params, timeout=timeout) as response:
+                _refuse_stacked_encodings(response, url)
                 body = bytearray()
                 for chunk in response.iter_bytes():
                     body += chunk
@@ -403,6 +405,7 @@ class BlogServiceClient:
         its size as decoded (`_check_size`)."""
         timeout = self._timeout_for(deadline) or httpx.USE_CLIENT_DEFAULT
         with self._http.stream(method, url, headers=headers, timeout=timeout, **kwargs) as streamed:
+            _refuse_stacked_encodings(streamed, url)
             body = bytearray()
             for chunk in streamed.iter_bytes():
                 if deadline is not None:
@@ -481,6 +484,22 @@ def _header_number(value: str) -> int | None:
         return None
     digits = value.lstrip("0") or "0"
     return int(digits) if len(digits) <= 18 else 10**18
+
+
+def _refuse_stacked_encodings(response: httpx.Response, url: str) -> None:
+    """Refuse an answer compressed more than once (`Content-Encoding: gzip, gzip`). httpx
+    decodes each piece that arrives through every layer at once, before any size check can
+    look: two layers of gzip turn 600 bytes into 256 MiB, and a few kB into all the memory.
+    One layer expands a piece at most about a thousand times, which `_check_size` (and the
+    image limit) then catch."""
+    codings = [c.strip().lower() for c in response.headers.get("Content-Encoding", "").split(",")]
+    codings = [c for c in codings if c not in ("", "identity")]
+    if len(codings) > 1:
+        raise errors.InvalidResponse(
+            f"the answer of {display_url(url)} is compressed {len(codings)} times over "
+            f"(Content-Encoding: {', '.join(codings)[:60]}): refused, a decompression bomb hides that way; "
+            "check the service and any proxy in between"
+        )
 
 
 def _check_size(decoded: int, received: int, url: str) -> None:

@@ -692,3 +692,31 @@ def test_a_number_header_python_cannot_read_is_no_crash(header: tuple[str, str])
         else:
             with pytest.raises(errors.InvalidResponse, match="larger than 100 bytes"):
                 client.download("http://img.test/a.png", max_bytes=100)
+
+
+def test_an_answer_compressed_twice_over_is_refused_before_it_is_decoded() -> None:
+    """Review finding: `Content-Encoding: gzip, gzip` made 590 bytes on the wire 256 MiB in one
+    decoded piece (512 MiB of peak memory) before the size check could look, a few kB all the
+    memory there is: an API answer, an image download or a probe."""
+    import resource
+    import zlib
+
+    def gzip_of(pieces: Iterator[bytes]) -> bytes:
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+        return b"".join(packer.compress(piece) for piece in pieces) + packer.flush()
+
+    bomb = gzip_of(iter([gzip_of(b" " * (1 << 20) for _ in range(256))]))
+    assert len(bomb) < 1024
+    client, _ = mock_client(lambda request: httpx.Response(
+        200, headers={"Content-Type": "application/json", "Content-Encoding": "gzip, gzip"},
+        content=iter([bomb])))  # streamed, as a network delivers it (given bytes, httpx decodes them at once)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with client:
+        with pytest.raises(errors.InvalidResponse, match=r"compressed 2 times over \(Content-Encoding: gzip, gzip\)"):
+            client.sync([])
+        with pytest.raises(errors.InvalidResponse, match="compressed 2 times over"):
+            client.download("http://img.test/a.png", max_bytes=api.MAX_ANSWER_BYTES)
+        with pytest.raises(errors.InvalidResponse, match="compressed 2 times over"):
+            client.probe("/api/v1/status")
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mib < 128, f"peak memory grew by {grown_mib:.0f} MiB"
