@@ -333,7 +333,9 @@ class BlogServiceClient:
             except httpx.InvalidURL as exc:
                 raise self._transport_error(exc) from None
             except (httpx.HTTPError, errors.DeadlineExceeded) as exc:
-                reason = str(exc) if isinstance(exc, errors.DeadlineExceeded) else f"{_detail(exc)} ({type(exc).__name__})"
+                # a read timeout at the deadline is the deadline's (the transport's timeout is what was left of it)
+                late = isinstance(exc, errors.DeadlineExceeded) or deadline.expired
+                reason = str(deadline.exceeded()) if late else f"{_detail(exc)} ({type(exc).__name__})"
                 raise errors.AnswerLost(
                     f"the token request reached the Blog Content Service at {self.base_url}, but its answer "
                     f"did not arrive whole: {reason}"

@@ -40,9 +40,11 @@ class Deadline:
 
     def check(self) -> None:
         if self.expired:
-            raise DeadlineExceeded(
-                f"{self.what} did not finish within its {self.seconds:g} s (the `timeout` setting)"
-            )
+            raise self.exceeded()
+
+    def exceeded(self) -> DeadlineExceeded:
+        """The error that says this deadline passed."""
+        return DeadlineExceeded(f"{self.what} did not finish within its {self.seconds:g} s (the `timeout` setting)")
 
     def within(self, seconds: float, *, what: str) -> Deadline:
         """A child deadline: `seconds` from now, but never later than this one."""

@@ -9,15 +9,23 @@ only moves bytes for direct connections: a pool of keep-alive connections per or
 httpx sets it up (`httpx.create_ssl_context`: certifi, or `SSL_CERT_FILE` / `SSL_CERT_DIR`),
 made on the first https request only, and every `http.client` and socket error raised as the
 httpx exception of the phase it happened in (a `ConnectError` means the request never left).
+
+The read timeout is a **total** for the answer here, not httpx's per-read timeout: http.client
+reads the status line, headers, chunk sizes and trailers in many small reads inside one call,
+and a per-read timeout resets with each, so a server dripping its headers (or endless
+`100 Continue` heads, or trailer lines) would hold a request forever where no caller could check
+a deadline. The API client always asks for what is left of its deadline as the read timeout.
 """
 
 from __future__ import annotations
 
 import http.client
+import io
 import select
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -110,6 +118,8 @@ class StdlibTransport(httpx.BaseTransport):
             else:
                 connection = http.client.HTTPConnection(host, port, timeout=timeout)
             connection.connect()
+            # duck-typed: http.client only sends, reads through `makefile`, sets timeouts and closes
+            connection.sock = _TimedSocket(connection.sock)
         except TimeoutError as exc:
             raise httpx.ConnectTimeout(str(exc) or "timed out while connecting") from exc
         except OSError as exc:  # refused, unknown host, TLS handshake or certificate
@@ -148,6 +158,8 @@ class StdlibTransport(httpx.BaseTransport):
             raise httpx.LocalProtocolError(str(exc)) from exc
         try:
             sock.settimeout(timeouts.get("read"))
+            if isinstance(sock, _TimedSocket):
+                sock.limit(timeouts.get("read"))  # head and body together: see the module's docstring
             return connection.getresponse()
         except TimeoutError as exc:
             raise httpx.ReadTimeout(str(exc) or "timed out while waiting for the answer") from exc
@@ -155,6 +167,53 @@ class StdlibTransport(httpx.BaseTransport):
             raise httpx.RemoteProtocolError(str(exc) or type(exc).__name__) from exc
         except OSError as exc:
             raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+
+
+class _TimedSocket:
+    """A connected socket whose reads after `limit(seconds)` all end within those seconds
+    together: each read may wait only for what is left."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._ends: float | None = None
+
+    def __getattr__(self, name: str) -> object:  # sendall, settimeout, fileno, close...
+        return getattr(self._sock, name)
+
+    def limit(self, seconds: float | None) -> None:
+        self._ends = None if seconds is None else time.monotonic() + seconds
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        assert mode == "rb"  # all http.client asks for (`HTTPResponse`)
+        # the socket's own file underneath: it keeps the socket open until the answer is read,
+        # even after http.client closed the connection (`Connection: close`)
+        return io.BufferedReader(_TimedReader(self, self._sock.makefile("rb", buffering=0)))
+
+    def before_read(self) -> None:
+        if self._ends is not None:
+            left = self._ends - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the answer did not arrive whole within the read timeout")
+            self._sock.settimeout(left)
+
+
+class _TimedReader(io.RawIOBase):
+    """`socket.makefile`'s raw file, each read given only what is left of the time limit."""
+
+    def __init__(self, sock: _TimedSocket, raw: io.RawIOBase) -> None:
+        super().__init__()
+        self._sock, self._raw = sock, raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int | None:  # type: ignore[override]
+        self._sock.before_read()
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def _readable(sock: socket.socket) -> bool:

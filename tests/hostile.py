@@ -202,3 +202,27 @@ class StatusServer(_LoopbackServer):
                 conn.sendall(reply)
             except OSError:
                 return
+
+
+class EndlessHeadServer(_LoopbackServer):
+    """Answers every request with `start`, then `more` every `interval` s for `seconds`: an
+    answer that never ends where http.client reads it inside one call (a header dripped a byte
+    at a time, endless `100 Continue` heads, endless trailer lines of a chunked body)."""
+
+    def __init__(self, start: bytes, more: bytes, *, interval: float = 0.1, seconds: float = 8.0) -> None:
+        super().__init__()
+        self.start, self.more, self.interval, self.seconds = start, more, interval, seconds
+        self.bytes_sent = 0
+
+    def handle(self, conn: socket.socket) -> None:
+        if _read_request(conn, self.stopped) is None:
+            return
+        ends = time.monotonic() + self.seconds
+        try:
+            conn.sendall(self.start)
+            while time.monotonic() < ends and not self.stopped.wait(self.interval):
+                conn.sendall(self.more)
+                with self._lock:
+                    self.bytes_sent += len(self.more)
+        except OSError:
+            return  # the client gave up: what a deadline is for

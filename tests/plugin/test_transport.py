@@ -14,6 +14,7 @@ from mkdocs_blogsvc.api import BlogServiceClient
 from mkdocs_blogsvc.transport import StdlibTransport
 from tests.conftest import free_port
 from tests.hostile import StatusServer, _LoopbackServer, _read_request, wait_for
+from tests.plugin.test_api_client import FixedTokens
 
 #: (request line, number of the request on its connection) -> (bytes to send, keep the connection open)
 Script = Callable[[str, int], tuple[bytes, bool]]
@@ -179,3 +180,26 @@ def test_no_proxy_sends_its_hosts_straight_to_the_service(monkeypatch: pytest.Mo
         with BlogServiceClient(service.url, retries=0) as client:
             assert client.probe("/api/v1/status").json == {}
     assert proxy.requests == [] and service.requests == ["GET /api/v1/status HTTP/1.1"]
+
+
+@pytest.mark.parametrize(("start", "more"), [
+    (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: ", b"a"),
+    (b"", b"HTTP/1.1 100 Continue\r\n\r\n"),
+    (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n", b"X-T: a\r\n"),
+], ids=["dripped-header", "endless-100-continue", "endless-trailers"])
+def test_an_answer_that_never_ends_inside_http_client_costs_at_most_the_deadline(start: bytes, more: bytes) -> None:
+    """Review finding: http.client reads a status line, headers, `100 Continue` heads and a
+    chunked body's trailers inside one call, each read with the per-read timeout: a server
+    dripping them held a sync with a 1 s deadline for as long as it liked (here 8 s)."""
+    import time
+
+    from tests.hostile import EndlessHeadServer
+
+    with EndlessHeadServer(start, more) as server, \
+            BlogServiceClient(server.url, tokens=FixedTokens("svc_at_one"), timeout=1.0) as client:  # type: ignore[arg-type]
+        client.begin_deadline()
+        started = time.monotonic()
+        with pytest.raises(errors.DeadlineExceeded, match="did not finish within its 1 s"):
+            client.sync([])
+        assert time.monotonic() - started < 3
+        assert server.bytes_sent > 0  # it kept sending: no per-read timeout could fire
