@@ -585,8 +585,13 @@ def _content_type(response: httpx.Response) -> str:
     return value.split(";")[0].strip().lower()
 
 
+#: `user:password@` after a URL's scheme.
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@")
+
+
 def display_url(url: str) -> str:
     """A URL fit for a log line or a message: without query string and fragment (signed image
-    URLs carry their secret there), and at most 100 characters."""
-    shown = url.split("#", 1)[0].split("?", 1)[0]
+    URLs carry their secret there), a user name and password replaced by `***`, and at most
+    100 characters."""
+    shown = _USERINFO.sub(r"\1***@", url.split("#", 1)[0].split("?", 1)[0])
     return shown if len(shown) <= 100 else shown[:97] + "..."

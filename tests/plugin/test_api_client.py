@@ -720,3 +720,13 @@ def test_an_answer_compressed_twice_over_is_refused_before_it_is_decoded() -> No
             client.probe("/api/v1/status")
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert grown_mib < 128, f"peak memory grew by {grown_mib:.0f} MiB"
+
+
+def test_a_password_in_an_image_url_is_not_shown_in_the_failure() -> None:
+    """Review finding: a cover URL `https://user:s3cret@host/a.png` that failed to download put
+    the password into the build's warning (display_url dropped only the query string)."""
+    client, _ = mock_client(lambda request: httpx.Response(404))
+    with client, pytest.raises(errors.ServiceError) as caught:
+        client.download("https://user:s3cret@img.test/a.png?sig=x", max_bytes=100)
+    assert "s3cret" not in str(caught.value) and "https://***@img.test/a.png" in str(caught.value)
+    assert api.display_url("http://img.test/a@b.png") == "http://img.test/a@b.png"
