@@ -28,6 +28,7 @@ import email.utils
 import gzip
 import json
 import re
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -522,7 +523,13 @@ def _json(response: httpx.Response, what: str) -> Any:
             f"{what} answered HTTP {response.status_code} with JSON nested too deeply to read: refused; "
             "the service is broken or not the Blog Content Service, tell its operator"
         ) from None
-    except ValueError:
+    except ValueError as exc:
+        if not isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):  # JSON, past Python's int digits
+            raise errors.InvalidResponse(
+                f"{what} answered HTTP {response.status_code} with JSON holding a number too long to read "
+                f"({sys.get_int_max_str_digits()} digits at most): refused; the service is broken or not the Blog "
+                "Content Service, tell its operator"
+            ) from None
         kind = response.headers.get("Content-Type", "no content type")
         raise errors.InvalidResponse(
             f"{what} answered HTTP {response.status_code} with a body that is not JSON ({kind}); check that "

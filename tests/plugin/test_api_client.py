@@ -671,6 +671,18 @@ def test_json_nested_too_deeply_is_one_clear_error_not_a_recursion_error(status:
         assert "nested too deeply" in str(caught.value)
 
 
+def test_a_number_too_long_for_python_is_not_called_a_body_that_is_not_json() -> None:
+    """Review finding: valid JSON with an integer of 10,000 digits (Python reads at most 4,300)
+    was reported as a body that is not JSON, sending the user to check `base_url`."""
+    client, _ = mock_client(lambda request: httpx.Response(
+        200, headers={"Content-Type": "application/json"}, content=b'{"new": [], "n": ' + b"9" * 10_000 + b"}"))
+    with client, pytest.raises(errors.InvalidResponse) as caught:
+        client.sync([])
+    message = str(caught.value)
+    assert "JSON holding a number too long to read (4300 digits at most): refused" in message, message
+    assert "base_url" not in message and "\n" not in message
+
+
 @pytest.mark.parametrize("header", [("Retry-After", "²"), ("Retry-After", "9" * 5000), ("Content-Length", "²"),
                                     ("Content-Length", "9" * 5000), ("Content-Length", "0" * 5000 + "3")])
 def test_a_number_header_python_cannot_read_is_no_crash(header: tuple[str, str]) -> None:
