@@ -3,9 +3,10 @@
 Why not httpx's own transport: it imports httpcore, h11 and anyio, about 14 ms of every build
 (in a no-change build of 200 articles, a sixth of the plugin's own time: see the Performance
 page), while `http.client` is imported by httpx itself.
-httpx stays the client: its API, redirects, timeouts, decoding, exceptions, and proxies from the
-environment (`proxy_mounts`: proxied URLs go through httpx's own transport). This transport
-only moves bytes for direct connections: a pool of keep-alive connections per origin, TLS set up as
+httpx stays the client: its API, redirects, timeouts, decoding, exceptions, and the proxies the
+environment names (`proxy_mounts`). This transport only moves bytes, straight to the server or
+through an `http://` proxy (a `CONNECT` tunnel for https, the absolute URL for http; other
+proxies go through httpx's own transport): a pool of keep-alive connections per origin, TLS set up as
 httpx sets it up (`httpx.create_ssl_context`: certifi, or `SSL_CERT_FILE` / `SSL_CERT_DIR`),
 made on the first https request only, and every `http.client` and socket error raised as the
 httpx exception of the phase it happened in (a `ConnectError` means the request never left).
@@ -19,6 +20,7 @@ a deadline. The API client always asks for what is left of its deadline as the r
 
 from __future__ import annotations
 
+import base64
 import http.client
 import io
 import select
@@ -27,6 +29,7 @@ import ssl
 import threading
 import time
 from collections.abc import Iterator
+from urllib.parse import unquote
 
 import httpx
 
@@ -42,22 +45,37 @@ _PROTOCOL_ERRORS = (http.client.HTTPException, ValueError)  # ValueError: a malf
 def proxy_mounts() -> dict[str, httpx.BaseTransport | None]:
     """The proxies the environment names (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`),
     for `httpx.Client(mounts=...)`: httpx reads them only for a client without a transport of
-    its own. Read the way httpx reads them; proxied URLs go through httpx's own transport, the
-    hosts `NO_PROXY` exempts (None) through the client's transport."""
+    its own. Read the way httpx reads them; the hosts `NO_PROXY` exempts (None) go through the
+    client's transport. An `http://` proxy is reached through this transport, so the read
+    timeout stays a total there too; any other (`https://`, `socks5://`) through httpx's own."""
     # httpx's own reading of the environment (private, and stable: 0.28.1 is httpx's last release)
     from httpx._utils import get_environment_proxies
 
-    return {pattern: None if proxy is None else httpx.HTTPTransport(proxy=proxy)
-            for pattern, proxy in get_environment_proxies().items()}
+    transports: dict[str, httpx.BaseTransport] = {}  # one pool per proxy, whatever the patterns
+
+    def through(proxy: str) -> httpx.BaseTransport:
+        if proxy not in transports:
+            url = httpx.URL(proxy)
+            transports[proxy] = StdlibTransport(proxy=url) if url.scheme == "http" else httpx.HTTPTransport(proxy=proxy)
+        return transports[proxy]
+
+    return {pattern: None if proxy is None else through(proxy) for pattern, proxy in get_environment_proxies().items()}
 
 
 class StdlibTransport(httpx.BaseTransport):
-    """Direct HTTP/1.1 connections for `httpx.Client(transport=...)`. Thread-safe."""
+    """HTTP/1.1 connections for `httpx.Client(transport=...)`, straight to the server or through
+    the `http://` proxy given. Thread-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, proxy: httpx.URL | None = None) -> None:
         self._idle: dict[Origin, list[http.client.HTTPConnection]] = {}
         self._lock = threading.Lock()
         self._tls: ssl.SSLContext | None = None
+        self._proxy = proxy
+        #: `Proxy-Authorization` from the proxy URL's user and password, as httpx sends it
+        self._proxy_headers: dict[str, str] = {}
+        if proxy is not None and proxy.userinfo:
+            credentials = f"{unquote(proxy.username)}:{unquote(proxy.password or '')}".encode()
+            self._proxy_headers["Proxy-Authorization"] = "Basic " + base64.b64encode(credentials).decode("ascii")
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
@@ -66,8 +84,12 @@ class StdlibTransport(httpx.BaseTransport):
         origin = (url.scheme, url.raw_host.decode("ascii"), url.port or (443 if url.scheme == "https" else 80))
         timeouts = request.extensions.get("timeout", {})
         connection = self._reuse(origin) or self._connect(origin, timeouts.get("connect"))
+        # an http URL through a proxy: the proxy is told the whole URL (RFC 9112 3.2.2)
+        via_proxy = self._proxy is not None and url.scheme == "http"
+        target = f"http://{url.netloc.decode('ascii')}{url.raw_path.decode('ascii')}" if via_proxy else None
         try:
-            response = self._exchange(connection, request, timeouts)
+            response = self._exchange(connection, request, timeouts, target=target,
+                                      extra_headers=self._proxy_headers if via_proxy else {})
         except BaseException:
             connection.close()
             raise
@@ -111,20 +133,30 @@ class StdlibTransport(httpx.BaseTransport):
 
     def _connect(self, origin: Origin, timeout: float | None) -> http.client.HTTPConnection:
         scheme, host, port = origin
+        if self._proxy is not None:  # the connection goes to the proxy
+            host, port = self._proxy.host, self._proxy.port or 80
         try:
             if scheme == "https":
                 connection: http.client.HTTPConnection = http.client.HTTPSConnection(
                     host, port, timeout=timeout, context=self._tls_context())
+                if self._proxy is not None:  # CONNECT, then TLS with the server itself
+                    connection.set_tunnel(origin[1], origin[2], headers=self._proxy_headers)
             else:
                 connection = http.client.HTTPConnection(host, port, timeout=timeout)
             connection.connect()
             # duck-typed: http.client only sends, reads through `makefile`, sets timeouts and closes
             connection.sock = _TimedSocket(connection.sock)
         except TimeoutError as exc:
-            raise httpx.ConnectTimeout(str(exc) or "timed out while connecting") from exc
-        except OSError as exc:  # refused, unknown host, TLS handshake or certificate
-            raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
+            raise httpx.ConnectTimeout(self._via(str(exc) or "timed out while connecting")) from exc
+        except OSError as exc:  # refused, unknown host, TLS handshake or certificate, tunnel refused
+            raise httpx.ConnectError(self._via(str(exc) or type(exc).__name__)) from exc
         return connection
+
+    def _via(self, reason: str) -> str:
+        """`reason`, naming the proxy (never its user or password) when there is one."""
+        if self._proxy is None:
+            return reason
+        return f"through the proxy {self._proxy.host}:{self._proxy.port or 80}: {reason}"
 
     def _tls_context(self) -> ssl.SSLContext:
         with self._lock:
@@ -136,18 +168,22 @@ class StdlibTransport(httpx.BaseTransport):
 
     @staticmethod
     def _exchange(
-        connection: http.client.HTTPConnection, request: httpx.Request, timeouts: dict[str, float | None]
+        connection: http.client.HTTPConnection, request: httpx.Request, timeouts: dict[str, float | None],
+        *, target: str | None, extra_headers: dict[str, str],
     ) -> http.client.HTTPResponse:
-        """Send `request` exactly as httpx built it (headers, framing) and read the answer's head."""
+        """Send `request` exactly as httpx built it (headers, framing) and read the answer's head;
+        `target` replaces the URL's path in the request line."""
         body = request.read()
         sock = connection.sock
         assert sock is not None  # connected by `_connect`, or checked by `_reuse`
         try:
             sock.settimeout(timeouts.get("write"))
-            connection.putrequest(request.method, request.url.raw_path.decode("ascii"),
+            connection.putrequest(request.method, target or request.url.raw_path.decode("ascii"),
                                   skip_host=True, skip_accept_encoding=True)
             for name, value in request.headers.raw:
                 connection.putheader(name, value)
+            for text_name, text_value in extra_headers.items():
+                connection.putheader(text_name, text_value)
             chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
             connection.endheaders(body or None, encode_chunked=chunked)
         except TimeoutError as exc:

@@ -226,3 +226,40 @@ class EndlessHeadServer(_LoopbackServer):
                     self.bytes_sent += len(self.more)
         except OSError:
             return  # the client gave up: what a deadline is for
+
+
+class TunnelProxy(_LoopbackServer):
+    """An HTTP proxy that only tunnels (`CONNECT host:port`), as corporate proxies in front of
+    https do; records each request's head (request line and headers)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.heads: list[str] = []
+
+    def handle(self, conn: socket.socket) -> None:
+        head = _read_request(conn, self.stopped)
+        if head is None:
+            return
+        with self._lock:
+            self.heads.append(head.split(b"\r\n\r\n", 1)[0].decode("latin-1"))
+        method, target = head.split(b" ", 2)[:2]
+        if method != b"CONNECT":
+            conn.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+            return
+        host, _, port = target.decode("ascii").rpartition(":")
+        with socket.create_connection((host, int(port)), timeout=5) as upstream:
+            conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            forward = threading.Thread(target=_pipe, args=(upstream, conn), daemon=True)
+            forward.start()
+            _pipe(conn, upstream)
+            forward.join(timeout=5)
+
+
+def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    """Copy `source` to `sink` until either closes."""
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+        sink.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass

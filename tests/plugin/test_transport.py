@@ -3,8 +3,10 @@ keep-alive, servers that close, broken answers, and proxies from the environment
 
 from __future__ import annotations
 
+import base64
 import socket
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -180,6 +182,62 @@ def test_no_proxy_sends_its_hosts_straight_to_the_service(monkeypatch: pytest.Mo
         with BlogServiceClient(service.url, retries=0) as client:
             assert client.probe("/api/v1/status").json == {}
     assert proxy.requests == [] and service.requests == ["GET /api/v1/status HTTP/1.1"]
+
+
+def test_an_https_service_through_a_proxy_is_reached_by_a_tunnel_with_the_proxys_credentials(
+    tls_service: tuple[str, Path], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`HTTPS_PROXY` with a user and password: a `CONNECT` to the service with `Proxy-Authorization`,
+    then TLS verified against the service itself (its certificate, through the tunnel)."""
+    from tests.hostile import TunnelProxy
+
+    url, cert_file = tls_service
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    with TunnelProxy() as proxy:
+        monkeypatch.setenv("HTTPS_PROXY", f"http://ci%40corp:p%3Ass@127.0.0.1:{proxy.port}")
+        with BlogServiceClient(url, tokens=FixedTokens("svc_at_one"), retries=0) as client:
+            assert client.status().blog.slug == "b"
+    (head,) = proxy.heads
+    assert head.startswith(f"CONNECT {url.removeprefix('https://')} HTTP/1.")  # 1.0 or 1.1, by Python version
+    assert "Proxy-Authorization: Basic " + base64.b64encode(b"ci@corp:p:ss").decode() in head
+    assert "svc_at_one" not in head  # the bearer token travels inside the tunnel only
+
+
+def test_a_proxy_refusing_the_tunnel_is_named_without_its_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    with StatusServer(407) as proxy:
+        monkeypatch.setenv("HTTPS_PROXY", f"http://ci:hunter2@127.0.0.1:{proxy.port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        with BlogServiceClient("https://blog.invalid", retries=0) as client, \
+                pytest.raises(errors.TransportError) as caught:
+            client.probe("/api/v1/status")
+    message = str(caught.value)
+    assert message.startswith(f"could not reach the Blog Content Service at https://blog.invalid: through the proxy "
+                              f"127.0.0.1:{proxy.port}: Tunnel connection failed: 407"), message
+    assert "hunter2" not in message and "\n" not in message
+
+
+def test_a_proxy_dripping_its_answer_costs_at_most_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review finding: proxied requests went through httpx's own transport, whose per-read
+    timeout a dripped head resets: the deadline held only without a proxy."""
+    import time
+
+    from tests.hostile import EndlessHeadServer
+
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    with EndlessHeadServer(b"HTTP/1.1 200 OK\r\nX-Slow: ", b"a") as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        with BlogServiceClient("http://blog.invalid", tokens=FixedTokens("svc_at_one"), timeout=1.0) as client:  # type: ignore[arg-type]
+            client.begin_deadline()
+            started = time.monotonic()
+            with pytest.raises(errors.DeadlineExceeded, match="did not finish within its 1 s"):
+                client.sync([])
+            assert time.monotonic() - started < 3
+        assert proxy.bytes_sent > 0
 
 
 @pytest.mark.parametrize(("start", "more"), [
