@@ -19,7 +19,7 @@ import html
 import re
 import threading
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 #: Length of a summary in characters (what search engines show of a description, and
@@ -40,12 +40,13 @@ _SETEXT = re.compile(r" {0,3}(=+|-+)\s*$")
 _lock = threading.Lock()
 
 
+@lru_cache(maxsize=64)  # a page's front matter and its head tags ask for the same article's
 def summarise(markdown_text: str, limit: int = LIMIT) -> str | None:
     """The first prose paragraphs of `markdown_text` as one line of plain text, at most `limit`
     characters (cut at a word, ending with "…"); None when the article has no prose."""
     words: list[str] = []
     length = 0
-    for paragraph in _prose(markdown_text[:_READ]):
+    for paragraph in _prose(markdown_text[:_READ]):  # one at a time: Markdown costs by the length
         for word in _text(paragraph).split():
             if length + len(word) > limit - 1:
                 return " ".join(words).rstrip(",;:.!?-–—") + "…" if words else word[: limit - 1] + "…"
