@@ -37,6 +37,9 @@ _NOT_PROSE = re.compile(
     r"|([-*_=]\s*){3,}$))"
 )
 _SETEXT = re.compile(r" {0,3}(=+|-+)\s*$")
+#: Inline syntax of extensions that plain Markdown would leave as text: footnote references
+#: (`[^1]`) and attribute lists (`{ .class }`, `{: #id target=_blank }`).
+_EXTENSION_MARKS = re.compile(r"\[\^[^\]\s]+\]|\{:?(?:\s*(?:[#.][\w-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]*)))+\s*\}")
 _lock = threading.Lock()
 
 
@@ -80,7 +83,7 @@ def _text(paragraph: str) -> str:
     import nh3
 
     with _lock:  # a Markdown instance is not thread-safe
-        rendered = _markdown().reset().convert(paragraph)
+        rendered = _markdown().reset().convert(_EXTENSION_MARKS.sub("", paragraph))
     return html.unescape(nh3.clean(rendered, tags=set()))
 
 

@@ -17,6 +17,8 @@ from mkdocs_blogsvc.summary import LIMIT, summarise
      "Text."),
     ("<div>an HTML block</div>\n\n<!-- more -->\n\n***\n\nText.", "Text."),
     ("Line one\nline two.\n\n*Emphasis* first, \\*escaped\\* and &copy;.", "Line one line two. Emphasis first, *escaped* and ©."),
+    ("A note[^1] and a [link](https://x.test/){ target=_blank } with {: .big #top } marks, {kept}.\n\n[^1]: The note.",
+     "A note and a link with marks, {kept}."),
 ])
 def test_the_first_prose_paragraphs_as_plain_text(markdown_text: str, expected: str) -> None:
     assert summarise(markdown_text) == expected
