@@ -289,6 +289,20 @@ def test_in_ci_a_failed_sync_with_nothing_cached_stops_the_build(  # type: ignor
         assert any((tmp_path / "site").rglob("kept/index.html")) == (cached is True)
 
 
+def test_on_a_persons_machine_a_failed_sync_with_nothing_cached_goes_on(
+        tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`on_error: auto` stops only in CI: a person previewing the site while the service is down
+    gets the rest of the site and a warning."""
+    cover_article(db, owner, "Kept")
+    config = site(tmp_path, service, db, owner)
+    service.stop()
+    monkeypatch.delenv("CI", raising=False)
+    run_build(config)
+    assert "the site is built from the cache" in caplog.text
+    assert (tmp_path / "site" / "index.html").is_file()
+
+
 def test_hostile_article(tmp_path: Path, service: Service, db: Database, owner: Owner,
                          caplog: pytest.LogCaptureFixture) -> None:
     hostile_schema = {"@type": "BlogPosting", "headline": EVIL, "x": "\u2028"}

@@ -127,7 +127,10 @@ def test_with_a_cache_the_articles_come_from_it_with_the_warning(
     assert "and CI=true stops the build rather than publish the site with the 1 articles of a cache it cannot sync" in error
 
 
-@pytest.mark.parametrize(("setting", "ci", "stops"), [("warn", "true", False), ("fail", None, True), ("auto", "0", False)])
+@pytest.mark.parametrize(("setting", "ci", "stops"), [
+    ("warn", "true", False), ("fail", None, True), ("auto", "0", False),
+    ("auto", " False ", False),  # `CI` is read case-insensitively, without surrounding blanks
+])
 def test_on_missing_credentials_chooses(tmp_path: Path, service: Service, monkeypatch: pytest.MonkeyPatch,
                                         caplog: pytest.LogCaptureFixture, setting: str, ci: str | None, stops: bool) -> None:
     monkeypatch.delenv(ENV_REFRESH_TOKEN, raising=False)
@@ -144,6 +147,19 @@ def test_on_missing_credentials_chooses(tmp_path: Path, service: Service, monkey
         build(load_config(str(config)))
         assert (tmp_path / "site" / "index.html").is_file()
         assert "the blog's articles are left out of this build" in caplog.text
+
+
+def test_a_blank_refresh_token_secret_is_no_credentials(tmp_path: Path, service: Service, monkeypatch: pytest.MonkeyPatch,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    """A secret that holds only blanks (an empty secret pasted with its newline) is as good as
+    none: a person's build goes on without the blog instead of stopping at `not logged in`."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv(ENV_REFRESH_TOKEN, " \n")
+    config = write_site(tmp_path, service.url, material=False)
+    build(load_config(str(config)))
+    assert (tmp_path / "site" / "index.html").is_file()
+    assert "the blog's articles are left out of this build" in caplog.text
+    assert service.requests == []
 
 
 def test_the_setting_accepts_only_its_three_values(tmp_path: Path, service: Service) -> None:

@@ -28,7 +28,8 @@ from mkdocs_blogsvc.credentials import (
     TokenManager,
 )
 from mkdocs_blogsvc.login import login
-from tests.plugin.auth_helpers import LoggedIn, browser
+from tests.conftest import IN_PROCESS_URL, add_owner
+from tests.plugin.auth_helpers import LoggedIn, browser, register_client, site_settings
 
 NOW = 1_800_000_000.0
 
@@ -499,6 +500,94 @@ def test_an_unusable_token_answer_keeps_the_new_refresh_token(logged_in: LoggedI
     assert saved is not None and saved.refresh_token != logged_in.stored.refresh_token and saved.access_token == ""
     with connect(logged_in.settings, transport=httpx.WSGITransport(app=app)) as service:
         assert service.client.status().blog.slug == logged_in.blog_slug  # the grant lives on
+
+
+def test_an_unusable_answer_that_rotates_nothing_leaves_the_store_as_it_was(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+    """A service that does not rotate (no refresh_token in the answer) and sends an unusable
+    answer: the token sent is not spent, so the store keeps its pair and the message does not
+    claim a new refresh token was saved."""
+    store = CredentialStore(logged_in.settings.credentials_file)
+    db.advance_clock(3601)
+
+    def mac_without_refresh_token(request: httpx.Request, answer: dict[str, object]) -> dict[str, object]:
+        return {key: value for key, value in answer.items() if key != "refresh_token"} | {"token_type": "mac"}
+
+    with connect(logged_in.settings, transport=ManglingTokenAnswers(app, mac_without_refresh_token)) as service, \
+            pytest.raises(errors.InvalidResponse) as caught:
+        service.client.status()
+    assert str(caught.value) == "token response: token_type 'mac' is not Bearer"
+    assert store.load() == logged_in.stored
+
+
+@pytest.mark.parametrize("source", ["store", "secret"])
+def test_a_refresh_answer_without_refresh_token_or_scope_keeps_the_ones_sent(  # type: ignore[no-untyped-def]
+        logged_in: LoggedIn, app, db, tmp_path: Path, source: str) -> None:
+    """RFC 6749 sections 5.1 and 6: a refresh answer may leave out `refresh_token` (the one sent
+    stays valid) and `scope` (the same as granted). The store then keeps the token sent and the
+    scope it had (or, seeded from BLOGSVC_REFRESH_TOKEN, the scope of the settings)."""
+    settings, environ = logged_in.settings, {}
+    if source == "secret":
+        settings = replace(settings, credentials_file=tmp_path / "ci" / "credentials.json")
+        environ = {config.ENV_REFRESH_TOKEN: logged_in.stored.refresh_token}
+    db.advance_clock(3601)
+
+    def not_rotating(request: httpx.Request, answer: dict[str, object]) -> dict[str, object]:
+        return {key: value for key, value in answer.items() if key not in ("refresh_token", "scope")}
+
+    with connect(settings, transport=ManglingTokenAnswers(app, not_rotating), environ=environ) as service:
+        assert service.client.status().blog.slug == logged_in.blog_slug
+    saved = CredentialStore(settings.credentials_file).load()
+    assert saved is not None and saved.refresh_token == logged_in.stored.refresh_token
+    assert saved.access_token != logged_in.stored.access_token
+    assert saved.scope == tuple(config.DEFAULT_SCOPE.split()) == logged_in.stored.scope
+
+
+def test_a_refused_store_is_not_retried_when_the_secret_holds_the_same_token(logged_in: LoggedIn, app) -> None:  # type: ignore[no-untyped-def]
+    """The store seeded from the secret and never rotated since: the secret is no second chance,
+    so the refused token is sent once and the message names the store only."""
+    store = CredentialStore(logged_in.settings.credentials_file)
+    with connect(logged_in.settings, transport=httpx.WSGITransport(app=app)) as service:
+        service.tokens.force_refresh()  # spends the stored token
+    store.save(logged_in.stored)
+    requests: list[str] = []
+    environ = {config.ENV_REFRESH_TOKEN: logged_in.stored.refresh_token}
+    with connect(logged_in.settings, transport=counting_transport(app, requests), environ=environ) as service, \
+            pytest.raises(errors.ReauthorizationRequired) as caught:
+        service.tokens.force_refresh()
+    assert requests == ["refresh_token"]
+    assert str(caught.value).startswith(f"the service refused the refresh token in {store.path} (")
+    assert config.ENV_REFRESH_TOKEN + " (" not in str(caught.value) and "then the one in" not in str(caught.value)
+
+
+def test_a_refresh_token_is_not_sent_at_the_second_it_expires(logged_in: LoggedIn, app) -> None:  # type: ignore[no-untyped-def]
+    requests: list[str] = []
+    expires = logged_in.stored.refresh_expires_at
+    with connect(logged_in.settings, transport=counting_transport(app, requests), environ={}, clock=lambda: expires) as service, \
+            pytest.raises(errors.ReauthorizationRequired, match="expired on .* \\(it was not sent to the service\\)"):
+        service.client.status()
+    assert requests == []
+
+
+def test_a_confidential_client_sends_its_secret_when_it_refreshes(app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The reference service lets a connection made with PKCE refresh without the secret, but
+    a secret that is sent must be right, and other services may require it: it goes with
+    every refresh."""
+    owner = add_owner(db)
+    client_id, secret = register_client(db, public=False)
+    settings = site_settings(tmp_path, IN_PROCESS_URL, client_id, client_secret=secret)
+    transport = httpx.WSGITransport(app=app)
+    login(settings, open_browser=browser(owner, transport=transport), transport=transport, timeout=30)
+    before = CredentialStore(settings.credentials_file).load()
+    with connect(settings, transport=transport) as service:
+        after = service.tokens.force_refresh()
+        assert service.client.status().blog.slug == owner.blog_slug
+    assert before is not None and after.refresh_token != before.refresh_token
+
+    wrong = replace(settings, client_secret="not-the-secret")
+    with connect(wrong, transport=transport) as service, pytest.raises(errors.InvalidClient):
+        service.tokens.force_refresh()
+    kept = CredentialStore(settings.credentials_file).load()
+    assert kept is not None and kept.refresh_token == after.refresh_token  # a refused client spends nothing
 
 
 def test_a_lost_refresh_answer_is_reported_as_such(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
