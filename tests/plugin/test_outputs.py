@@ -3,6 +3,8 @@ trusted when they do not match, compacted when mostly garbage, and the earlier l
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -55,7 +57,7 @@ def test_outputs_are_found_by_their_key_in_a_later_build(tmp_path: Path) -> None
     kept.close()
 
 
-@pytest.mark.parametrize("damage", ["garbage header", "shortened", "another article's record", "no pack"])
+@pytest.mark.parametrize("damage", ["garbage header", "shortened", "another article's record", "no pack", "no checksum"])
 def test_a_record_that_does_not_match_is_computed_again(tmp_path: Path, damage: str) -> None:
     cache, manifest = Cache(tmp_path), manifest_of("a", "b")
     build(cache, manifest, {"a": {HEAD: ("k", "head of a")}, "b": {HEAD: ("k", "head of b")}})
@@ -69,6 +71,13 @@ def test_a_record_that_does_not_match_is_computed_again(tmp_path: Path, damage: 
     elif damage == "shortened":  # the last record, b's, loses its last byte
         with open(pack, "r+b") as file:
             file.truncate(pack.stat().st_size - 1)
+    elif damage == "no checksum":  # a record written before records had one: not trusted
+        with open(pack, "r+b") as file:
+            file.seek(a.outputs[0])
+            header, _, body = file.read(a.outputs[1]).partition(b"\n")
+            unchecked = json.dumps({k: v for k, v in json.loads(header).items() if k != "crc"}).encode() + b"\n" + body
+            manifest.entries["a"] = replace(a, outputs=(file.seek(0, 2), len(unchecked)))
+            file.write(unchecked)
     elif damage == "another article's record":
         manifest.entries["a"] = Entry(id="a", content_hash="h", article_file="x", article_sha256="s", outputs=b.outputs)
     else:
@@ -135,3 +144,51 @@ def test_a_damaged_outputs_record_of_the_same_length_is_computed_again(tmp_path:
     pack = cache.outputs_path
     pack.write_bytes(pack.read_bytes().replace(b"og:title", b"og:EVIL!"))  # bit rot, a torn write
     assert read(cache, manifest, "a", HEAD, "k") is False, "a damaged record was served"
+
+
+def test_the_key_of_an_output_depends_on_its_text() -> None:
+    """The HTML output's key hashes the page's HTML as `text`: a changed page is sanitised again."""
+    assert outputs.key(HTML, "a", "fingerprint", text="<p>one</p>") != outputs.key(HTML, "a", "fingerprint", text="<p>two</p>")
+
+
+def test_only_outputs_changed_are_written_and_once(tmp_path: Path) -> None:
+    """A build that only reads its outputs appends nothing; one that reads an output again after
+    flushing it does not write it a second time: the append-only pack grows only with changes."""
+    cache, manifest = Cache(tmp_path), manifest_of("a", "b")
+    build(cache, manifest, {"a": {HEAD: ("k", "head of a")}, "b": {HEAD: ("k", "head of b")}})
+    size = cache.outputs_path.stat().st_size
+    manifest.refreshed = False
+    kept = PageOutputs(cache, manifest)
+    assert kept.get("a", HEAD, "k") is not None and kept.get("b", HEAD, "k") is not None
+    kept.flush("a")
+    kept.put("b", HEAD, "k2", {"text": "new head of b"})
+    kept.flush("b")
+    assert kept.get("b", HEAD, "k2") is not None, "a record is readable at once by the build that wrote it"
+    kept.flush()
+    kept.close()
+    [b_record] = [entry.outputs for entry in manifest.entries.values() if entry.outputs and entry.outputs[0] >= size]
+    assert cache.outputs_path.stat().st_size == size + b_record[1]
+    assert read(cache, manifest, "a", HEAD, "k") == "head of a" and read(cache, manifest, "b", HEAD, "k2") == "new head of b"
+
+
+def test_a_compaction_in_a_build_that_changed_nothing_is_saved_and_drops_damaged_records(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compaction moves records: the manifest must be saved (`refreshed`) even when no output
+    changed, or every record is computed again next build; a damaged record is not moved and
+    its entry names no record."""
+    monkeypatch.setattr(outputs, "COMPACT_ABOVE", 0)
+    cache, manifest = Cache(tmp_path), manifest_of("a", "b", "gone1", "gone2", "gone3")
+    build(cache, manifest, {article_id: {HEAD: ("k", article_id * 50)} for article_id in manifest.entries})
+    b = manifest.entries["b"].outputs
+    assert b is not None
+    with open(cache.outputs_path, "r+b") as file:
+        file.seek(b[0] + b[1] - 1)
+        file.write(b"!")  # b's text damaged in place
+    for gone in ("gone1", "gone2", "gone3"):
+        del manifest.entries[gone]
+    manifest.refreshed = False
+    build(cache, manifest, {})
+    assert manifest.refreshed
+    assert manifest.entries["a"].outputs == (0, cache.outputs_path.stat().st_size)
+    assert manifest.entries["b"].outputs is None
+    assert read(cache, manifest, "a", HEAD, "k") == "a" * 50
