@@ -108,6 +108,20 @@ def test_a_rotated_refresh_token_presented_again_revokes_the_whole_grant(db, app
     assert revoked_grants(db) == [True]
 
 
+def test_reuse_detection_marks_every_token_of_the_grant_revoked(db, app, http) -> None:
+    """The API refuses the grant's tokens because the grant is revoked; the tokens' own rows
+    say so too (RFC 9700 4.14.2: the whole family), so nothing that reads a token alone can
+    take a leaked one for live."""
+    owner = add_owner(db)
+    client = add_client(db, public=True)
+    first = exchange(http, client, authorize(app, client, owner)).json()
+    refresh(http, client, first["refresh_token"])
+    refresh(http, client, first["refresh_token"])
+    with db.session() as session:
+        tokens = list(session.scalars(select(tables.Token)))
+    assert len(tokens) == 4 and all(token.revoked_at is not None for token in tokens)
+
+
 def test_refresh_token_of_another_client_is_refused(db, app, http) -> None:
     owner = add_owner(db)
     client = add_client(db, public=True)
