@@ -121,6 +121,8 @@ def test_without_state_the_redirect_carries_none(db, http) -> None:
         ("http://127.0.0.1/callback", "http://[::1]:5/callback", False),
         ("http://127.0.0.1/callback", "https://127.0.0.1:5/callback", False),
         ("http://127.0.0.1/callback", "http://user@127.0.0.1:5/callback", False),
+        ("http://127.0.0.1/callback", "http://127.0.0.1:5/callback#frag", False),  # RFC 6749 3.1.2: no fragment
+        ("https://127.0.0.1/callback", "https://127.0.0.1:5/callback", False),  # the port rule is for http only
         ("http://127.0.0.1/callback", "http://127.0.0.1:99999/callback", False),
         ("http://localhost/callback", "http://localhost:5000/callback", False),
         ("https://app.example/callback", "https://app.example:8443/callback", False),
