@@ -29,7 +29,6 @@ import ssl
 import threading
 import time
 from collections.abc import Iterator
-from urllib.parse import unquote
 
 import httpx
 
@@ -72,9 +71,11 @@ class StdlibTransport(httpx.BaseTransport):
         self._tls: ssl.SSLContext | None = None
         self._proxy = proxy
         #: `Proxy-Authorization` from the proxy URL's user and password, as httpx sends it
+        #: (`httpx.URL` has already percent-decoded them: decoding again would turn a `%41` in a
+        #: password into an `A`)
         self._proxy_headers: dict[str, str] = {}
         if proxy is not None and proxy.userinfo:
-            credentials = f"{unquote(proxy.username)}:{unquote(proxy.password or '')}".encode()
+            credentials = f"{proxy.username}:{proxy.password or ''}".encode()
             self._proxy_headers["Proxy-Authorization"] = "Basic " + base64.b64encode(credentials).decode("ascii")
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:

@@ -261,3 +261,20 @@ def test_an_answer_that_never_ends_inside_http_client_costs_at_most_the_deadline
             client.sync([])
         assert time.monotonic() - started < 3
         assert server.bytes_sent > 0  # it kept sending: no per-read timeout could fire
+
+
+def test_proxy_credentials_are_sent_as_httpx_sends_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review finding: the proxy URL's user and password were percent-decoded twice (httpx.URL
+    decodes them already), so a password holding `%41` (written `%2541`) was sent as `A`."""
+    from tests.hostile import TunnelProxy
+
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    with TunnelProxy() as proxy:  # answers 405 to anything but CONNECT, after recording its head
+        monkeypatch.setenv("HTTP_PROXY", f"http://ci%40corp:p%2541ss%3A@127.0.0.1:{proxy.port}")
+        with BlogServiceClient("http://blog.invalid", retries=0) as client:
+            client.probe("/api/v1/status")
+        httpx.get("http://blog.invalid/api/v1/status")  # httpx's own transport, the same environment
+    ours, theirs = ([line for line in head.split("\r\n") if line.startswith("Proxy-Authorization:")]
+                    for head in proxy.heads)
+    assert ours == theirs == ["Proxy-Authorization: Basic " + base64.b64encode(b"ci@corp:p%41ss:").decode()]
