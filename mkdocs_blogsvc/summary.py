@@ -4,7 +4,8 @@ The service's `description` is optional. Without one, Material's meta descriptio
 the site's own (the same on every article), `og:description` is missing, and mkdocs-rss-plugin
 takes the page's first Markdown (its heading and cover) as the feed entry. So an article's
 description is the service's, else this summary: the text of its first prose paragraphs (not
-headings, code, tables, lists, quotes, images or HTML blocks) with the Markdown and HTML taken
+headings, code, tables, lists, quotes, images, HTML blocks and comments, nor Material's
+admonitions, tabs, definition lists, math, snippets and blocks) with the Markdown and HTML taken
 out, cut at a word boundary to `LIMIT` characters, as static site generators do with excerpts.
 
 Each paragraph goes through Python-Markdown alone (its inline syntax: links, emphasis, code
@@ -31,15 +32,26 @@ _READ = 20 * LIMIT
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 #: First lines of blocks that are not prose: indented code, headings, quotes, lists, tables,
 #: HTML, images alone, admonitions and details, definitions (links, footnotes, abbreviations),
-#: attribute lists, rules, setext underlines, Material's excerpt marker.
+#: attribute lists, rules, setext underlines, Material's excerpt marker; and of pymdownx's
+#: content tabs (`=== "Tab"`), blocks (`/// note`), snippets (`--8<--`) and math (`$$`, `\begin{`).
 _NOT_PROSE = re.compile(
     r"( {4}|\t| {0,3}(#|>|[-*+](\s|$)|\d{1,9}[.)](\s|$)|\||<|!\[|!!!|\?{3}|\[\^?[^\]]*\]:|\*\[|\{:"
-    r"|([-*_=]\s*){3,}$))"
+    r"|([-*_=]\s*){3,}$|={3}[+!]?\s|/{3}|-+8<-+|\$\$|\\begin\{))"
 )
 _SETEXT = re.compile(r" {0,3}(=+|-+)\s*$")
+#: Lines that make their block something else than a paragraph: a definition (`:   text`, the
+#: line before it is its term) and a table's delimiter row without a leading pipe (`--|--`).
+_DEFINITION = re.compile(r" {0,3}:[ \t]")
+_NOT_PARAGRAPH = re.compile(rf"^({_DEFINITION.pattern}|\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)+\|?\s*$)", re.MULTILINE)
+#: The definitions of reference links, with their labels (`[text][label]` shows its text only with them).
+_REFERENCES = re.compile(r"^ {0,3}\[([^\]^][^\]]*)\]:.*$", re.MULTILINE)
 #: Inline syntax of extensions that plain Markdown would leave as text: footnote references
-#: (`[^1]`) and attribute lists (`{ .class }`, `{: #id target=_blank }`).
-_EXTENSION_MARKS = re.compile(r"\[\^[^\]\s]+\]|\{:?(?:\s*(?:[#.][\w-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]*)))+\s*\}")
+#: (`[^1]`), attribute lists (`{ .class }`, `{: #id target=_blank }`) and emoji shortcodes
+#: (`:smile:`, `:material-check:`), taken out; `==mark==`, `~~del~~`, `^^ins^^` and `++keys++`
+#: keep their text.
+_EXTENSION_MARKS = re.compile(r"\[\^[^\]\s]+\]|\{:?(?:\s*(?:[#.][\w-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]*)))+\s*\}"
+                              r"|\s*(?<![\w:]):[a-z0-9+_-]+:(?![\w:])")
+_EXTENSION_PAIRS = re.compile(r"(?<!\{)(==|~~|\^\^|\+\+)(?=\S)(.+?)(?<=\S)\1")
 _lock = threading.Lock()
 
 
@@ -49,8 +61,13 @@ def summarise(markdown_text: str, limit: int = LIMIT) -> str | None:
     characters (cut at a word, ending with "…"); None when the article has no prose."""
     words: list[str] = []
     length = 0
-    for paragraph in _prose(markdown_text[:_READ]):  # one at a time: Markdown costs by the length
-        for word in _text(paragraph).split():
+    read = markdown_text[:_READ]
+    # the definitions of the labels that what is read uses (wherever the article has them)
+    used = read.lower()
+    references = "\n".join({match.group(1).lower(): match.group(0) for match in _REFERENCES.finditer(markdown_text)
+                            if f"[{match.group(1).lower()}]" in used}.values())
+    for paragraph in _prose(read):  # one at a time: Markdown costs by the length
+        for word in _text(paragraph, references).split():
             if length + len(word) > limit - 1:
                 return " ".join(words).rstrip(",;:.!?-–—") + "…" if words else word[: limit - 1] + "…"
             words.append(word)
@@ -60,30 +77,42 @@ def summarise(markdown_text: str, limit: int = LIMIT) -> str | None:
 
 def _prose(markdown_text: str) -> Iterator[str]:
     """The paragraphs of prose, in order (a block whose first line looks like anything else is
-    skipped, and so is everything inside fences)."""
-    fence: str | None = None
+    skipped, and so is everything inside fences and HTML comments, and a definition's term)."""
+    blocks = list(_blocks(markdown_text))
+    for block, after in zip(blocks, [*blocks[1:], ""]):
+        if not (_NOT_PROSE.match(block) or _NOT_PARAGRAPH.search(block) or _SETEXT.match(block.rsplit("\n", 1)[-1])
+                or _DEFINITION.match(after)):
+            yield block
+
+
+def _blocks(markdown_text: str) -> Iterator[str]:
+    """The blocks of lines between blank lines, outside fences and HTML comments."""
+    closing: str | None = None  # what ends the fence or comment the line is in
     block: list[str] = []
     for line in [*markdown_text.splitlines(), ""]:
-        if fence is not None:
-            if line.strip().startswith(fence):
-                fence = None
+        if closing is not None:
+            if line.strip().startswith(closing) if closing != "-->" else closing in line:
+                closing = None
             continue
         opening = _FENCE.match(line)
-        if opening is not None or not line.strip():
-            if block and not _NOT_PROSE.match(block[0]) and not _SETEXT.match(block[-1]):
+        comment = line.lstrip().startswith("<!--") and "-->" not in line
+        if opening is not None or comment or not line.strip():
+            if block:
                 yield "\n".join(block)
             block = []
-            fence = opening.group(1) if opening is not None else None
+            closing = opening.group(1) if opening is not None else "-->" if comment else None
             continue
         block.append(line)
 
 
-def _text(paragraph: str) -> str:
-    """A paragraph's text: Markdown's inline syntax rendered, then every tag removed."""
+def _text(paragraph: str, references: str) -> str:
+    """A paragraph's text: Markdown's inline syntax rendered (with the article's `references`),
+    then every tag removed."""
     import nh3
 
+    paragraph = _EXTENSION_PAIRS.sub(r"\2", _EXTENSION_MARKS.sub("", paragraph))
     with _lock:  # a Markdown instance is not thread-safe
-        rendered = _markdown().reset().convert(_EXTENSION_MARKS.sub("", paragraph))
+        rendered = _markdown().reset().convert(f"{paragraph}\n\n{references}")
     return html.unescape(nh3.clean(rendered, tags=set()))
 
 

@@ -24,6 +24,29 @@ def test_the_first_prose_paragraphs_as_plain_text(markdown_text: str, expected: 
     assert summarise(markdown_text) == expected
 
 
+@pytest.mark.parametrize(("markdown_text", "expected"), [
+    ('=== "Python"\n\n    ```py\n    print(1)\n    ```\n\n===+ "Shell"\n    ls\n\nText.', "Text."),
+    ("<!-- a draft\n\nof two paragraphs -->\n\nText.", "Text."),
+    ("$$\nE = mc^2\n$$\n\n\\begin{align}\nx\n\\end{align}\n\nText.", "Text."),
+    ("Term\n:   Its definition.\n\nOther term\n\n:   A loose definition.\n\nText.", "Text."),
+    ("Name | Value\n---- | -----\na | 1\n\nText.", "Text."),
+    ('/// details | Title\nInside.\n///\n\n--8<-- "part.md"\n\nText.', "Text."),
+    ("Ship it :rocket: now :material-check:. At 10:30:00, ==marked==, ~~gone~~, ^^new^^ and ++ctrl+c++.",
+     "Ship it now. At 10:30:00, marked, gone, new and ctrl+c."),
+])
+def test_material_syntax_is_no_prose(markdown_text: str, expected: str) -> None:
+    """Review finding: content tabs, multi-paragraph comments, math, definition lists, tables
+    without a leading pipe, pymdownx blocks and snippets were taken as prose; reference links,
+    emoji shortcodes and pymdownx's inline marks were shown as their Markdown."""
+    assert summarise(markdown_text) == expected
+
+
+def test_reference_links_show_their_text_wherever_their_definitions_are() -> None:
+    text = ("See [the docs][docs], [the API][] or [nothing].\n\n" + "More. " * 1000 +
+            "\n\n[docs]: https://x.test/d\n[The API]: https://x.test/a")
+    assert summarise(text, limit=44) == "See the docs, the API or [nothing]. More…"
+
+
 def test_no_tag_and_no_script_text_survives() -> None:
     """Raw HTML is gone, a script's text with it; a code span's text stays as text (every
     consumer escapes it: the front matter's `neutral`, the head template's autoescape)."""
