@@ -592,8 +592,8 @@ def _content_type(response: httpx.Response) -> str:
     return value.split(";")[0].strip().lower()
 
 
-#: `user:password@` after a URL's scheme.
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@")
+#: `user:password@` after a URL's scheme: up to the last `@` of the authority, as httpx and urllib read it.
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
 
 
 def display_url(url: str) -> str:

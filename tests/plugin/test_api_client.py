@@ -684,3 +684,15 @@ def test_a_password_in_an_image_url_is_not_shown_in_the_failure() -> None:
         client.download("https://user:s3cret@img.test/a.png?sig=x", max_bytes=100)
     assert "s3cret" not in str(caught.value) and "https://***@img.test/a.png" in str(caught.value)
     assert api.display_url("http://img.test/a@b.png") == "http://img.test/a@b.png"
+
+
+def test_a_password_holding_an_at_sign_is_not_shown_in_the_failure() -> None:
+    """Review finding: httpx reads `user:p@ss@host` as the password `p@ss` (the authority's last
+    `@` ends it), but display_url hid only up to the first `@` and showed `***@ss@host`."""
+    from tests.hostile import StatusServer
+
+    with StatusServer(404) as server, BlogServiceClient(server.url, retries=0) as client, \
+            pytest.raises(errors.ServiceError) as caught:
+        client.download(f"http://user:s3c@ret@127.0.0.1:{server.port}/a.png", max_bytes=100)
+    assert server.requests == ["GET /a.png HTTP/1.1"]  # httpx did take `127.0.0.1` for the host
+    assert "ret" not in str(caught.value) and f"http://***@127.0.0.1:{server.port}/a.png" in str(caught.value)
