@@ -516,12 +516,14 @@ def _check_size(decoded: int, received: int, url: str) -> None:
 def _json(response: httpx.Response, what: str) -> Any:
     try:
         value = response.json()
+        if _nests_deeper(value, MAX_JSON_DEPTH):
+            raise RecursionError  # read, but the code walking it (JSON-LD, the cache) would run out of stack
         # JSON may spell a lone UTF-16 surrogate (`"\ud800"`), which no UTF-8 file can hold
         return _without_lone_surrogates(value) if _SURROGATE_ESCAPE.search(response.content) else value
-    except RecursionError:  # `[[[[...` nested thousands deep: not an answer the spec allows
+    except RecursionError:  # `[[[[...` nested hundreds or thousands deep: not an answer the spec allows
         raise errors.InvalidResponse(
-            f"{what} answered HTTP {response.status_code} with JSON nested too deeply to read: refused; "
-            "the service is broken or not the Blog Content Service, tell its operator"
+            f"{what} answered HTTP {response.status_code} with JSON nested too deeply (more than {MAX_JSON_DEPTH} "
+            "levels): refused; the service is broken or not the Blog Content Service, tell its operator"
         ) from None
     except ValueError as exc:
         if not isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):  # JSON, past Python's int digits
@@ -535,6 +537,21 @@ def _json(response: httpx.Response, what: str) -> Any:
             f"{what} answered HTTP {response.status_code} with a body that is not JSON ({kind}); check that "
             "`base_url` in mkdocs.yml is the Blog Content Service itself, not a web page or a proxy's sign-in page"
         ) from None
+
+
+#: How deep lists and objects may nest in the service's JSON: far deeper than its data
+#: (`schemaOrgJson` included) needs, and shallow enough for the code that walks it recursively.
+MAX_JSON_DEPTH = 100
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether lists and objects nest in `value` more than `limit` deep (walked level by level,
+    without recursion)."""
+    level = [value]
+    for _ in range(limit):
+        level = [child for node in level if isinstance(node, (dict, list))
+                 for child in (node.values() if isinstance(node, dict) else node)]
+    return any(isinstance(node, (dict, list)) for node in level)
 
 
 #: A `\uD800` to `\uDFFF` escape in JSON text.

@@ -582,3 +582,19 @@ def test_an_article_without_a_description_is_described_by_its_first_paragraph(
     descriptions = re.findall(r"<description>(.*?)</description>", feed, re.DOTALL)
     assert "The first paragraph, with a link &amp; raw HTML. The second one." in descriptions, descriptions
     assert "Its own description." in descriptions and not any("Quiet" in d or "code" in d for d in descriptions)
+
+
+def test_schema_org_json_nested_hundreds_deep_is_refused_in_one_line(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Review finding: JSON nested 600 deep is read by `json.loads`, and then stopped the build
+    with a RecursionError traceback in the JSON-LD code (only `[[[...` thousands deep was refused)."""
+    deep: Any = "x"
+    for _ in range(600):
+        deep = [deep]
+    add_article(db, owner.blog_id, "Deep", schema_org_json={"@type": "BlogPosting", "about": deep})
+    config = site(tmp_path, service, db, owner, material=True)
+    with caplog.at_level(logging.WARNING):
+        run_build(config)
+    (line,) = [r.getMessage() for r in caplog.records if "failed" in r.getMessage()]
+    assert "POST /api/v1/sync answered HTTP 200 with JSON nested too deeply (more than 100 levels): refused" in line
