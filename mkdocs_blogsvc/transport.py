@@ -29,6 +29,7 @@ import ssl
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 
@@ -176,7 +177,7 @@ class StdlibTransport(httpx.BaseTransport):
         `target` replaces the URL's path in the request line."""
         body = request.read()
         sock = connection.sock
-        assert sock is not None  # connected by `_connect`, or checked by `_reuse`
+        assert isinstance(sock, _TimedSocket)  # connected by `_connect`, or checked by `_reuse`
         try:
             sock.settimeout(timeouts.get("write"))
             connection.putrequest(request.method, target or request.url.raw_path.decode("ascii"),
@@ -195,8 +196,7 @@ class StdlibTransport(httpx.BaseTransport):
             raise httpx.LocalProtocolError(str(exc)) from exc
         try:
             sock.settimeout(timeouts.get("read"))
-            if isinstance(sock, _TimedSocket):
-                sock.limit(timeouts.get("read"))  # head and body together: see the module's docstring
+            sock.limit(timeouts.get("read"))  # head and body together: see the module's docstring
             return connection.getresponse()
         except TimeoutError as exc:
             raise httpx.ReadTimeout(str(exc) or "timed out while waiting for the answer") from exc
@@ -214,7 +214,7 @@ class _TimedSocket:
         self._sock = sock
         self._ends: float | None = None
 
-    def __getattr__(self, name: str) -> object:  # sendall, settimeout, fileno, close...
+    def __getattr__(self, name: str) -> Any:  # sendall, settimeout, fileno, close...
         return getattr(self._sock, name)
 
     def limit(self, seconds: float | None) -> None:
