@@ -95,6 +95,9 @@ class StdlibTransport(httpx.BaseTransport):
         except BaseException:
             connection.close()
             raise
+        if via_proxy and response.status == 407:  # the proxy's own refusal: the request never reached the server
+            connection.close()
+            raise httpx.ConnectError(self._via(f"{response.status} {response.reason}"))
         return httpx.Response(
             response.status,
             headers=[(name.encode("latin-1"), value.encode("latin-1")) for name, value in response.getheaders()],

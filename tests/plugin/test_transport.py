@@ -206,17 +206,21 @@ def test_an_https_service_through_a_proxy_is_reached_by_a_tunnel_with_the_proxys
     assert "svc_at_one" not in head  # the bearer token travels inside the tunnel only
 
 
-def test_a_proxy_refusing_the_tunnel_is_named_without_its_password(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("scheme", ["https", "http"])
+def test_a_proxy_refusing_the_request_is_named_without_its_password(monkeypatch: pytest.MonkeyPatch, scheme: str) -> None:
+    """A 407 is the proxy's answer, not the service's: for an https service the tunnel is refused,
+    for an http one the request (which then never reached the service)."""
     with StatusServer(407) as proxy:
-        monkeypatch.setenv("HTTPS_PROXY", f"http://ci:hunter2@127.0.0.1:{proxy.port}")
+        monkeypatch.setenv(f"{scheme.upper()}_PROXY", f"http://ci:hunter2@127.0.0.1:{proxy.port}")
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        with BlogServiceClient("https://blog.invalid", retries=0) as client, \
+        with BlogServiceClient(f"{scheme}://blog.invalid", retries=0) as client, \
                 pytest.raises(errors.TransportError) as caught:
             client.probe("/api/v1/status")
     message = str(caught.value)
-    assert message.startswith(f"could not reach the Blog Content Service at https://blog.invalid: through the proxy "
-                              f"127.0.0.1:{proxy.port}: Tunnel connection failed: 407"), message
+    refusal = "Tunnel connection failed: 407" if scheme == "https" else "407 "
+    assert message.startswith(f"could not reach the Blog Content Service at {scheme}://blog.invalid: through the proxy "
+                              f"127.0.0.1:{proxy.port}: {refusal}"), message
     assert "hunter2" not in message and "\n" not in message
 
 
