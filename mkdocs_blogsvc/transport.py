@@ -71,6 +71,8 @@ class StdlibTransport(httpx.BaseTransport):
         self._lock = threading.Lock()
         self._tls: ssl.SSLContext | None = None
         self._proxy = proxy
+        #: where connections go instead of the server, with a proxy
+        self._proxy_address = None if proxy is None else (proxy.host, proxy.port or 80)
         #: `Proxy-Authorization` from the proxy URL's user and password, as httpx sends it
         #: (`httpx.URL` has already percent-decoded them: decoding again would turn a `%41` in a
         #: password into an `A`)
@@ -138,8 +140,8 @@ class StdlibTransport(httpx.BaseTransport):
 
     def _connect(self, origin: Origin, timeout: float | None) -> http.client.HTTPConnection:
         scheme, host, port = origin
-        if self._proxy is not None:  # the connection goes to the proxy
-            host, port = self._proxy.host, self._proxy.port or 80
+        if self._proxy_address is not None:  # the connection goes to the proxy
+            host, port = self._proxy_address
         try:
             if scheme == "https":
                 connection: http.client.HTTPConnection = http.client.HTTPSConnection(
@@ -159,9 +161,9 @@ class StdlibTransport(httpx.BaseTransport):
 
     def _via(self, reason: str) -> str:
         """`reason`, naming the proxy (never its user or password) when there is one."""
-        if self._proxy is None:
+        if self._proxy_address is None:
             return reason
-        return f"through the proxy {self._proxy.host}:{self._proxy.port or 80}: {reason}"
+        return f"through the proxy {self._proxy_address[0]}:{self._proxy_address[1]}: {reason}"
 
     def _tls_context(self) -> ssl.SSLContext:
         with self._lock:
