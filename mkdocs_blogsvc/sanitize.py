@@ -103,7 +103,36 @@ _CLEAN_OPTIONS = {
     "filter_style_properties": {"text-align"},
     "link_rel": None,
 }
-_HTML_CLEANER = nh3.Cleaner(attributes=ALLOWED_ATTRIBUTES, **_CLEAN_OPTIONS)  # type: ignore[arg-type]
+
+#: What mkdocs-glightbox writes on the link it wraps around each image (its `on_page_content`
+#: runs before the HTML pass), kept in the HTML pass only and only with values that do nothing
+#: but size, place and caption the lightbox: `data-type` "image" (not "external", an iframe, or
+#: "inline", a piece of the page), the caption's side, the light or dark gallery of
+#: `auto_themed`, a CSS length as width or height, and a title (`auto_caption`: the image's alt
+#: text) without `<` or `&`, because GLightbox shows the title as HTML. `data-description`
+#: (HTML too, or a selector) stays removed.
+_GLIGHTBOX_VALUES = {
+    "data-type": {"image"},
+    "data-desc-position": {"bottom", "top", "left", "right"},
+    "data-gallery": {"light", "dark"},
+}
+_GLIGHTBOX_SIZES = frozenset({"data-width", "data-height"})
+_CSS_LENGTH = re.compile(r"auto|\d{1,5}(\.\d{1,3})?(px|%|em|rem|vw|vh)?")
+
+
+def _html_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
+    if attribute in _GLIGHTBOX_SIZES:
+        return value if _CSS_LENGTH.fullmatch(value) else None
+    if attribute == "data-title":
+        return None if "<" in value or "&" in value else value
+    return value
+
+
+_HTML_CLEANER = nh3.Cleaner(
+    attributes={**ALLOWED_ATTRIBUTES, "a": ALLOWED_ATTRIBUTES["a"] | _GLIGHTBOX_SIZES | {"data-title"}},
+    attribute_filter=_html_attribute_filter,
+    **{**_CLEAN_OPTIONS, "tag_attribute_values": {**_ATTRIBUTE_VALUES, "a": _GLIGHTBOX_VALUES}},  # type: ignore[arg-type]
+)
 
 #: Characters that Python-Markdown's inline patterns act on *before* they set raw HTML aside
 #: (code spans, backslash escapes, links, attr_list): in an attribute value of a tag we write

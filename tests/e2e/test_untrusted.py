@@ -520,3 +520,49 @@ def test_material_privacy_never_fetches_an_address_however_it_is_spelled(
                            "Lead.\n\n" + SPELLED_OTHERWISE[name].format(port=port, addr=f"127.0.0.1:{port}") + "\n")
     assert requested == [], "the build fetched an address named by an article"
     assert not any(b"AWS_SECRET" in p.read_bytes() for p in (tmp_path / "site").rglob("*") if p.is_file())
+
+
+class Anchors(HTMLParser):
+    """The attributes of every <a> element."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.anchors: list[dict[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.anchors.append(dict(attrs))
+
+
+def test_glightbox_keeps_its_lightbox_on_article_images_and_nothing_an_article_could_abuse(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Review finding: mkdocs-glightbox wraps each image in a link carrying the lightbox's
+    settings, before the HTML pass, which removed them all (and logged them as removed from
+    every article, at every build). Its inert settings are kept; what GLightbox would show as
+    HTML or load into an iframe is still removed, whoever wrote it."""
+    with db.session(write=True) as session:
+        key = media.store_image(session, owner.blog_id, PNG)
+    add_article(db, owner.blog_id, "Pictured", slug="pictured", cover_media_key=key, content=(
+        "Text.\n\n"
+        '<a class="glightbox" data-type="external" data-width="calc(1px)" data-desc-position="middle" '
+        'href="https://frame.example/">framed</a>\n'
+))
+    config = write_site(tmp_path, service.url, material=True)
+    data = yaml.safe_load(config.read_text())
+    data["plugins"].append({"glightbox": {"auto_caption": True, "height": "80vh"}})
+    config.write_text(yaml.safe_dump(data))
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    caplog.set_level(logging.INFO)
+    run_build(config, strict=True)
+    anchors = Anchors()
+    anchors.feed(post_page(tmp_path / "site", "pictured").read_text(encoding="utf-8"))
+    (cover,) = [a for a in anchors.anchors if "/images/" in str(a.get("href"))]
+    assert cover["class"] == "glightbox" and cover["data-type"] == "image"
+    assert (cover["data-width"], cover["data-height"], cover["data-desc-position"]) == ("auto", "80vh", "bottom")
+    assert cover["data-title"] == "Pictured"  # auto_caption: the cover's alt text, plain
+    (framed,) = [a for a in anchors.anchors if a.get("href") == "https://frame.example/"]
+    assert framed == {"class": "glightbox", "href": "https://frame.example/"}
+    removed = [r.getMessage() for r in caplog.records if "removed" in r.getMessage()]
+    assert len(removed) == 1 and "pictured" in removed[0], removed
+    assert "data-type" in removed[0] and "data-width" in removed[0] and "data-desc-position" in removed[0]

@@ -335,6 +335,26 @@ def test_html_pass_leaves_clean_html_alone() -> None:
     assert not cleaned.removed
 
 
+@pytest.mark.parametrize(("attribute", "kept", "removed"), [
+    ("data-type", "image", "external"),
+    ("data-type", "image", "inline"),
+    ("data-width", "900px", "calc(100% - 1px)"),
+    ("data-height", "80vh", "auto;x"),
+    ("data-desc-position", "left", "middle"),
+    ("data-gallery", "dark", "g1"),
+    ("data-title", "A plain caption", "&lt;img src=x onerror=alert(1)&gt;"),
+    ("data-title", "A plain caption", "Fish &amp; chips"),
+])
+def test_html_pass_keeps_only_glightbox_settings_that_do_nothing_else(attribute: str, kept: str, removed: str) -> None:
+    """GLightbox shows a title as HTML and loads `external` into an iframe: only inert values pass."""
+    assert clean_html(f'<a class="glightbox" href="a.png" {attribute}="{kept}">i</a>').text == (
+        f'<a class="glightbox" href="a.png" {attribute}="{kept}">i</a>')
+    cleaned = clean_html(f'<a class="glightbox" href="a.png" {attribute}="{removed}">i</a>')
+    assert cleaned.text == '<a class="glightbox" href="a.png">i</a>'
+    assert cleaned.removed.counts[("attribute", attribute)] == 1
+    assert clean_html(f'<p {attribute}="{kept}">i</p>').text == "<p>i</p>", "on links only"
+
+
 @pytest.mark.parametrize(
     ("url", "scheme"),
     [("javascript:x", "javascript"), (" JaVa\tScript:x", "javascript"), ("jav&#x61;script:x", "javascript"),
