@@ -20,6 +20,7 @@ cannot heal by themselves (credentials, configuration, an unwritable cache) alwa
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -53,9 +54,11 @@ class SyncCoordinator:
     changed.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, config_file: str | None = None) -> None:
         self.settings = settings
         self.cache = Cache(settings.cache_dir)
+        #: mkdocs.yml, and its modification time when `settings` were read from it.
+        self._read_from = _modified(config_file)
         #: monotonic time of the last sync attempt, the build's or the background one's.
         self.last_sync_attempt: float | None = None
         #: held by a build from `begin_build` to `end_build`, and by each background sync;
@@ -66,17 +69,26 @@ class SyncCoordinator:
         self._poll_errors = watch.WarnOnce(log)  # reset when a background sync succeeds
         self._poll_notices = watch.WarnOnce(log)  # never reset: shown once per `mkdocs serve`
 
-    def update(self, settings: Settings) -> None:
+    def update(self, settings: Settings, config_file: str | None = None) -> None:
         """New settings at a `mkdocs serve` rebuild (mkdocs.yml may have changed)."""
         self.settings = settings
+        self._read_from = _modified(config_file)
         if settings.cache_dir != self.cache.root:  # another cache: its first build syncs
             self.cache = Cache(settings.cache_dir)
             self.last_sync_attempt = None
 
-    def switch_off(self) -> None:
+    def switch_off(self, config_file: str | None = None) -> None:
         """`enabled: false` set in mkdocs.yml while serving: the background sync pauses until a
         rebuild brings settings that switch it on (and then wakes it, see `poll`)."""
         self.settings = replace(self.settings, enabled=False)
+        self._read_from = _modified(config_file)
+
+    def _settings_outdated(self) -> bool:
+        """Whether mkdocs.yml changed after the settings were read from it. The rebuild that
+        reads it brings new settings and wakes the background sync; when the plugin was taken
+        out of mkdocs.yml, no rebuild ever does, and the background sync stays paused rather
+        than sync and rebuild for a blog the site no longer shows."""
+        return self._read_from is not None and _modified(self._read_from[0]) != self._read_from
 
     def begin_build(self, is_serve: bool) -> tuple[CacheContents, SyncReport, str]:
         """Take both locks, read the cache and sync if due; returns the cache, what changed and
@@ -173,10 +185,11 @@ class SyncCoordinator:
         that follows finds the sync recent and builds from the cache.
         """
         settings = self.settings
-        if not settings.enabled or settings.offline or settings.sync_interval <= 0:
-            # Switched off in mkdocs.yml while serving: the rebuild that switches it on wakes the
-            # poller once it has synced itself (looking again every second, the poller could
-            # sync between that rebuild's on_config and its own sync, and rebuild the site twice).
+        if not settings.enabled or settings.offline or settings.sync_interval <= 0 or self._settings_outdated():
+            # Switched off in mkdocs.yml while serving, or mkdocs.yml edited: the rebuild that
+            # switches it on wakes the poller once it has synced itself (looking again every
+            # second, the poller could sync between that rebuild's on_config and its own sync,
+            # and rebuild the site twice).
             return PAUSED
         if (wait := self._seconds_until_due(settings)) > 0:
             return wait
@@ -234,3 +247,13 @@ def _ever_synced(contents: CacheContents) -> bool:
     """Whether the cache holds a sync: articles, or a blog synced with none yet (every saved
     sync records the blog's slug). Building from it then leaves nothing out."""
     return bool(contents.articles) or BLOG_SLUG in contents.manifest.records
+
+
+def _modified(path: str | None) -> tuple[str, int] | None:
+    """`path` with its modification time (ns; -1 when it cannot be read), None without a path."""
+    if path is None:
+        return None
+    try:
+        return path, os.stat(path).st_mtime_ns
+    except OSError:
+        return path, -1

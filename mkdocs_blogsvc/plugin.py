@@ -119,13 +119,13 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:
             if self.coordinator is not None:  # switched off in mkdocs.yml while serving
-                self.coordinator.switch_off()
+                self.coordinator.switch_off(config.config_file_path)
             return None
         self.settings = _resolve(self.config, config)
         if self.coordinator is None:
-            self.coordinator = SyncCoordinator(self.settings)
+            self.coordinator = SyncCoordinator(self.settings, config.config_file_path)
         else:  # a `mkdocs serve` rebuild: mkdocs.yml may have changed
-            self.coordinator.update(self.settings)
+            self.coordinator.update(self.settings, config.config_file_path)
         if self._watches is not None:  # `mkdocs serve`: the templates or cache_dir may have changed
             self._watch_paths()
         for other in config.plugins.values():

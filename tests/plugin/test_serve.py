@@ -224,6 +224,37 @@ def test_background_sync_pauses_when_mkdocs_yml_switches_the_plugin_off_while_se
         server.server_close()
 
 
+def test_background_sync_stops_when_the_plugin_is_taken_out_of_mkdocs_yml_while_serving(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """Taken out of mkdocs.yml while serving, the plugin is never called again (MkDocs keeps its
+    instance), yet its background sync went on syncing and rebuilding the site at each change
+    of the blog. It pauses from the edit; put back, the plugin syncs again."""
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
+    plugin = serve_build(config, first=True)
+    server = LiveReloadServer(builder=lambda: None, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
+    plugin.on_serve(server, config=load_config(str(config)), builder=lambda: None)
+    coordinator = plugin.coordinator
+    assert coordinator is not None and coordinator.last_sync_attempt is not None
+    with_plugin = config.read_text(encoding="utf-8")
+    try:
+        without = yaml.safe_load(with_plugin)
+        without["plugins"] = []
+        config.write_text(yaml.safe_dump(without, sort_keys=False), encoding="utf-8")
+        build(load_config(str(config)))  # the rebuild MkDocs runs: the plugin is not called
+        add_article(db, owner.blog_id, "Written after the plugin left")
+        service.requests.clear()
+        coordinator.last_sync_attempt -= 60
+        assert coordinator.poll() == PAUSED and service.requests == [], "no sync for a site without the blog"
+
+        config.write_text(with_plugin, encoding="utf-8")
+        assert serve_build(config) is plugin  # put back: MkDocs hands back the same instance
+        coordinator.last_sync_attempt -= 60
+        assert coordinator.poll() == 60 and service.requests[-1] == "/api/v1/sync", "put back: it syncs"
+    finally:
+        plugin.on_shutdown()
+        server.server_close()
+
+
 @pytest.mark.parametrize("off", [{"sync_interval": 0}, {"offline": True}, {"enabled": False}])
 def test_background_sync_starts_when_mkdocs_yml_switches_it_on_while_serving(
         tmp_path: Path, service: Service, db: Database, owner: Owner, off: dict[str, object]) -> None:
