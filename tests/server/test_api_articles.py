@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from datetime import datetime, timezone
 from typing import Any
@@ -136,6 +138,18 @@ def test_article_has_every_field_of_the_spec(api: httpx.Client, db: Database, ow
     }
     assert article["contentHash"] != content_hash("Full Article", "Summary", content, ["python", "mkdocs"])
     assert api.get("/api/v1/articles").json()["articles"] == [article]
+
+
+@pytest.mark.parametrize(("title", "description", "content", "tags"), [
+    ("Plain", "About", "Body.", ["a", "b"]),
+    ('Quotes " and \\ backslash', None, "Tabs\tnew\nlines\r\x00\x1f\x7f", []),
+    ("Ünïcödé ✓ 🎉", "", "Line\u2028separator\u2029 and </script>", ["ß", "日本語", ""]),
+])
+def test_content_hash_is_the_documented_rule(title: str, description: str | None, content: str, tags: list[str]) -> None:
+    """SHA-256 of the compact JSON array as json.dumps writes it (service-behaviour.md): what a
+    client recomputes, whatever characters the fields hold."""
+    payload = json.dumps([title, description, content, tags], ensure_ascii=False, separators=(",", ":"))
+    assert content_hash(title, description, content, tags) == hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def test_nullable_fields_are_null(api: httpx.Client, db: Database, owner: Owner) -> None:
