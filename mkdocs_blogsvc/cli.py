@@ -299,6 +299,7 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
         BlogServiceError,
         ConfigurationError,
         InvalidResponse,
+        NeverSynced,
         ServiceError,
         TransportError,
     )
@@ -328,10 +329,15 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
     def export_once(sync: bool, only_if_changed: bool) -> tuple[Any, Exported, int, int]:
         from mkdocs_blogsvc.export import Exported, export_site
         from mkdocs_blogsvc.pages import render_pages
-        from mkdocs_blogsvc.sync import SyncReport
+        from mkdocs_blogsvc.sync import SyncReport, ever_synced
 
         with _locked_cache(settings) as cache:
             contents, report = _run_sync(settings, cache) if sync else (cache.read(), SyncReport())
+            if not sync and not ever_synced(contents):  # a new clone; `zensical build --clean` deletes .cache/
+                raise NeverSynced(
+                    f"the cache in {settings.cache_dir} holds no sync of the blog (none was made here, or the "
+                    f"cache was deleted since), so there is nothing to export from it: {dest} is left as it is"
+                )
             if only_if_changed and not report.changed:
                 return report, Exported(0, 0), len(contents.articles), 0
             head = ExportHead(site.site_url, contents.manifest.blog_language)
@@ -360,13 +366,21 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
     every = interval or settings.sync_interval or 60
     try:
         _, exported, pages, images = export_once(not (offline or settings.offline), False)
+    except NeverSynced as exc:  # offline: never export an empty blog over the earlier export
+        step = "run the export without --offline" if offline else "set offline: false in mkdocs.yml"
+        raise NeverSynced(f"{exc}; {step} to sync first") from None
     except (InvalidResponse, ServiceError, TransportError) as exc:  # the service's part, not the cache's
         if not watch:
             raise BlogServiceError(f"{exc} (`export --offline` exports what the cache holds)") from None
         # --watch waits out an outage from its first round on, as from every later one
         click.echo(f"Warning: the sync failed ({exc}); exporting what the cache holds, and trying again every "
                    f"{every} s", err=True)
-        _, exported, pages, images = export_once(False, False)
+        try:
+            _, exported, pages, images = export_once(False, False)
+        except NeverSynced as empty:
+            click.echo(f"Warning: {empty}, until a sync succeeds.", err=True)
+            _watch_export(settings, every, lambda: export_once(True, True))
+            return
     click.echo(f"Exported {pages} articles and {images} images to {dest} "
                f"({exported.written} files written, {exported.removed} removed).")
     if watch:

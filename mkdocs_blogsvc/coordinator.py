@@ -40,7 +40,7 @@ from mkdocs_blogsvc.errors import (
     SyncFailed,
 )
 from mkdocs_blogsvc.logs import log
-from mkdocs_blogsvc.sync import BLOG_SLUG, SyncReport, sync_cache
+from mkdocs_blogsvc.sync import SyncReport, ever_synced, sync_cache
 
 #: What `poll` waits while the background sync is switched off in mkdocs.yml (a rebuild wakes it).
 PAUSED = 3600.0
@@ -125,7 +125,7 @@ class SyncCoordinator:
         settings = self.settings
         cached = SyncReport(unchanged=len(contents.articles))
         if settings.offline:
-            if not _ever_synced(contents):  # a fresh CI runner, a new clone: say so (`--strict` stops)
+            if not ever_synced(contents):  # a fresh CI runner, a new clone: say so (`--strict` stops)
                 log.warning(
                     "offline is true and the cache holds no article, so the blog's articles are left out of "
                     "this build; set offline: false to sync them (in CI, restore .cache/ as the CI recipe does)"
@@ -151,7 +151,7 @@ class SyncCoordinator:
             # an outage to wait out, so this stops the build too.
             raise ConfigurationError(f"the sync with {settings.base_url} failed: {exc}") from None
         except BlogServiceError as exc:
-            stops = access.sync_failure_stops(settings, _ever_synced(contents))
+            stops = access.sync_failure_stops(settings, ever_synced(contents))
             if stops is not None:
                 raise SyncFailed(f"blogsvc: the sync with {settings.base_url} failed: {exc}; {stops}") from exc
             log.warning(
@@ -241,12 +241,6 @@ class SyncCoordinator:
             f"the background sync failed unexpectedly ({type(exc).__name__}: {redact(str(exc))[:300]}); "
             "trying again in a few seconds; if it persists, please report it with the build's log"
         )
-
-
-def _ever_synced(contents: CacheContents) -> bool:
-    """Whether the cache holds a sync: articles, or a blog synced with none yet (every saved
-    sync records the blog's slug). Building from it then leaves nothing out."""
-    return bool(contents.articles) or BLOG_SLUG in contents.manifest.records
 
 
 def _modified(path: str | None) -> tuple[str, int] | None:

@@ -104,6 +104,11 @@ class CacheDamaged(BlogServiceError):
     """A cache file the check trusted changed during the build (edited behind the cache's back)."""
 
 
+class NeverSynced(BlogServiceError):
+    """`export` without a sync (`--offline`, or `--watch` while the service is down) from a cache
+    that holds no sync of the blog: it would export no article and remove the earlier export's."""
+
+
 class SyncFailed(BlogServiceError):
     """The sync of a build failed and `on_error: fail` says the build must stop."""
 

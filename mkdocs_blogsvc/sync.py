@@ -253,6 +253,12 @@ def _learn_blog(client: SyncClient, manifest: Manifest) -> None:
     manifest.records[BLOG_SLUG] = status.blog.slug
 
 
+def ever_synced(contents: CacheContents) -> bool:
+    """Whether the cache holds a sync: articles, or a blog synced with none yet (every saved
+    sync records the blog's slug). Building or exporting from it then leaves nothing out."""
+    return bool(contents.articles) or BLOG_SLUG in contents.manifest.records
+
+
 def full_sync_due(manifest: Manifest, interval: float | None, now: datetime) -> bool:
     """Whether this sync asks for every article (an empty `knownArticles`).
 

@@ -437,6 +437,33 @@ def test_a_failed_sync_names_offline_and_watch_waits_it_out(tmp_path: Path, serv
     assert "Traceback" not in output and output.rstrip().endswith("Stopped.")
 
 
+def test_an_export_from_a_cache_never_synced_leaves_the_earlier_export_as_it_is(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    """`zensical build --clean` deletes .cache/: `export --offline` (the advice of a failed
+    sync), or `--watch` while the service is down, must not export an empty blog over the pages."""
+    add_article(db, owner.blog_id, "Kept")
+    config = site(tmp_path, service, db, owner)
+    run_export(config)
+    page = tmp_path / "docs" / "blog" / "posts" / "kept.md"
+    shutil.rmtree(tmp_path / ".cache")
+    offline = CliRunner().invoke(main, ["export", str(tmp_path / "docs"), "-f", str(config), "--offline"])
+    assert offline.exit_code == 1 and len(offline.output.splitlines()) == 1, offline.output
+    assert offline.output.startswith(f"Error: the cache in {tmp_path / '.cache' / 'blogsvc'} holds no sync of the blog")
+    assert offline.output.rstrip().endswith("is left as it is; run the export without --offline to sync first")
+    assert page.is_file()
+
+    config.write_text(config.read_text(encoding="utf-8").replace(service.url, "http://127.0.0.1:9"), encoding="utf-8")
+    write_credentials(tmp_path / "credentials.json", "http://127.0.0.1:9", issue_access_token(db, owner))
+    with (tmp_path / "watch.log").open("w+") as log:
+        with watching(tmp_path / "docs", config, log):
+            pass
+        output = read(log)
+    assert "holds no sync of the blog" in output and "is left as it is, until a sync succeeds." in output, output
+    assert "Exported" not in output and "Traceback" not in output and output.rstrip().endswith("Stopped.")
+    assert page.is_file()
+
+
 def test_export_leaves_a_dangling_symlink_and_a_folder_at_its_paths_as_they_are(
     tmp_path: Path, service: Service, db: Database, owner: Owner,
 ) -> None:
