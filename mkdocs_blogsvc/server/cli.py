@@ -6,6 +6,7 @@ Every refusal is one line on stderr (`Error: ...`) with exit status 1, never a t
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import socket
@@ -88,7 +89,12 @@ def run(
         # Bound here rather than by werkzeug, which prints its own errors and calls sys.exit.
         listener = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
     except OSError as exc:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        if exc.errno == errno.EADDRINUSE:
+            step = ("stop what uses it (`mkdocs serve` listens on 127.0.0.1:8000 by default too), "
+                    "or pass another --port (0: any free port)")
+        else:
+            step = "check --host and --port"
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}; {step}") from None
     try:
         database = open_database(db_target)
         secret = session_secret(db_target, database)

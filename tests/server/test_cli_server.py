@@ -147,6 +147,7 @@ def test_a_busy_port_is_a_clear_error(tmp_path: Path) -> None:
         result = subprocess.run(server_command(tmp_path / "x.db", "--port", str(port)), capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 1
     assert result.stderr.startswith(f"Error: cannot listen on 127.0.0.1:{port}: ") and "Traceback" not in result.stderr
+    assert result.stderr.rstrip().endswith("or pass another --port (0: any free port)"), result.stderr
 
 
 def test_session_key_is_private_and_stable(tmp_path: Path) -> None:
