@@ -58,6 +58,9 @@ MAX_IMAGE_SECONDS = 20.0
 MAX_PAGE_SIZE = 100
 
 #: httpx errors raised before the request was written: safe to retry even a refresh.
+#: What OpenSSL says when the other end of an https address answers in plain http (a 400 page,
+#: or closing the connection).
+_NOT_TLS = re.compile(r"WRONG_VERSION_NUMBER|UNEXPECTED_EOF_WHILE_READING|HTTP_REQUEST|RECORD_LAYER_FAILURE")
 _NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 #: Token-looking substrings, scrubbed from any text the service sends back to us.
 _TOKEN_PATTERN = re.compile(r"svc_(?:at|rt)_[A-Za-z0-9\-._~+/]+=*")  # the spec's prefixes, then a b64token (RFC 6750)
@@ -448,6 +451,9 @@ class BlogServiceClient:
                 f"the answer of the Blog Content Service at {self.base_url} broke off: {detail} ({kind}); "
                 "try again later, and if it persists, check the service and any proxy in between"
             )
+        elif self.base_url.startswith("https:") and _NOT_TLS.search(detail):
+            hint = ("the service does not answer in TLS (https) at that address; if it serves plain http, as the "
+                    f"reference service does without a TLS proxy in front, set `base_url` to http:{self.base_url[6:]}")
         else:
             hint = "check `base_url` in mkdocs.yml, that the service is running, and your network or proxy"
         return errors.TransportError(

@@ -115,7 +115,7 @@ def login(config_file: str | None, blog_dir: str | None, no_browser: bool, timeo
         click.echo("\nLogin cancelled: nothing was saved. Run `mkdocs-blogsvc login` to start again.", err=True)
         raise click.exceptions.Exit(130) from None
     blog = result.status.blog
-    click.echo(f'Connected to the blog "{blog.name}" ({blog.slug}, {blog.article_count} published articles) at {settings.base_url}.')
+    click.echo(f'Connected to the blog "{blog.name}" ({blog.slug}, {blog.article_count} published article{"" if blog.article_count == 1 else "s"}) at {settings.base_url}.')
     click.echo(f"Credentials saved to {result.credentials_file} (keep this folder out of version control).")
 
 

@@ -169,6 +169,18 @@ def wait_for(condition: object, timeout: float = 5.0) -> bool:
     return bool(condition())
 
 
+class HangUpServer(_LoopbackServer):
+    """Reads what the client sends first, then closes the connection without a word (a plain
+    http server meeting a TLS handshake, as gunicorn does)."""
+
+    def handle(self, conn: socket.socket) -> None:
+        try:
+            conn.recv(65536)
+            conn.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 class StatusServer(_LoopbackServer):
     """Answers every request with `status`, `headers` and a JSON error body (a service that
     keeps saying 429 or 503), counting the requests."""

@@ -4,6 +4,7 @@ connections, broken bodies)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.images import download_all
 from tests.conftest import IN_PROCESS_URL, add_article, add_owner, issue_access_token
 from tests.e2e.sites import Service
+from tests.hostile import HangUpServer
 from tests.plugin.conftest import STATUS_BODY
 
 BASE = "http://service.test"
@@ -399,6 +401,27 @@ def test_an_https_service_is_verified_and_a_self_signed_one_refused(
         assert client.status().blog.slug == "b"
         assert client.status().status == "active"  # the second request reuses the TLS transport
     assert loads[1:] == [str(cert_file)]
+
+
+@pytest.mark.parametrize("server", ["werkzeug", "hang-up"])
+def test_an_https_address_of_a_plain_http_service_says_to_use_http(db, server: str) -> None:  # type: ignore[no-untyped-def]
+    """New-user finding: `https://` in base_url for the reference service (plain http) gave only
+    OpenSSL's `WRONG_VERSION_NUMBER` or `UNEXPECTED_EOF_WHILE_READING`."""
+    with contextlib.ExitStack() as stack:
+        if server == "werkzeug":  # answers the handshake with a 400 page
+            service = Service(db)
+            stack.callback(service.stop)
+            url = service.url
+        else:
+            url = stack.enter_context(HangUpServer()).url
+        https = url.replace("http://", "https://")
+        client = stack.enter_context(BlogServiceClient(https, tokens=FixedTokens("svc_at_one"), retries=0))
+        with pytest.raises(errors.TransportError) as raised:
+            client.status()
+    message = str(raised.value)
+    assert message.startswith(f"could not reach the Blog Content Service at {https}: ")
+    assert message.endswith(f"if it serves plain http, as the reference service does without a TLS proxy in front, "
+                            f"set `base_url` to {url}")
 
 
 def test_a_plain_http_service_loads_no_certificates(db, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

@@ -85,7 +85,7 @@ def test_login_status_refresh_logout_never_show_a_token(site: Site, monkeypatch,
     result = runner.invoke(main, ["login", "-f", str(site.config_file), "--timeout", "30"])
     outputs.append(result.output)
     assert result.exit_code == 0, result.output
-    assert f"Connected to the blog \"Alice's Blog\" ({site.owner.blog_slug}, 1 published articles)" in result.output
+    assert f"Connected to the blog \"Alice's Blog\" ({site.owner.blog_slug}, 1 published article)" in result.output
     assert str(site.credentials.path) in result.output
     assert stat.S_IMODE(site.credentials.path.stat().st_mode) == 0o600
 
