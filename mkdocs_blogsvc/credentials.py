@@ -62,7 +62,7 @@ def _expired_on(when: float) -> str:
 _LOG_IN_AGAIN = (
     f"Run `mkdocs-blogsvc login` again; in CI, then put the output of `mkdocs-blogsvc token --print-refresh-token` "
     f"in the {config.ENV_REFRESH_TOKEN} secret: a build whose stored credentials are refused starts again from it "
-    "(see the CI recipe, example-site/docs/reference/ci.md)"
+    "(see the CI recipe page of the docs)"
 )
 
 
