@@ -113,6 +113,12 @@ HOSTILE = {
     "link destination over a line break in a quote": "> [x](java\n> script:alert(1))",
     "link destination over a line break in a list": "- a\n\n    [x](java\n    script:alert(1))",
     "link after a destination over a line break": "[x](java\n[a](javascript:alert(1))",
+    # Python-Markdown reads lone CRs as line ends and drops STX before anything else
+    "reference after lone carriage returns": "[x][r]\r\r[r]: javascript:alert(1)",
+    "reference label holding STX": "[x][r]\n\n[r]\x02: javascript:alert(1)",
+    # a line holding two attr lists, the second setting a handler
+    "second attr list on a line": "*a*{: .x } and *b*{: onclick=alert(1) }",
+    "unfinished link to an upper-case script": "[x](<SCRIPT>window.pwned=1/*\n",
 }
 
 #: Ids that would break out of a theme's unescaped `href="#{{ id }}"` (the table of contents).
@@ -120,6 +126,7 @@ HOSTILE_IDS = {
     "attr_list id": "## Heading {: id='q\" onfocus=\"alert(1)\" autofocus tabindex=\"1' }",
     "md_in_html id": "<h2 markdown=\"1\" id='z\" onfocus=\"alert(1)\" autofocus tabindex=\"1'>Heading</h2>",
     "attr_list id with a space": "## Heading {: #a&#32;onfocus=alert(1) }",
+    "attr_list id without spaces": "## Heading {: id='q\"onfocus=\"alert(1)\"autofocus' }",
 }
 
 #: Rewritten, nothing removed: a code span holding a tag becomes `<code>` with escaped text; a
@@ -136,6 +143,8 @@ EXTENSIONS = {
     "mkdocs": ["toc", "tables", "fenced_code"],
     "material": ["toc", "tables", "attr_list", "md_in_html", "footnotes", "admonition",
                  "pymdownx.superfences", "pymdownx.tasklist", "pymdownx.details"],
+    # MkDocs' own fenced_code with attr_list: attributes on a fence go onto its `<code>`
+    "mkdocs+attr_list": ["toc", "tables", "fenced_code", "attr_list", "md_in_html"],
 }
 
 SAFE_BODY = """\
@@ -386,3 +395,48 @@ def test_ids_stay_plain_words_for_the_table_of_contents(name: str) -> None:
     found = ids(md.toc_tokens)  # type: ignore[attr-defined]
     assert found and all(re.fullmatch(r"[\w.:-]+", value) for value in found), found
     assert cleaned.removed, "the unsafe id is counted as removed"
+
+
+def test_counts_an_element_not_the_attributes_that_went_with_it() -> None:
+    removed = clean_html('<iframe src="https://e.example/" title="t"></iframe>').removed
+    assert removed.summary() == "1 <iframe> element"
+
+
+def test_counts_attributes_of_self_closing_tags() -> None:
+    cleaned = clean_markdown('<img src="a.png" onerror="alert(1)" />')
+    assert cleaned.text == '<img src="a.png">'
+    assert cleaned.removed.summary() == "1 onerror attribute"
+
+
+def test_comments_holding_a_bracket_are_removed() -> None:
+    """Only comments with neither `<` nor `>` inside (`<!-- more -->`) are kept."""
+    assert clean_markdown("A <!-- a > b --> B <!-- a < b --> C").text == "A  B  C"
+
+
+def test_a_stray_end_tag_of_a_dropped_element_keeps_the_text_after_it() -> None:
+    assert clean_markdown("Text </textarea> more text").text == "Text  more text"
+
+
+def test_end_tags_of_removed_elements_are_removed() -> None:
+    assert clean_markdown("<form action=x>text</form>").text == "text"
+
+
+def test_dropped_elements_are_found_in_any_case() -> None:
+    assert clean_markdown("<SCRIPT>alert(1)</SCRIPT>after").text == "after"
+
+
+def test_an_unclosed_dropped_element_takes_the_rest_of_the_text() -> None:
+    """As a browser does: everything after an unclosed `<script>` is its content."""
+    assert clean_markdown("before\n\n<script>alert(1)\n\nmore").text == "before\n\n"
+
+
+def test_an_escaped_backtick_opens_no_code_span() -> None:
+    body = "A literal \\` then <b>bold</b> and a `"
+    cleaned = clean_markdown(body)
+    assert cleaned.text == body and not cleaned.removed
+
+
+def test_raw_html_tables_are_kept() -> None:
+    body = '<table><tr><th scope="col">h</th></tr><tr><td align="right" colspan="2">x</td></tr></table>'
+    cleaned = clean_markdown(body)
+    assert cleaned.text == body and not cleaned.removed
