@@ -12,7 +12,7 @@ import pytest
 from mkdocs_blogsvc.api import BlogServiceClient, display_url
 from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.images import download_all, is_fetchable
-from mkdocs_blogsvc.imagetypes import sniff
+from mkdocs_blogsvc.imagetypes import looks_like_svg, sniff
 from mkdocs_blogsvc.server import media
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import IN_PROCESS_URL, add_owner
@@ -29,6 +29,13 @@ SAMPLES_BY_TYPE = [
     (b"\0\0\0\x1cftypavif\0\0\0\0", "avif"), (AVIF_COMPATIBLE, "avif"),
     (SVG, None), (b"<html>", None), (b"", None), (PNG[:12] + b"XXXX", None), (b"RIFF\0\0\0\0WAVEfmt ", None),
     (b"\0\0\0\x1cftypmp42\0\0\0\0isommp41", None),
+    (b"\0\0\0\x1cftypavis\0\0\0\0", "avif"),  # an AVIF image sequence
+    # near misses: each differs from an accepted signature in one part
+    (b"\xff\xd8\x00\xe0rest", None), (b"GIF90a....", None), (b"RIFF\0\0\0\0WEBPXXXX", None),
+    (b"RIFF\0\0\0\0AVI VP8 ", None), (b"\0\0\0\x1cmoovavif\0\0\0\0", None),
+    (b"\0\0\0\x14ftypmif1\0\0\0\0mif1avif" + bytes(8), None),  # `avif` after the ftyp box's end
+    (b"\0\0\0\x18ftypmif1avifmiaf", None),  # `avif` as the minor version, not a brand
+    (b"\0\0\0\x18ftypmif1\0\0\0\0xxavifxx", None),  # `avif` across two brands
 ]
 
 
@@ -56,9 +63,17 @@ def test_display_url_drops_query_and_fragment(url: str, shown: str) -> None:
     assert display_url(url) == shown
 
 
+@pytest.mark.parametrize(("data", "svg"), [
+    (SVG, True), (b"\xef\xbb\xbf\n  <svg xmlns='http://www.w3.org/2000/svg'/>", True),
+    (b"<!DOCTYPE svg><svg/>", True), (b"<?xml version='1.0'?><note/>", False), (b"<html><svg/></html>", False),
+])
+def test_svg_is_recognised_to_name_the_refusal(data: bytes, svg: bool) -> None:
+    assert looks_like_svg(data) is svg
+
+
 def test_only_http_urls_are_fetched() -> None:
     assert is_fetchable("https://a.test/x.png") and is_fetchable("http://a.test/x")
-    for url in ("file:///etc/passwd", "ftp://a/x", "javascript:alert(1)", "//a.test/x", "data:image/png;base64,xx"):
+    for url in ("https:///x.png", "http:x.png", "file:///etc/passwd", "ftp://a/x", "javascript:alert(1)", "//a.test/x", "data:image/png;base64,xx"):
         assert not is_fetchable(url)
 
 
@@ -136,3 +151,42 @@ def test_a_full_disk_stops_every_download_at_once(monkeypatch: pytest.MonkeyPatc
         download_all(Service(), urls, Cache(tmp_path), workers=2)
     assert raised.value.errno == errno.ENOSPC
     assert len(attempts) <= 3, f"{len(attempts)} images were still tried"
+
+
+class Counting:
+    """A service answering every download with `data`, counting the calls."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.calls = data, 0
+
+    def download(self, url: str, *, max_bytes: int) -> tuple[bytes, str]:
+        self.calls += 1
+        return self.data, "image/png"
+
+
+def test_an_image_of_exactly_the_limit_is_kept(hosted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    client, urls = hosted
+    result = download_all(client, [urls["png"]], Cache(tmp_path), max_bytes=len(PNG))
+    assert result.saved == {urls["png"]: (Cache.image_name(urls["png"], "png"), len(PNG))}
+
+
+def test_the_size_limit_holds_whatever_the_downloader_returns(tmp_path: Path) -> None:
+    result = download_all(Counting(PNG), ["https://a.test/x.png"], Cache(tmp_path), max_bytes=100)
+    assert result.failed == {"https://a.test/x.png": "larger than 100 bytes"}
+    assert not (tmp_path / "images").exists()
+
+
+def test_a_url_listed_twice_is_downloaded_once(tmp_path: Path) -> None:
+    service = Counting(PNG)
+    result = download_all(service, ["https://a.test/x.png", "https://a.test/x.png"], Cache(tmp_path))
+    assert service.calls == 1 and list(result.saved) == ["https://a.test/x.png"]
+
+
+def test_an_image_that_cannot_be_written_is_a_failure_of_that_image(tmp_path: Path) -> None:
+    """Another write error than a full or read-only cache (here a folder where the image goes)
+    fails that image only, and the page keeps its remote URL."""
+    cache = Cache(tmp_path)
+    (tmp_path / Cache.image_name("https://a.test/x.png", "png")).mkdir(parents=True)
+    result = download_all(Counting(PNG), ["https://a.test/x.png", "https://a.test/y.png"], cache)
+    assert result.failed["https://a.test/x.png"].startswith("cannot be written to the cache: ")
+    assert list(result.saved) == ["https://a.test/y.png"]
