@@ -211,6 +211,30 @@ def test_deletes_only_files_the_manifest_owns_inside_the_cache(db: Database, blo
     assert not page.exists()
 
 
+def test_download_images_off_downloads_nothing_and_drops_cached_images(db: Database, blog, seen: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """`download_images: false` keeps the service's URLs; turned off after a sync that
+    downloaded, the cached images go and the page links to the service again."""
+    owner, client, cache_dir = blog
+    article_id = with_cover(db, owner, "One")
+    state, _ = sync_cache(Cache(cache_dir), client)
+    image = cache_dir / next(iter(state.manifest.entries[article_id].images.values()))
+    assert image.read_bytes() == PNG
+    seen.clear()
+    state, _ = sync_cache(Cache(cache_dir), client, download_images=False)
+    assert not any(path.startswith("/media/") for path in seen)
+    assert state.manifest.entries[article_id].images == {} and not image.exists()
+    text = render(cache_dir).pages[0].abs_path.read_text()
+    assert "/media/" in text and "../images/" not in text
+
+
+def test_download_images_off_from_the_first_sync(db: Database, blog, seen: list[str]) -> None:  # type: ignore[no-untyped-def]
+    owner, client, cache_dir = blog
+    article_id = with_cover(db, owner, "One")
+    state, _ = sync_cache(Cache(cache_dir), client, download_images=False)
+    assert not any(path.startswith("/media/") for path in seen)
+    assert state.manifest.entries[article_id].images == {} and not (cache_dir / "images").exists()
+
+
 def test_an_update_that_keeps_its_image_urls_downloads_nothing(db: Database, blog, seen: list[str]) -> None:  # type: ignore[no-untyped-def]
     owner, client, cache_dir = blog
     article_id = with_cover(db, owner, "One")
