@@ -244,3 +244,110 @@ def test_an_apostrophe_in_a_title_shows_as_itself_and_keeps_its_heading_id() -> 
     assert body.startswith("# Ana's \"trip\" &lt;b&gt;\n")
     md = markdown.Markdown(extensions=["toc"])
     assert md.convert(body).startswith('<h1 id="anas-trip-b">Ana\'s "trip" &lt;b&gt;</h1>')
+
+
+# --- found by mutation testing: behaviours no test pinned ---------------------------------------
+
+
+def test_ids_without_letters_or_digits_still_give_distinct_slugs() -> None:
+    first, second = safe_slug(article(slug="", title="T", id="!!!")), safe_slug(article(slug="", title="T", id="???"))
+    assert first != second and is_safe_slug(first) and is_safe_slug(second)
+    assert not first.endswith("-")
+
+
+def test_the_oldest_article_keeps_a_shared_slug_whatever_the_ids() -> None:
+    older = article(id="z9", slug="same", publishedAt="2024-01-01T00:00:00.000Z")
+    newer = article(id="a1", slug="same", publishedAt="2024-06-01T00:00:00.000Z")
+    assert assign_slugs([newer, older]) == {"z9": "same", "a1": "same-2"}
+
+
+def test_many_articles_sharing_a_long_slug_get_distinct_safe_slugs() -> None:
+    shared = [article(id=f"id{n}", slug="x" * 100, publishedAt=f"2024-01-0{n + 1}T00:00:00.000Z") for n in range(4)]
+    slugs = assign_slugs(shared)
+    assert len(set(slugs.values())) == 4 and all(is_safe_slug(slug) for slug in slugs.values())
+    assert slugs["id0"] == "x" * 100 and slugs["id3"] == "x" * 96 + "-4"
+
+
+@pytest.mark.parametrize("title", ["Tips {: onclick=alert(1) }", "Learn C#", "A | B", "![x](y) and \\ and `code`"])
+def test_a_title_shows_literally_as_the_heading(title: str) -> None:
+    """The heading is made from the service's title, which the sanitiser never sees: no
+    Markdown in it may act (an attr list, closing hashes, an image)."""
+    _meta, body = split_page(Renderer().page(article(title=title, content="Text.", coverImageUrl=None),
+                                             "s", PagePaths("blog/posts/s.md", {})))
+    rendered = markdown.markdown(body, extensions=["attr_list", "tables"])
+    assert rendered.startswith(f"<h1>{title.replace('&', '&amp;')}</h1>"), rendered
+
+
+def test_a_title_over_several_lines_is_one_heading() -> None:
+    _meta, body = split_page(Renderer().page(article(title="One\n===\nTwo", content="Text.", coverImageUrl=None, description=None),
+                                             "s", PagePaths("blog/posts/s.md", {})))
+    assert markdown.markdown(body).startswith("<h1>One === Two</h1>\n<p>Text.</p>")
+
+
+def test_a_remote_cover_url_with_spaces_and_parentheses_stays_one_image() -> None:
+    url = "https://img.test/my cover (1).png"
+    _meta, body = split_page(Renderer().page(article(coverImageUrl=url, content="Text."), "s", PagePaths("blog/posts/s.md", {})))
+    assert '<img alt="Hello: World" src="https://img.test/my%20cover%20%281%29.png" />' in markdown.markdown(body)
+
+
+def test_a_hostile_keyword_is_escaped_in_the_front_matter() -> None:
+    meta, _body = split_page(Renderer().page(article(seoKeywords=[EVIL]), "s", PagePaths("blog/posts/s.md", {})))
+    assert meta["keywords"] == ["&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"]
+
+
+@pytest.mark.parametrize("content", ["#hashtag first\n\nText.", "\n\n# Hello: World\n\nText."])
+def test_the_articles_own_heading_is_found_after_blank_lines_and_only_with_a_space(content: str) -> None:
+    _meta, body = split_page(Renderer().page(article(content=content, coverImageUrl=None), "s", PagePaths("blog/posts/s.md", {})))
+    assert body.count("# Hello: World") == 1
+    assert body.lstrip("\n").startswith("# Hello: World\n")
+    assert content.startswith("\n") or "#hashtag first" in body
+
+
+def test_an_inline_image_url_that_extends_another_is_replaced_whole() -> None:
+    short, long = "https://img.test/a.png", "https://img.test/a.png?size=2"
+    content = f"![a]({short}) ![b]({long})"
+    paths = PagePaths("blog/posts/s.md", {short: "blog/images/1.png", long: "blog/images/2.png"})
+    _meta, body = split_page(Renderer().page(article(content=content, inlineImageUrls=[short, long], coverImageUrl=None), "s", paths))
+    assert "![a](../images/1.png) ![b](../images/2.png)" in body
+
+
+def test_snippets_markers_in_an_article_are_shown_not_included() -> None:
+    content = 'Text.\n\n--8<-- "credentials.json"\n\n;--8<-- "escaped.md"\n'
+    _meta, body = split_page(Renderer().page(article(content=content), "s", PagePaths("blog/posts/s.md", {})))
+    assert ';--8<-- "credentials.json"' in body and ';;--8<-- "escaped.md"' in body
+
+
+def test_the_index_title_from_the_service_is_escaped() -> None:
+    meta, body = split_page(Renderer().index("<b>Blog</b> *x*", [], "blog/index.md"))
+    assert meta["title"] == "&lt;b&gt;Blog&lt;/b&gt; *x*"
+    assert "<b>" not in body and "\\*x\\*" in body
+
+
+def test_a_blog_posting_without_keywords_has_no_keywords() -> None:
+    data = Renderer.json_ld(article(seoKeywords=[]), page_url=None, image_url=None, language=None)
+    assert "keywords" not in data
+
+
+def test_a_remote_cover_is_not_added_to_the_services_json_ld() -> None:
+    """Only a downloaded cover (the site's copy) is added when the service's data has no image."""
+    remote = "https://img.test/cover.png"
+    head = Renderer().head(article(schemaOrgJson={"@type": "BlogPosting"}), page_url=None, image_url=remote, language=None)
+    block = re.search(r'<script type="application/ld\+json">(.*?)</script>', head, re.DOTALL)
+    assert block and "image" not in json.loads(block.group(1))
+
+
+def test_exported_pages_name_the_cover_absolute_or_remote() -> None:
+    from mkdocs_blogsvc.render import ExportHead
+
+    paths = PagePaths("blog/posts/s.md", {"https://img.test/cover.png": "blog/images/c.png"})
+    assert ExportHead("https://e.test/site/", None).image_url(article(), paths) == "https://e.test/site/blog/images/c.png"
+    assert ExportHead(None, None).image_url(article(), paths) is None
+    assert ExportHead("https://e.test/", None).image_url(article(), PagePaths("blog/posts/s.md", {})) == "https://img.test/cover.png"
+    hostile = article(coverImageUrl='https://img.test/"><script>.png')
+    meta, _body = split_page(Renderer().page(hostile, "s", PagePaths("blog/posts/s.md", {}), export=ExportHead(None, None)))
+    assert "<" not in meta["blogsvc"]["image"] and '"' not in meta["blogsvc"]["image"]
+
+
+def test_front_matter_dates_have_the_millisecond_precision_of_the_head_tags() -> None:
+    meta, _body = split_page(Renderer().page(article(publishedAt="2025-01-02T03:04:05.678901Z"), "s", PagePaths("blog/posts/s.md", {})))
+    assert meta["date"]["created"] == datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc)
