@@ -102,3 +102,26 @@ def test_the_facts_go_to_the_article_a_page_node_names_and_never_to_another_type
     assert {key: result["mainEntity"][key] for key in FACTS} == FACTS
     event = {"@type": "Event", "name": "Launch"}
     assert localise(event, images={}, page_url=PAGE, facts=FACTS) == {**event, "url": PAGE, "mainEntityOfPage": PAGE}
+
+
+# --- found by mutation testing -------------------------------------------------------------------
+
+
+def test_a_graph_that_is_no_list_leaves_the_top_level_node_the_article() -> None:
+    for graph in ("junk", {"@type": "BlogPosting"}):
+        result = localise({**sent(), "@graph": graph}, images={}, page_url=PAGE, facts=FACTS)
+        assert result["url"] == PAGE and result["headline"] == "Hello again"
+
+
+def test_types_that_are_no_strings_are_ignored_not_a_crash() -> None:
+    data = {"@graph": [{"@type": [{"x": 1}, ["y"], "BlogPosting"], "url": "https://blog.service.example/x"},
+                       {"@type": {"x": 1}, "url": "https://blog.service.example/y"}]}
+    result = localise(data, images={}, page_url=PAGE, facts={})
+    assert result["@graph"][0]["url"] == PAGE
+    assert result["@graph"][1]["url"] == "https://blog.service.example/y"
+
+
+def test_an_empty_image_gets_the_downloaded_cover() -> None:
+    for empty in (None, "", []):
+        result = localise({**sent(), "image": empty}, images={}, page_url=PAGE, facts={}, cover_url=SITE)
+        assert result["image"] == SITE
