@@ -64,3 +64,25 @@ def test_cut_at_a_word_within_the_limit() -> None:
 @pytest.mark.parametrize("markdown_text", ["", "# Only a heading", "![only](an-image.png)", "```\ncode\n```"])
 def test_nothing_to_summarise(markdown_text: str) -> None:
     assert summarise(markdown_text) is None
+
+
+# --- found by mutation testing -------------------------------------------------------------------
+
+
+def test_the_limit_counts_the_ellipsis_and_a_text_that_fits_is_whole() -> None:
+    assert summarise("abcd efghi jk", limit=10) == "abcd…"
+    assert summarise("abcd efgh", limit=10) == "abcd efgh"
+
+
+@pytest.mark.parametrize(("markdown_text", "expected"), [
+    ("```\nx = '```'\ncode line\n```\n\nText.", "Text."),  # backticks inside a fence do not close it
+    ("  ```\n  code\n\n  more code\n  ```\n\nText.", "Text."),  # an indented fence is a fence
+    ("Is a == b and c ++ d? {==kept==}", "Is a == b and c ++ d? {==kept==}"),  # operators, not marks
+])
+def test_fences_and_operators(markdown_text: str, expected: str) -> None:
+    assert summarise(markdown_text) == expected
+
+
+def test_one_articles_references_do_not_leak_into_the_next() -> None:
+    assert summarise("See [x].\n\n[x]: https://x.test/") == "See x."
+    assert summarise("Plain [x] here.") == "Plain [x] here."
