@@ -113,7 +113,7 @@ def test_an_updated_article_renders_only_its_own_page(cache: Cache) -> None:
     assert "Post 1, edited" in cache.page_path("blog/posts/post-1.md").read_text()
 
 
-@pytest.mark.parametrize("damage", ["edited", "same size, other mtime", "deleted"])
+@pytest.mark.parametrize("damage", ["edited", "same size, other mtime", "other size, same mtime", "deleted"])
 def test_a_page_changed_behind_the_manifests_back_is_rendered_again(cache: Cache, damage: str) -> None:
     build(cache, CountingRenderer())
     page = cache.page_path("blog/posts/post-0.md")
@@ -123,6 +123,10 @@ def test_a_page_changed_behind_the_manifests_back_is_rendered_again(cache: Cache
     elif damage == "same size, other mtime":
         page.write_bytes(good.replace(b"Post 0", b"Post X"))
         os.utime(page, ns=(page.stat().st_atime_ns, page.stat().st_mtime_ns + 5_000_000_000))
+    elif damage == "other size, same mtime":
+        mtime = page.stat().st_mtime_ns
+        page.write_bytes(good + b"\nappended")
+        os.utime(page, ns=(mtime, mtime))
     else:
         page.unlink()
     renderer = CountingRenderer()
@@ -203,3 +207,80 @@ def test_a_manifest_without_summaries_reads_each_article_once_and_records_them(c
     summaries = {entry.id: entry.summary for entry in cache.load().entries.values()}
     assert {s.title for s in summaries.values() if s is not None} == {"Post 0", "Post 1", "Post 2"}
     assert all(s is not None and s.image_urls == () and s.cover_image_url is None for s in summaries.values())
+
+
+# --- found by mutation testing -------------------------------------------------------------------
+
+
+def test_an_image_downloaded_later_renders_the_page_again(cache: Cache) -> None:
+    """An image that failed (the page used its remote URL) and is downloaded by a later sync:
+    the page must now name the site's copy."""
+    url = "https://img.test/a.png"
+    contents = cache.read()
+    shown = article(id=IDS[0], slug="post-0", title="Post 0", coverImageUrl=url, inlineImageUrls=[])
+    contents.manifest.entries[IDS[0]] = cache.write_article(shown)
+    cache.save(contents.manifest)
+    build(cache, CountingRenderer())
+    page = cache.page_path("blog/posts/post-0.md")
+    assert url in page.read_text()
+    contents = cache.read()
+    relative = Cache.image_name(url, "png")
+    (cache.root / relative).parent.mkdir(parents=True, exist_ok=True)
+    (cache.root / relative).write_bytes(b"\x89PNG")
+    contents.manifest.entries[IDS[0]].images[url] = relative
+    contents.manifest.entries[IDS[0]].image_sizes[url] = 4
+    cache.save(contents.manifest)
+    renderer = CountingRenderer()
+    build(cache, renderer)
+    assert renderer.rendered == [IDS[0]] and f"../{relative}" in page.read_text()
+
+
+def test_an_image_two_articles_share_is_one_file_of_the_site(cache: Cache) -> None:
+    contents = cache.read()
+    relative = Cache.image_name("https://img.test/a.png", "png")
+    (cache.root / relative).parent.mkdir(parents=True, exist_ok=True)
+    (cache.root / relative).write_bytes(b"\x89PNG")
+    for article_id in IDS[:2]:
+        contents.manifest.entries[article_id].images["https://img.test/a.png"] = relative
+        contents.manifest.entries[article_id].image_sizes["https://img.test/a.png"] = 4
+    cache.save(contents.manifest)
+    site = build(cache, CountingRenderer())
+    assert [image.src_uri for image in site.images] == [f"blog/{relative}"]
+
+
+def test_pages_are_listed_in_the_order_of_their_paths(cache: Cache) -> None:
+    contents = cache.read()
+    for n, article_id in enumerate(IDS):  # slugs in the reverse order of the manifest's entries
+        contents.manifest.entries[article_id] = cache.write_article(
+            article(id=article_id, slug=f"post-{9 - n}", title=f"Post {n}", coverImageUrl=None, inlineImageUrls=[]))
+    cache.save(contents.manifest)
+    site = build(cache, CountingRenderer())
+    assert [p.src_uri for p in site.pages] == ["blog/posts/post-7.md", "blog/posts/post-8.md", "blog/posts/post-9.md"]
+
+
+def test_a_renamed_blog_renders_the_index_again(cache: Cache) -> None:
+    build(cache, CountingRenderer())
+    assert "# Notes" in cache.page_path("blog/index.md").read_text()
+    contents = cache.read()
+    contents.manifest.blog_name = "Field Notes"
+    cache.save(contents.manifest)
+    renderer = CountingRenderer()
+    build(cache, renderer)
+    assert renderer.indexes == 1 and "# Field Notes" in cache.page_path("blog/index.md").read_text()
+
+
+def test_page_records_keep_what_was_removed_and_the_remote_hosts(cache: Cache) -> None:
+    from mkdocs_blogsvc.pages import markdown_removed, remote_hosts
+
+    contents = cache.read()
+    hostile = article(id=IDS[0], slug="post-0", title="Post 0", coverImageUrl=None, inlineImageUrls=[],
+                      content="Hi <script>alert(1)</script> ![x](https://cdn.example/x.png)")
+    contents.manifest.entries[IDS[0]] = cache.write_article(hostile)
+    cache.save(contents.manifest)
+    build(cache, CountingRenderer())
+    contents = cache.read()
+    assert markdown_removed(contents.manifest.entries[IDS[0]])
+    assert not markdown_removed(contents.manifest.entries[IDS[1]])
+    assert remote_hosts(contents) == {"//cdn.example", "//img.test"}  # the others show https://img.test/a.png
+    contents.manifest.entries[IDS[1]].records["page"]["remote"] = [1, None, "//odd.example"]  # a tampered record
+    assert remote_hosts(contents) == {"//cdn.example", "//img.test", "//odd.example"}
