@@ -171,10 +171,16 @@ class Settings:
 def _check_range(name: str, value: float, low: int, high: int, hint: str, *,
                  above_minimum: bool = False, unit: str = " seconds") -> None:
     """Refuse a number outside its range in one line (a huge one would otherwise fail deep
-    inside a socket or a timer, with a traceback)."""
+    inside a socket or a timer, with a traceback), and a yes or no: YAML's `true` is the
+    integer 1 to Python, so `timeout: yes` would be a one-second deadline."""
+    lowest = f"more than {low}" if above_minimum else f"{low} or more"
+    if isinstance(value, bool):
+        raise ConfigurationError(
+            f"blogsvc: {name} must be a number ({lowest} and at most {high}{unit}), not {value}: "
+            f"fix it in mkdocs.yml ({hint})"
+        )
     if low < value <= high or (value == low and not above_minimum):
         return
-    lowest = f"more than {low}" if above_minimum else f"{low} or more"
     raise ConfigurationError(
         f"blogsvc: {name} must be {lowest} and at most {high}{unit}, not {value}: fix it in mkdocs.yml ({hint})"
     )

@@ -75,3 +75,14 @@ def test_a_missing_client_id_says_where_to_set_it(monkeypatch: pytest.MonkeyPatc
         resolve(client_id=None).require_client_id()
     monkeypatch.setenv(config.ENV_CLIENT_ID, "from-the-environment")
     assert resolve(client_id=None).require_client_id() == "from-the-environment"
+
+
+@pytest.mark.parametrize("setting", ["sync_interval", "timeout", "full_sync_interval", "redirect_port"])
+def test_a_yes_or_no_for_a_number_is_refused_in_one_line(setting: str) -> None:
+    """Found by mutation testing: YAML's `true` is an int to Python, so `timeout: yes` was a
+    1-second deadline and `sync_interval: true` a sync every second."""
+    with pytest.raises(errors.ConfigurationError) as caught:
+        resolve(**{setting: True})
+    message = str(caught.value)
+    assert message.startswith(f"blogsvc: {setting} must be a number") and "not True: fix it in mkdocs.yml" in message
+    assert "\n" not in message
