@@ -77,6 +77,15 @@ def test_a_missing_client_id_says_where_to_set_it(monkeypatch: pytest.MonkeyPatc
     assert resolve(client_id=None).require_client_id() == "from-the-environment"
 
 
+# --- found by mutation testing -------------------------------------------------------------------
+
+
+def test_durations_at_their_upper_bound_are_accepted() -> None:
+    settings = resolve(sync_interval=config.ONE_DAY, timeout=config.ONE_DAY, full_sync_interval=config.ONE_YEAR,
+                       redirect_port=65535)
+    assert (settings.sync_interval, settings.timeout, settings.full_sync_interval) == (86400, 86400.0, 31536000)
+
+
 @pytest.mark.parametrize("setting", ["sync_interval", "timeout", "full_sync_interval", "redirect_port"])
 def test_a_yes_or_no_for_a_number_is_refused_in_one_line(setting: str) -> None:
     """Found by mutation testing: YAML's `true` is an int to Python, so `timeout: yes` was a
@@ -86,3 +95,61 @@ def test_a_yes_or_no_for_a_number_is_refused_in_one_line(setting: str) -> None:
     message = str(caught.value)
     assert message.startswith(f"blogsvc: {setting} must be a number") and "not True: fix it in mkdocs.yml" in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("scope", ["articles:readonly", "blog:read", "articles:read-all blog:read"])
+def test_the_scope_must_name_articles_read_itself(scope: str) -> None:
+    with pytest.raises(errors.ConfigurationError, match=f"^blogsvc: scope must include articles:read .*not {scope!r}"):
+        resolve(scope=scope)
+
+
+def test_the_scope_is_written_with_single_spaces() -> None:
+    assert resolve(scope="  articles:read \n\t blog:read ").scope == "articles:read blog:read"
+
+
+@pytest.mark.parametrize("setting", ["blog_dir", "posts_dir"])
+@pytest.mark.parametrize("value", ["/blog", ".", "./", "../blog", "blog/../../x"])
+def test_site_folders_must_be_inside_docs_dir(setting: str, value: str) -> None:
+    with pytest.raises(errors.ConfigurationError) as caught:
+        resolve(**{setting: value})
+    assert str(caught.value) == (f"blogsvc: {setting} must be a folder inside docs_dir, not {value!r}: "
+                                 "give a relative folder such as blog")
+
+
+def test_site_folders_are_clean_posix_paths() -> None:
+    settings = resolve(blog_dir="news\\2024/", posts_dir="./news//posts/")
+    assert (settings.blog_dir, settings.posts_dir) == ("news/2024", "news/posts")
+    assert resolve(blog_dir="news/").posts_dir == "news/posts"
+
+
+@pytest.mark.parametrize(("base_url", "fragment"), [("http://host/#x", "no query or fragment")])
+def test_a_base_url_with_a_fragment_is_refused(base_url: str, fragment: str) -> None:
+    with pytest.raises(errors.ConfigurationError, match=fragment):
+        resolve(base_url=base_url)
+
+
+def test_a_base_url_with_spaces_around_is_trimmed() -> None:
+    assert resolve(base_url="  https://blog.example.com/ ").base_url == "https://blog.example.com"
+
+
+def test_the_client_secret_comes_from_the_environment_and_never_shows_in_repr(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(config.ENV_CLIENT_SECRET, "env-secret-value")
+    settings = resolve()
+    assert settings.client_secret == "env-secret-value" and "env-secret-value" not in repr(settings)
+    assert "yaml-secret-value" not in repr(resolve(client_secret="yaml-secret-value"))
+
+
+@pytest.mark.parametrize("setting", ["cache_dir", "credentials_file"])
+@pytest.mark.parametrize("value", ["docs", "link/inside", "docs/../docs/x"])
+def test_plugin_files_in_docs_dir_are_refused_however_the_path_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, value: str
+) -> None:
+    """Through a symbolic link to docs_dir, or `..`: the check compares resolved paths."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "docs")
+    monkeypatch.chdir(tmp_path)
+    settings = resolve(**{setting: value})
+    if setting == "credentials_file" and value == "docs":
+        return  # docs_dir itself as a file name: not inside it
+    with pytest.raises(errors.ConfigurationError, match=f"blogsvc: {setting} .* docs_dir"):
+        settings.check_outside_docs(tmp_path / "docs")
