@@ -333,3 +333,84 @@ def test_cli_login_can_be_cancelled_with_ctrl_c(live_server: LiveServer, tmp_pat
     assert process.returncode == 130
     assert "Traceback" not in err and "Login cancelled: nothing was saved." in err
     assert not (tmp_path / "site" / ".blogsvc" / "credentials.json").exists()
+
+
+# --- found by mutation testing -------------------------------------------------------------------
+
+
+def authorize_answer(status: str, body: bytes, content_type: str = "text/html",
+                     headers: tuple[tuple[str, str], ...] = ()) -> WsgiApp:
+    """Another implementation: the status endpoint as the spec says, this answer at authorize."""
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ["PATH_INFO"] == "/api/v1/status":
+            start_response("401 Unauthorized", [("Content-Type", "application/json")])
+            return [b'{"error":"invalid_token"}']
+        start_response(status, [("Content-Type", content_type), *headers])
+        return [body]
+
+    return app
+
+
+def test_a_status_endpoint_answering_500_is_a_failing_service() -> None:
+    with client_for(wsgi("500 Internal Server Error", b"oops", "text/plain")) as client, \
+            pytest.raises(errors.LoginError) as caught:
+        preflight.check_service(client)
+    assert not isinstance(caught.value, errors.ConfigurationError) and "is failing" in str(caught.value)
+
+
+def test_a_redirect_to_the_status_path_with_a_query_suggests_no_base_url() -> None:
+    proxy = wsgi("302 Found", b"", headers=(("Location", "https://sso.example/api/v1/status?next=1"),))
+    with client_for(proxy, "http://blog.example") as client, pytest.raises(errors.ConfigurationError) as caught:
+        preflight.check_service(client)
+    assert "set `base_url` in mkdocs.yml to" not in str(caught.value)
+    assert "it must be the service's own address" in str(caught.value)
+
+
+@pytest.mark.parametrize("body", [b'{"error": 42}', b'{"error": ""}', b'{"error": ["invalid_token"]}'])
+def test_a_status_answer_whose_error_is_no_code_is_no_blog_content_service(body: bytes) -> None:
+    with client_for(wsgi("401 Unauthorized", body, "application/json")) as client, \
+            pytest.raises(errors.ConfigurationError, match="is not a Blog Content Service"):
+        preflight.check_service(client)
+
+
+@pytest.mark.parametrize("location", [
+    "https://sso.example/login?error=login_required",  # a sign-in service's own query
+    "http://127.0.0.1:49152/callback?code=abc&state=s",  # approved at once: a code, no error
+])
+def test_redirects_without_a_refusal_for_this_client_are_accepted(location: str) -> None:
+    with client_for(authorize_answer("302 Found", b"", headers=(("Location", location),))) as client:
+        preflight.check_authorization(client, query("abc"), fixed_port=False)
+
+
+@pytest.mark.parametrize(("error", "expected"), [
+    ({"error": "invalid_request", "error_description": "code_challenge is missing"},
+     "refused the authorization request (invalid_request: code_challenge is missing): check `client_id`"),
+    ({"error": "temporarily_unavailable"}, "cannot authorize now (temporarily_unavailable): try again in a minute"),
+    ({"error": "invalid_client", "error_description": {"not": "text"}}, "does not know client_id 'abc' (invalid_client):"),
+    ({"error": "svc_at_abcdefghijklmnop"}, "(svc_***)"),
+])
+def test_authorize_refusals_are_named(error: dict[str, Any], expected: str) -> None:
+    app = authorize_answer("400 Bad Request", json.dumps(error).encode(), "application/json")
+    with client_for(app) as client, pytest.raises(errors.BlogServiceError) as caught:
+        preflight.check_authorization(client, query("abc"), fixed_port=False)
+    assert expected in str(caught.value)
+
+
+@pytest.mark.parametrize(("page", "expected"), [
+    (b"<p>invalid_client: client &#39;abc&#39; is unknown</p>", "(invalid_client: client 'abc' is unknown)"),
+    (b'<script>var codes = "access_denied";</script><p>invalid_client: unknown</p>', "(invalid_client: unknown)"),
+    (b"<p>see my_server_error_page</p>", "with HTTP 400 (text/html) and no OAuth error code"),
+])
+def test_error_pages_are_read_as_text(page: bytes, expected: str) -> None:
+    with client_for(authorize_answer("400 Bad Request", page)) as client, pytest.raises(errors.BlogServiceError) as caught:
+        preflight.check_authorization(client, query("abc"), fixed_port=False)
+    assert expected in str(caught.value)
+
+
+def test_an_ipv6_redirect_uri_to_register_keeps_its_brackets() -> None:
+    refusal = {"error": "invalid_request", "error_description": "redirect_uri not registered"}
+    app = authorize_answer("400 Bad Request", json.dumps(refusal).encode(), "application/json")
+    with client_for(app) as client, pytest.raises(errors.ConfigurationError) as caught:
+        preflight.check_authorization(client, query("abc", redirect_uri="http://[::1]:49152/callback"), fixed_port=False)
+    assert "register the redirect URI http://[::1]/callback for this client" in str(caught.value)
