@@ -6,7 +6,8 @@ what reaches the disk. Three rules keep bad data from the service harmless:
 - slugs become file names, so anything but `[a-z0-9-]{1,100}` is replaced (see `safe_slug`);
 - front matter is produced by `yaml.safe_dump` from real values (datetimes stay datetimes);
   text that themes print unescaped (`title`, `description`, tags) has `<`, `>` and `"` turned
-  into entities, because MkDocs' themes render `page.title` with autoescape off;
+  into entities, because MkDocs' themes render `page.title` with autoescape off; a remote
+  cover's URL (`image`) is percent-encoded (`md_url`): mkdocs-rss-plugin prints it unescaped;
 - the head template autoescapes, and JSON-LD is serialised so no value can close `<script>`.
 
 A template that cannot be loaded or rendered (a custom one with a typo, under StrictUndefined)
@@ -481,8 +482,8 @@ def front_matter(article: Article, slug: str, paths: PagePaths, blogsvc: dict[st
         meta["tags"] = [neutral(tag) for tag in article.tags]
     if article.seo_keywords:
         meta["keywords"] = [neutral(keyword) for keyword in article.seo_keywords]
-    if article.cover_image_url:
-        meta["image"] = paths.images.get(article.cover_image_url) or article.cover_image_url
+    if article.cover_image_url:  # feeds print it unescaped (mkdocs-rss-plugin's enclosure url="...")
+        meta["image"] = paths.images.get(article.cover_image_url) or md_url(article.cover_image_url)
     if blogsvc is not None:  # exported pages only: read by the theme override (theme_override.py)
         meta["blogsvc"] = blogsvc
     meta.update(NO_TEMPLATES)

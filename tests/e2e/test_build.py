@@ -584,6 +584,26 @@ def test_an_article_without_a_description_is_described_by_its_first_paragraph(
     assert "Its own description." in descriptions and not any("Quiet" in d or "code" in d for d in descriptions)
 
 
+def test_a_cover_url_that_is_not_downloaded_cannot_inject_markup_into_the_feed(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    """Found by review: mkdocs-rss-plugin prints the front matter's `image` unescaped into its
+    feed's `<enclosure url="...">`; a cover URL holding `"` and `<` that failed to download (the
+    service decides both) put a script element of its own into feed_rss_created.xml, served from
+    the site's origin."""
+    key = 'a.png?"/><script xmlns="http://www.w3.org/1999/xhtml">alert(document.domain)</script><x y="'
+    add_article(db, owner.blog_id, "Loud", description="Its own description.", cover_media_key=key)
+    config = site(tmp_path, service, db, owner, material=True)
+    config.write_text(config.read_text() + "- rss:\n    match_path: blog/posts/.*\n    use_git: false\n"
+                      "    date_from_meta: {as_creation: date.created, as_update: date.updated}\n")
+    loaded = load_config(str(config), strict=False)  # the failed download is a warning
+    loaded.plugins.on_startup(command="build", dirty=False)  # where mkdocs-rss-plugin sets itself up
+    build(loaded)
+    feed = (tmp_path / "site" / "feed_rss_created.xml").read_text(encoding="utf-8")
+    assert "<script" not in feed
+    assert '<enclosure url="' in feed and "/media/a.png?%22/%3E%3Cscript" in feed
+
+
 def test_schema_org_json_nested_hundreds_deep_is_refused_in_one_line(
     tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
 ) -> None:

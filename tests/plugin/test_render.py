@@ -351,3 +351,12 @@ def test_exported_pages_name_the_cover_absolute_or_remote() -> None:
 def test_front_matter_dates_have_the_millisecond_precision_of_the_head_tags() -> None:
     meta, _body = split_page(Renderer().page(article(publishedAt="2025-01-02T03:04:05.678901Z"), "s", PagePaths("blog/posts/s.md", {})))
     assert meta["date"]["created"] == datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc)
+
+
+def test_a_remote_cover_url_in_the_front_matter_cannot_break_out_of_an_attribute() -> None:
+    """Found by review: a cover that was not downloaded went into the front matter's `image` as
+    the service sent it, and mkdocs-rss-plugin prints that key unescaped into its feed's
+    `<enclosure url="...">`. It is now percent-encoded (`md_url`), as a browser would request it."""
+    url = 'https://img.test/a.png?"/><script>alert(1)</script>'
+    meta, _body = split_page(Renderer().page(article(coverImageUrl=url), "s", PagePaths("blog/posts/s.md", {})))
+    assert meta["image"] == "https://img.test/a.png?%22/%3E%3Cscript%3Ealert%281%29%3C/script%3E"
