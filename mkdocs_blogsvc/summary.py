@@ -68,8 +68,11 @@ def summarise(markdown_text: str, limit: int = LIMIT) -> str | None:
                             if f"[{match.group(1).lower()}]" in used}.values())
     for paragraph in _prose(read):  # one at a time: Markdown costs by the length
         for word in _text(paragraph, references).split():
-            if length + len(word) > limit - 1:
-                return " ".join(words).rstrip(",;:.!?-–—") + "…" if words else word[: limit - 1] + "…"
+            if length + len(word) > limit:  # the text goes on past the limit: cut it, with "…"
+                last = words.pop() if length > limit else None  # no room for "…" after it
+                if not words:
+                    return (last or word)[: limit - 1] + "…"
+                return " ".join(words).rstrip(",;:.!?-–—") + "…"
             words.append(word)
             length += len(word) + 1
     return " ".join(words) or None

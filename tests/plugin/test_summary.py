@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from mkdocs_blogsvc.summary import LIMIT, summarise
@@ -72,6 +74,10 @@ def test_nothing_to_summarise(markdown_text: str) -> None:
 def test_the_limit_counts_the_ellipsis_and_a_text_that_fits_is_whole() -> None:
     assert summarise("abcd efghi jk", limit=10) == "abcd…"
     assert summarise("abcd efgh", limit=10) == "abcd efgh"
+    assert summarise("abcd efghi", limit=10) == "abcd efghi", "exactly the limit: whole, no ellipsis"
+    assert summarise("abcd efghi j", limit=10) == "abcd…"
+    assert summarise("abcdefghij k", limit=10) == "abcdefghi…"
+    assert summarise("abcdefghijkl", limit=10) == "abcdefghi…"
 
 
 @pytest.mark.parametrize(("markdown_text", "expected"), [
@@ -86,3 +92,19 @@ def test_fences_and_operators(markdown_text: str, expected: str) -> None:
 def test_one_articles_references_do_not_leak_into_the_next() -> None:
     assert summarise("See [x].\n\n[x]: https://x.test/") == "See x."
     assert summarise("Plain [x] here.") == "Plain [x] here."
+
+
+def test_a_summary_is_never_longer_than_the_limit_and_whole_when_it_fits() -> None:
+    """Over many texts and limits: at most `limit` characters, the whole text when it fits,
+    else a start of it (cut at a word, or in a word longer than the limit) and "…"."""
+    chance = random.Random(1)
+    for _ in range(2000):
+        text = " ".join("".join(chance.choice("abcdefgh") for _ in range(chance.randint(1, 12)))
+                        for _ in range(chance.randint(1, 8)))
+        limit = chance.randint(2, 40)
+        summary = summarise(text, limit=limit)
+        assert summary is not None and len(summary) <= limit, (text, limit, summary)
+        if len(text) <= limit:
+            assert summary == text
+        else:
+            assert summary.endswith("…") and text.startswith(summary[:-1]), (text, limit, summary)
