@@ -218,7 +218,7 @@ def _base_url(value: str) -> str:
 def _site_path(name: str, value: str) -> str:
     """A folder inside docs_dir, as a clean relative POSIX path (no `..`, not absolute)."""
     cleaned = posixpath.normpath(value.replace("\\", "/")).strip("/")
-    if not cleaned or cleaned == "." or cleaned.startswith("..") or value.startswith("/"):
+    if not cleaned or cleaned == "." or cleaned.split("/")[0] == ".." or value.startswith("/"):
         raise ConfigurationError(
             f"blogsvc: {name} must be a folder inside docs_dir, not {value!r}: give a relative folder such as blog"
         )

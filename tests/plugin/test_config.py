@@ -120,6 +120,7 @@ def test_site_folders_are_clean_posix_paths() -> None:
     settings = resolve(blog_dir="news\\2024/", posts_dir="./news//posts/")
     assert (settings.blog_dir, settings.posts_dir) == ("news/2024", "news/posts")
     assert resolve(blog_dir="news/").posts_dir == "news/posts"
+    assert resolve(blog_dir="..notes", posts_dir="..notes/..posts").posts_dir == "..notes/..posts", "names, not `..`"
 
 
 @pytest.mark.parametrize(("base_url", "fragment"), [("http://host/#x", "no query or fragment")])
