@@ -121,6 +121,8 @@ _CSS_LENGTH = re.compile(r"auto|\d{1,5}(\.\d{1,3})?(px|%|em|rem|vw|vh)?")
 
 
 def _html_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
+    if attribute == "id":
+        return None if _THEME_ID.match(value) else value
     if attribute in _GLIGHTBOX_SIZES:
         return value if _CSS_LENGTH.fullmatch(value) else None
     if attribute == "data-title":
@@ -141,7 +143,7 @@ _MARKDOWN_ACTIVE = re.compile(r"[`\\\[\]{}]")
 
 
 def _markdown_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
-    if attribute == "id" and not _SAFE_ID.fullmatch(value):
+    if attribute == "id" and not _allowed_id(value):
         return None
     return None if _MARKDOWN_ACTIVE.search(value) else value
 
@@ -296,6 +298,16 @@ _GREEDY_ATTR_LIST = re.compile(r"\{\:?[ ]*([^\}\n ][^\n]*)[ ]*\}")
 #: An id that can be printed anywhere unquoted or unescaped (a theme's table of contents
 #: prints `#` + id raw into `href`): letters, digits, `-`, `_`, `.`, `:`.
 _SAFE_ID = re.compile(r"[\w.:-]+")
+#: Ids of the theme's own page, which an article's element takes over by coming first: Material's
+#: and Zensical's script read their settings as JSON from `#__config`, and an article's
+#: `<p id="__config">` holding JSON had the search results show its HTML (script ran on the
+#: site). Every id starting with `__` is the theme's, except those the site's Markdown extensions
+#: write into the article itself (pymdownx.highlight's line anchors and spans, pymdownx.tabbed's tabs).
+_THEME_ID = re.compile(r"__(?!(?:codelineno|span)-\d+-\d+$|tabbed_\d+_\d+$)")
+
+
+def _allowed_id(value: str) -> bool:
+    return _SAFE_ID.fullmatch(value) is not None and _THEME_ID.match(value) is None
 _HEADING_LINE = re.compile(r"[ ]{0,3}#")
 _NEXT_BLOCK = re.compile(r"\n(?=[ ]{0,3}(?:#|>|[-*+][ \t]|\d{1,9}[.)][ \t]|(?:-{2,}|={2,})[ \t]*$|`{3}|~{3}))", re.MULTILINE)
 _ATTR_LIST_KEYS = frozenset({"id", "class", "title", "lang", "dir", "width", "height", "alt", "align", "loading"})
@@ -528,7 +540,7 @@ def _clean_attr_lists(text: str, removed: Removed) -> str:
 
     def allowed(key: str, value: str) -> bool:
         if key == "id":
-            return _SAFE_ID.fullmatch(value) is not None
+            return _allowed_id(value)
         return key == "." or key in _ATTR_LIST_KEYS and not _MARKDOWN_ACTIVE.search(value)
 
     def neutralise(match: re.Match[str]) -> str:

@@ -5,6 +5,10 @@ hostile services on loopback sockets)."""
 from __future__ import annotations
 
 import contextlib
+import functools
+import html
+import http.server
+import json
 import logging
 import re
 import threading
@@ -191,6 +195,59 @@ def test_json_ld_names_the_site_copy_and_the_page(tmp_path: Path, service: Servi
         assert posted[key_name] == schema[key_name], key_name
     assert service.url not in page.read_text(encoding="utf-8").split("</head>")[0].replace(
         f'"{service.url}/about"', ""), "no other service URL in the page's metadata"
+
+
+def test_an_article_cannot_take_over_the_theme_s_settings(tmp_path: Path, service: Service, db: Database,
+                                                        owner: Owner) -> None:
+    """Found in review: Material's script reads its settings as JSON from the page's first
+    `#__config`, and an article comes before the theme's own. An article's `<p id="__config">`
+    holding JSON set the search's texts, which Material writes as HTML: searching on the article's
+    page ran the article's script. Theme ids (`__...`) are removed; the page's search still works."""
+    import material
+    from playwright.sync_api import sync_playwright
+
+    worker = next(Path(material.__file__).parent.glob("templates/assets/javascripts/workers/search.*.min.js")).name
+    payload = "<img src=x onerror=\"document.body.dataset.pwned='yes'\">"
+    settings = {"base": "../../../../..", "features": [], "search": f"../../../../../assets/javascripts/workers/{worker}",
+                "translations": {"search.result.term.missing": payload, "search.result.more.one": payload,
+                                 "search.result.more.other": payload}, "version": None}
+    add_article(db, owner.blog_id, "Clobber", slug="clobber", content=(
+        "Intro words.\n\n" + f'<p id="__config">{html.escape(json.dumps(settings), quote=False)}</p>\n\n'
+        + json.dumps(settings) + "\n{: #__config }\n"))
+    config = write_site(tmp_path, service.url, material=True)
+    data = yaml.safe_load(config.read_text())
+    data["plugins"].append("search")
+    config.write_text(yaml.safe_dump(data))
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    run_build(config)
+    site_dir = tmp_path / "site"
+    page = post_page(site_dir, "clobber")
+    assert 'id="__config"' not in page.read_text(encoding="utf-8").split("<script id=\"__config\"")[0]
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site_dir))
+    handler.log_message = lambda *args: None  # type: ignore[method-assign]
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/{page.parent.relative_to(site_dir).as_posix()}/"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                                 args=["--no-sandbox", "--disable-gpu"])
+            try:
+                tab = browser.new_page()
+                tab.goto(url)
+                tab.wait_for_load_state("networkidle")
+                assert tab.evaluate("document.querySelector('#__config').tagName") == "SCRIPT"
+                tab.keyboard.press("s")
+                tab.keyboard.type("intro zzzqqq")  # a term no page has: "missing" is written
+                tab.wait_for_selector(".md-search-result__item", timeout=10_000)
+                tab.wait_for_timeout(300)
+                assert tab.evaluate("document.body.dataset.pwned") is None
+            finally:
+                browser.close()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 # --- bounded time -----------------------------------------------------------------------------
@@ -436,8 +493,6 @@ def test_macros_never_renders_an_article_as_a_template(
 def internal_host() -> Iterator[tuple[int, list[str]]]:
     """An HTTP server on 127.0.0.1 standing in for an internal host (a cloud runner's metadata
     service): yields its port and the paths requested from it."""
-    import http.server
-
     requested: list[str] = []
 
     class Internal(http.server.BaseHTTPRequestHandler):

@@ -344,6 +344,30 @@ def test_html_pass_leaves_clean_html_alone() -> None:
     assert not cleaned.removed
 
 
+@pytest.mark.parametrize("source", [
+    '<p id="__config">{"base": "x"}</p>\n',
+    '{"base": "x"}\n{: #__config }\n',
+    '<div id="__search">x</div>\n',
+])
+def test_the_theme_s_ids_are_removed_in_both_passes(source: str) -> None:
+    """Material and Zensical read their settings from `#__config`: an article's element with it,
+    first in the page, would replace them. Ids the site's extensions write are kept."""
+    cleaned = clean_markdown(source)
+    assert cleaned.removed.counts[("attribute", "id")] == 1
+    rendered = markdown.markdown(cleaned.text, extensions=["attr_list", "md_in_html"])
+    assert 'id="__' not in rendered
+    assert 'id="__' not in clean_html(markdown.markdown(source, extensions=["attr_list"])).text
+
+
+def test_ids_of_the_site_s_extensions_are_kept() -> None:
+    text = ('<h2 id="intro">I</h2><span id="__span-0-1"><a id="__codelineno-0-1" href="#__codelineno-0-1"></a></span>'
+            '<input id="__tabbed_1_1" type="radio"><label for="__tabbed_1_1">A</label>')
+    assert clean_html(text).text == text
+    cleaned = clean_html('<h2 id="__init__">The __init__ method</h2><p id="__tabbed_x">t</p>')
+    assert cleaned.text == "<h2>The __init__ method</h2><p>t</p>"
+    assert cleaned.removed.counts[("attribute", "id")] == 2
+
+
 @pytest.mark.parametrize(("attribute", "kept", "removed"), [
     ("data-type", "image", "external"),
     ("data-type", "image", "inline"),
