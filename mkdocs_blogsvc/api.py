@@ -57,10 +57,10 @@ MAX_IMAGE_SECONDS = 20.0
 #: Page size used by `iter_articles` (the spec's maximum).
 MAX_PAGE_SIZE = 100
 
-#: httpx errors raised before the request was written: safe to retry even a refresh.
 #: What OpenSSL says when the other end of an https address answers in plain http (a 400 page,
 #: or closing the connection).
 _NOT_TLS = re.compile(r"WRONG_VERSION_NUMBER|UNEXPECTED_EOF_WHILE_READING|HTTP_REQUEST|RECORD_LAYER_FAILURE")
+#: httpx errors raised before the request was written: safe to retry even a refresh.
 _NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 #: Token-looking substrings, scrubbed from any text the service sends back to us.
 _TOKEN_PATTERN = re.compile(r"svc_(?:at|rt)_[A-Za-z0-9\-._~+/]+=*")  # the spec's prefixes, then a b64token (RFC 6750)

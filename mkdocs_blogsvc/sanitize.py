@@ -308,6 +308,8 @@ _THEME_ID = re.compile(r"__(?!(?:codelineno|span)-\d+-\d+$|tabbed_\d+_\d+$)")
 
 def _allowed_id(value: str) -> bool:
     return _SAFE_ID.fullmatch(value) is not None and _THEME_ID.match(value) is None
+
+
 _HEADING_LINE = re.compile(r"[ ]{0,3}#")
 _NEXT_BLOCK = re.compile(r"\n(?=[ ]{0,3}(?:#|>|[-*+][ \t]|\d{1,9}[.)][ \t]|(?:-{2,}|={2,})[ \t]*$|`{3}|~{3}))", re.MULTILINE)
 _ATTR_LIST_KEYS = frozenset({"id", "class", "title", "lang", "dir", "width", "height", "alt", "align", "loading"})
