@@ -120,7 +120,25 @@ _GLIGHTBOX_SIZES = frozenset({"data-width", "data-height"})
 _CSS_LENGTH = re.compile(r"auto|\d{1,5}(\.\d{1,3})?(px|%|em|rem|vw|vh)?")
 
 
+#: Material's `content.tooltips` turns every `title` of the page's content into a tooltip whose
+#: HTML is the title (it sets the tooltip's innerHTML): `<abbr title="&lt;img src=x onerror=...&gt;">`
+#: ran script when a reader pointed at it. A title holding `<` is removed; in the Markdown
+#: (Material's blog index renders it again) every `<` that could open a tag inside a title a
+#: renderer makes from text (a link's, an abbreviation's) is followed by an invisible WORD JOINER,
+#: which the HTML pass, with no such title left, removes again.
+_WORD_JOINER = "\u2060"
+#: `<` as a character reference (Python-Markdown keeps only those that end with `;`), or as a
+#: bare `<` that the Markdown pass writes back (`_clean_prose`): not already followed by a joiner.
+_LT_REFERENCE = re.compile(r"&(?:lt|#0*60|#x0*3c);(?!\u2060)", re.IGNORECASE)
+
+
+def _join_lt_references(text: str) -> str:
+    return _LT_REFERENCE.sub(lambda found: found.group(0) + _WORD_JOINER, text)
+
+
 def _html_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
+    if attribute == "title":
+        return None if "<" in value else value
     if attribute == "id":
         return None if _THEME_ID.match(value) else value
     if attribute in _GLIGHTBOX_SIZES:
@@ -143,7 +161,7 @@ _MARKDOWN_ACTIVE = re.compile(r"[`\\\[\]{}]")
 
 
 def _markdown_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
-    if attribute == "id" and not _allowed_id(value):
+    if attribute == "id" and not _allowed_id(value) or attribute == "title" and "<" in value:
         return None
     return None if _MARKDOWN_ACTIVE.search(value) else value
 
@@ -235,6 +253,9 @@ def _acts_as_a_tag(inner: str) -> bool:
 def clean_html(text: str) -> Cleaned:
     """The article page's rendered HTML through the allowlist."""
     cleaned = _HTML_CLEANER.clean(text)
+    # No title here holds `<` any more: the joiners the Markdown pass put after `<` can go
+    # (copying a code sample from the page copies no invisible character).
+    cleaned = cleaned.replace("&lt;" + _WORD_JOINER, "&lt;")
     return Cleaned(cleaned, count_removed(text, cleaned) if cleaned != text else Removed())
 
 
@@ -264,7 +285,9 @@ _SCAN = re.compile(r"[`<]")
 #: brace that could open or close an attr list with the text after the span.
 _CODE_MATERIAL = re.compile(r"<[A-Za-z/!?]|[{}]")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
-_TAG_START = re.compile(r"[A-Za-z/!?]")
+#: What may follow a `<` that a browser reads as a tag: a letter, `/`, `!`, `?`; or a character
+#: reference, which a title made from the text decodes into one (`<&#105;mg`).
+_TAG_START = re.compile(r"[A-Za-z/!?&]")
 _ANGLE_DESTINATION = re.compile(r"<([^<>\n]*)>")
 #: An attribute as a browser's tokenizer reads it after a tag's name (WHATWG HTML, "before
 #: attribute name state" on): separators, a name, and maybe a value; `open` is a quote that the
@@ -338,7 +361,7 @@ def clean_markdown(text: str) -> Cleaned:
             return Cleaned(cleaned, removed)
         removed.update(found)
         current = cleaned
-    return Cleaned(_outside_fences(current, lambda prose: prose.replace("<", "&lt;")), removed)
+    return Cleaned(_outside_fences(current, lambda prose: _join_lt_references(prose.replace("<", "&lt;"))), removed)
 
 
 def _trusted_fences(text: str) -> list[re.Match[str]]:
@@ -392,7 +415,7 @@ def _clean_prose(text: str, removed: Removed) -> str:
 
     def flush() -> None:
         if plain:
-            out.append(_clean_attr_lists(_clean_links("".join(plain), removed), removed))
+            out.append(_clean_attr_lists(_clean_links(_join_lt_references("".join(plain)), removed), removed))
             plain.clear()
 
     position, length = 0, len(text)
@@ -543,6 +566,8 @@ def _clean_attr_lists(text: str, removed: Removed) -> str:
     def allowed(key: str, value: str) -> bool:
         if key == "id":
             return _allowed_id(value)
+        if key == "title" and "<" in html.unescape(value):
+            return False
         return key == "." or key in _ATTR_LIST_KEYS and not _MARKDOWN_ACTIVE.search(value)
 
     def neutralise(match: re.Match[str]) -> str:

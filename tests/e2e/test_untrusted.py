@@ -250,6 +250,91 @@ def test_an_article_cannot_take_over_the_theme_s_settings(tmp_path: Path, servic
         httpd.server_close()
 
 
+
+@contextlib.contextmanager
+def served(site_dir: Path) -> Iterator[str]:
+    """The built site over http on 127.0.0.1 (Material's search and fetches need http); yields its URL."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site_dir))
+    handler.log_message = lambda *args: None  # type: ignore[method-assign]
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def hover_everything(url: str, pages: list[str], selector: str, *, scroll: bool = False) -> list[str]:
+    """Chromium opens each page, points at every element `selector` finds (after scrolling to
+    the bottom when `scroll`), and returns what `document.body.dataset.pwned` became on each."""
+    from playwright.sync_api import sync_playwright
+
+    ran = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                             args=["--no-sandbox", "--disable-gpu"])
+        try:
+            for page in pages:
+                tab = browser.new_page(viewport={"width": 1200, "height": 800})
+                tab.route("https://**", lambda route: route.abort())
+                tab.goto(url + page)
+                tab.wait_for_load_state("load")
+                tab.wait_for_timeout(300)
+                if scroll:
+                    tab.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+                    tab.wait_for_timeout(500)
+                found = tab.query_selector_all(selector)
+                assert found, (page, selector)
+                for element in found:
+                    element.hover(force=True)
+                    tab.wait_for_timeout(150)
+                ran.append(tab.evaluate("document.body.dataset.pwned") or "")
+                tab.close()
+        finally:
+            browser.close()
+    return ran
+
+
+def tooltip_site(tmp_path: Path, service: Service, db: Database, owner: Owner) -> Path:
+    config = write_site(tmp_path, service.url, material=True)
+    data = yaml.safe_load(config.read_text())
+    data["theme"]["features"] = ["content.tooltips", "navigation.footer"]
+    data["markdown_extensions"] = ["abbr", "attr_list"]
+    config.write_text(yaml.safe_dump(data))
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    return config
+
+
+def pwn(name: str) -> str:
+    return f"<img src=x onerror=\"document.body.dataset.pwned='{name}'\">"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
+def test_an_article_s_titles_never_become_html_in_material_s_tooltips(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """Found in review: Material's `content.tooltips` shows every `title` of the content as a
+    tooltip whose innerHTML is the title. An article's `<abbr title="&lt;img ... onerror=...&gt;">`,
+    a Markdown link's title or an abbreviation's (`*[X]: &lt;img ...`) ran script when a reader
+    pointed at it, on the article's page and (no description: the whole post is the excerpt)
+    on the blog index. Such titles are removed, or their `<` cannot open a tag."""
+    escaped = html.escape(pwn("raw"))
+    add_article(db, owner.blog_id, "Tooltips", slug="tooltips", description="", content=(
+        f'Intro with <abbr title="{escaped}">RAW</abbr> and ABBR and '
+        f'[a link](https://example.com/ "{html.escape(pwn("link"), quote=False)}") and '
+        f"[another](https://example.com/ \"<img/src=x/onerror=document.body.dataset.pwned='bare'>\").\n\n"
+        f"*[ABBR]: {html.escape(pwn('abbr'), quote=False)}\n"))
+    run_build(tooltip_site(tmp_path, service, db, owner))
+    site_dir = tmp_path / "site"
+    page = post_page(site_dir, "tooltips").parent.relative_to(site_dir).as_posix() + "/"
+    with served(site_dir) as url:
+        ran = hover_everything(url, [page, "blog/"], ".md-content abbr, .md-content a[href^='https://example.com']")
+    assert ran == ["", ""]
+    text = post_page(site_dir, "tooltips").read_text(encoding="utf-8")
+    assert ">RAW</abbr>" in text and 'href="https://example.com/"' in text, "the article's text and links stay"
+
 # --- bounded time -----------------------------------------------------------------------------
 
 TIMEOUT = 2  # seconds: the `timeout` setting of these builds
