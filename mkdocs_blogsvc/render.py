@@ -6,7 +6,8 @@ what reaches the disk. Three rules keep bad data from the service harmless:
 - slugs become file names, so anything but `[a-z0-9-]{1,100}` is replaced (see `safe_slug`);
 - front matter is produced by `yaml.safe_dump` from real values (datetimes stay datetimes);
   text that themes print unescaped (`title`, `description`, tags) has `<`, `>` and `"` turned
-  into entities, because MkDocs' themes render `page.title` with autoescape off; a remote
+  into entities, because MkDocs' themes render `page.title` with autoescape off (and more, see
+  `neutral`: Material's tooltips take a title as shown for HTML); a remote
   cover's URL (`image`) is percent-encoded (`md_url`): mkdocs-rss-plugin prints it unescaped;
 - the head template autoescapes, and JSON-LD is serialised so no value can close `<script>`.
 
@@ -100,12 +101,28 @@ def assign_slugs(articles: Iterable[Listed]) -> dict[str, str]:
 # --- escaping -----------------------------------------------------------------------------
 
 
-def neutral(text: str) -> str:
-    """Text safe to print unescaped in HTML text or a double-quoted attribute.
+#: A character reference as browsers read one (named ones decode even without their `;`).
+_REFERENCE = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);?")
+#: A `<` that a browser would read as a tag's start, were the text shown taken as HTML again.
+_TAG_OPENING = re.compile(r"<(?=[A-Za-z/!?])")
 
-    `&` is left alone on purpose: a bare ampersand is harmless and escaping it would show up
-    as `&amp;` in feeds that escape again.
+
+def neutral(text: str) -> str:
+    """Text safe to print unescaped in HTML text or a double-quoted attribute, and shown as
+    written, once more safe when a script takes what is shown as HTML.
+
+    That last one is Material's `content.tooltips`: a title cut short by the header, the
+    navigation or the footer gets a tooltip whose HTML is the title *as shown* (`innerText`),
+    so a title `&lt;img src=x onerror=...&gt;` or `<img src=x onerror=...>` ran script when a
+    reader pointed at it. A `<` that could open a tag is followed by an invisible WORD JOINER
+    (U+2060), and a character reference the service wrote (`&lt;`) has its `&` escaped, so
+    that it shows as written rather than as the `<` it stands for. Other ampersands are left
+    alone on purpose: a bare one is harmless and escaping it would show up as `&amp;` in feeds
+    that escape again.
     """
+    text = _REFERENCE.sub(lambda found: "&amp;" + found.group(0)[1:] if html.unescape(found.group(0)) != found.group(0)
+                          else found.group(0), text)
+    text = _TAG_OPENING.sub("&lt;\u2060", text)
     return text.replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 

@@ -335,6 +335,31 @@ def test_an_article_s_titles_never_become_html_in_material_s_tooltips(
     text = post_page(site_dir, "tooltips").read_text(encoding="utf-8")
     assert ">RAW</abbr>" in text and 'href="https://example.com/"' in text, "the article's text and links stay"
 
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
+def test_an_article_s_title_never_becomes_html_in_material_s_tooltips(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """Found in review: with `content.tooltips`, Material gives a title cut short by the header
+    (or the navigation, the footer) a tooltip whose HTML is the title *as shown*: a long title
+    holding `<img ... onerror=...>` (written as entities, shown as text) or `&lt;img ...&gt;`
+    ran script when a reader pointed at the header. Titles show the same, and run nothing."""
+    long = "A title long enough to be cut short by the header of the page, " * 3
+    add_article(db, owner.blog_id, long + pwn("raw"), slug="raw-title", content="Filler.\n\n" * 80)
+    add_article(db, owner.blog_id, long + html.escape(pwn("entity"), quote=False), slug="entity-title",
+                content="Filler.\n\n" * 80)
+    run_build(tooltip_site(tmp_path, service, db, owner))
+    site_dir = tmp_path / "site"
+    pages = [post_page(site_dir, slug).parent.relative_to(site_dir).as_posix() + "/" for slug in ("raw-title", "entity-title")]
+    with served(site_dir) as url:
+        ran = hover_everything(url, pages, ".md-header__topic .md-ellipsis", scroll=True)
+    assert ran == ["", ""]
+    raw = post_page(site_dir, "raw-title").read_text(encoding="utf-8")
+    assert "page, &lt;\u2060img src=x onerror=" in raw.split("</title>")[0], "the title shows as written"
+    entity = post_page(site_dir, "entity-title").read_text(encoding="utf-8")
+    assert "page, &amp;lt;img src=x onerror=" in entity.split("</title>")[0]
+
 # --- bounded time -----------------------------------------------------------------------------
 
 TIMEOUT = 2  # seconds: the `timeout` setting of these builds
