@@ -132,6 +132,21 @@ _WORD_JOINER = "\u2060"
 _LT_REFERENCE = re.compile(r"&(?:lt|#0*60|#x0*3c);(?!\u2060)", re.IGNORECASE)
 
 
+#: Classes of the theme's page that its script reads the element's text from as HTML: Material
+#: gives an `.md-ellipsis` that is cut short a tooltip whose HTML is its text as shown
+#: (`innerText`), so an article's `<pre class="md-ellipsis">&lt;img src=x onerror=...&gt;...`
+#: ran script when a reader pointed at it. Removed from every element (raw HTML, attr_list).
+THEME_CLASSES: frozenset[str] = frozenset({"md-ellipsis"})
+
+
+def _without_theme_classes(value: str) -> str | None:
+    names = value.split()
+    if not THEME_CLASSES.intersection(names):
+        return value
+    kept = [name for name in names if name not in THEME_CLASSES]
+    return " ".join(kept) if kept else None
+
+
 def _join_lt_references(text: str) -> str:
     return _LT_REFERENCE.sub(lambda found: found.group(0) + _WORD_JOINER, text)
 
@@ -139,6 +154,8 @@ def _join_lt_references(text: str) -> str:
 def _html_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
     if attribute == "title":
         return None if "<" in value else value
+    if attribute == "class":
+        return _without_theme_classes(value)
     if attribute == "id":
         return None if _THEME_ID.match(value) else value
     if attribute in _GLIGHTBOX_SIZES:
@@ -163,7 +180,8 @@ _MARKDOWN_ACTIVE = re.compile(r"[`\\\[\]{}]")
 def _markdown_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
     if attribute == "id" and not _allowed_id(value) or attribute == "title" and "<" in value:
         return None
-    return None if _MARKDOWN_ACTIVE.search(value) else value
+    kept = _without_theme_classes(value) if attribute == "class" else value
+    return None if kept is None or _MARKDOWN_ACTIVE.search(kept) else kept
 
 
 _TAG_CLEANER = nh3.Cleaner(
@@ -566,7 +584,7 @@ def _clean_attr_lists(text: str, removed: Removed) -> str:
     def allowed(key: str, value: str) -> bool:
         if key == "id":
             return _allowed_id(value)
-        if key == "title" and "<" in html.unescape(value):
+        if key == "title" and "<" in html.unescape(value) or key == "." and value in THEME_CLASSES:
             return False
         return key == "." or key in _ATTR_LIST_KEYS and not _MARKDOWN_ACTIVE.search(value)
 

@@ -360,6 +360,26 @@ def test_an_article_s_title_never_becomes_html_in_material_s_tooltips(
     entity = post_page(site_dir, "entity-title").read_text(encoding="utf-8")
     assert "page, &amp;lt;img src=x onerror=" in entity.split("</title>")[0]
 
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
+def test_an_article_cannot_borrow_material_s_ellipsis_tooltips(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """Found in review: Material gives every `.md-ellipsis` of the page that is cut short a
+    tooltip whose HTML is its text as shown (`innerText`, with `content.tooltips`). An article's
+    `<pre class="md-ellipsis">` showing `<img src=x onerror=...>` as text ran it when a reader
+    pointed at it. The class is removed from articles (raw HTML and attribute lists)."""
+    add_article(db, owner.blog_id, "Ellipsis", slug="ellipsis", description="", content=(
+        f'Intro.\n\n<pre class="md-ellipsis">{html.escape(pwn("raw"), quote=False)}{"x" * 300}</pre>\n'))
+    run_build(tooltip_site(tmp_path, service, db, owner))
+    site_dir = tmp_path / "site"
+    page = post_page(site_dir, "ellipsis").parent.relative_to(site_dir).as_posix() + "/"
+    with served(site_dir) as url:
+        ran = hover_everything(url, [page, "blog/"], ".md-content pre")
+    assert ran == ["", ""]
+    assert "md-ellipsis" not in post_page(site_dir, "ellipsis").read_text(encoding="utf-8").split("<article")[1]
+
 # --- bounded time -----------------------------------------------------------------------------
 
 TIMEOUT = 2  # seconds: the `timeout` setting of these builds
