@@ -9,6 +9,7 @@ Zensical builds cost CPU: each test runs as few as it needs.
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 import re
@@ -28,10 +29,11 @@ from mkdocs_blogsvc.demo import build_site
 from mkdocs_blogsvc.server import content, tables
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.seed import seed
-from tests.conftest import Owner, free_port, issue_access_token
+from tests.conftest import Owner, add_article, free_port, issue_access_token
 from tests.e2e.sites import CLIENT_ID, Service, snapshot, write_credentials
 from tests.e2e.test_build import json_ld, meta_property, parse
 from tests.e2e.test_export import read, wait_for
+from tests.e2e.test_untrusted import hover_everything, pwn, served
 
 SITE_URL = "https://example.test/notes/"
 #: The seed's draft and unpublished articles: never on the site.
@@ -245,3 +247,34 @@ def test_zensical_serve_next_to_export_watch_shows_a_published_article(
                         child.kill()
                         child.wait()
         assert "Traceback" not in read(log)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
+def test_an_exported_page_runs_nothing_in_zensical_s_tooltips(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """Found in review: Zensical's script, like Material's, shows every `title` of the content, and
+    the text of a `.md-ellipsis` that is cut short (the header's page title), as a tooltip's HTML
+    (`content.tooltips`). In an exported page, which only the Markdown pass cleans, an article's
+    raw or Markdown titles, its `<pre class="md-ellipsis">` and its own long title ran script
+    when a reader pointed at them."""
+    long = "A title long enough to be cut short by the header of the page, " * 3
+    add_article(db, owner.blog_id, long + pwn("title"), slug="exported", description="", content=(
+        f'Intro <abbr title="{html.escape(pwn("raw"))}">RAW</abbr> and ABBR and '
+        f'[a link](https://example.com/ "{html.escape(pwn("link"), quote=False)}").\n\n'
+        f'*[ABBR]: {html.escape(pwn("abbr"), quote=False)}\n\n'
+        f'<pre class="md-ellipsis">{html.escape(pwn("pre"), quote=False)}{"x" * 300}</pre>\n\n' + "Filler.\n\n" * 80))
+    config = one_site(tmp_path, service.url)
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        "  custom_dir: overrides\n", "  custom_dir: overrides\n  features: [content.tooltips]\n")
+        + "markdown_extensions: [abbr, attr_list]\n", encoding="utf-8")
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    export(config)
+    zensical_build(tmp_path)
+    site_dir = tmp_path / "site"
+    with served(site_dir) as url:
+        ran = hover_everything(url, ["blog/exported/", "blog/"],
+                               ".md-content abbr, .md-content a[href^='https://example.com'], .md-content pre")
+        ran += hover_everything(url, ["blog/exported/"], ".md-header__topic .md-ellipsis", scroll=True)
+    assert ran == ["", "", ""]
