@@ -137,13 +137,19 @@ _LT_REFERENCE = re.compile(r"&(?:lt|#0*60|#x0*3c);(?!\u2060)", re.IGNORECASE)
 #: (`innerText`), so an article's `<pre class="md-ellipsis">&lt;img src=x onerror=...&gt;...`
 #: ran script when a reader pointed at it. Removed from every element (raw HTML, attr_list).
 THEME_CLASSES: frozenset[str] = frozenset({"md-ellipsis"})
+#: ... and, where the article itself writes it (the Markdown pass: raw HTML, attr_list),
+#: `mermaid`: for every `pre.mermaid` Material (and Zensical) loads mermaid's script from
+#: unpkg.com onto the site and renders the element's text with it, so an article made a site
+#: that never chose mermaid run a third-party script. The HTML pass keeps it: there it is the
+#: site's own superfences `mermaid` fence that wrote it, the owner's choice.
+ARTICLE_CLASSES: frozenset[str] = THEME_CLASSES | {"mermaid"}
 
 
-def _without_theme_classes(value: str) -> str | None:
+def _without_classes(value: str, refused: frozenset[str]) -> str | None:
     names = value.split()
-    if not THEME_CLASSES.intersection(names):
+    if not refused.intersection(names):
         return value
-    kept = [name for name in names if name not in THEME_CLASSES]
+    kept = [name for name in names if name not in refused]
     return " ".join(kept) if kept else None
 
 
@@ -155,7 +161,7 @@ def _html_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
     if attribute == "title":
         return None if "<" in value else value
     if attribute == "class":
-        return _without_theme_classes(value)
+        return _without_classes(value, THEME_CLASSES)
     if attribute == "id":
         return None if _THEME_ID.match(value) else value
     if attribute in _GLIGHTBOX_SIZES:
@@ -180,7 +186,7 @@ _MARKDOWN_ACTIVE = re.compile(r"[`\\\[\]{}]")
 def _markdown_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
     if attribute == "id" and not _allowed_id(value) or attribute == "title" and "<" in value:
         return None
-    kept = _without_theme_classes(value) if attribute == "class" else value
+    kept = _without_classes(value, ARTICLE_CLASSES) if attribute == "class" else value
     return None if kept is None or _MARKDOWN_ACTIVE.search(kept) else kept
 
 
@@ -584,7 +590,7 @@ def _clean_attr_lists(text: str, removed: Removed) -> str:
     def allowed(key: str, value: str) -> bool:
         if key == "id":
             return _allowed_id(value)
-        if key == "title" and "<" in html.unescape(value) or key == "." and value in THEME_CLASSES:
+        if key == "title" and "<" in html.unescape(value) or key == "." and value in ARTICLE_CLASSES:
             return False
         return key == "." or key in _ATTR_LIST_KEYS and not _MARKDOWN_ACTIVE.search(value)
 

@@ -277,7 +277,8 @@ def hover_everything(url: str, pages: list[str], selector: str, *, scroll: bool 
         try:
             for page in pages:
                 tab = browser.new_page(viewport={"width": 1200, "height": 800})
-                tab.route("https://**", lambda route: route.abort())
+                tab.route("**/*", lambda route: route.abort() if route.request.url.startswith("https:")
+                          else route.continue_())  # the site only, no network
                 tab.goto(url + page)
                 tab.wait_for_load_state("load")
                 tab.wait_for_timeout(300)
@@ -379,6 +380,58 @@ def test_an_article_cannot_borrow_material_s_ellipsis_tooltips(
         ran = hover_everything(url, [page, "blog/"], ".md-content pre")
     assert ran == ["", ""]
     assert "md-ellipsis" not in post_page(site_dir, "ellipsis").read_text(encoding="utf-8").split("<article")[1]
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
+def test_an_article_cannot_make_material_load_mermaid(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """Found in review: for every `pre.mermaid` of a page, Material loads mermaid's script from
+    unpkg.com and renders the element's text with it. An article's `<pre class="mermaid">` (or
+    `{ .mermaid }`) made a site that never chose mermaid run that third-party script, on the
+    article's page and on the blog index. Removed where the article writes it; a site that turns
+    on superfences' mermaid fence still gets its diagrams."""
+    from playwright.sync_api import Route, sync_playwright
+
+    add_article(db, owner.blog_id, "Diagram", slug="diagram", description="", content=(
+        'Intro.\n\n<pre class="mermaid">graph TD\n  A --&gt; B</pre>\n\nText\n{: .mermaid }\n\n'
+        "```mermaid\ngraph LR\n  C --> D\n```\n"))
+    config = tooltip_site(tmp_path, service, db, owner)
+    run_build(config)
+    site_dir = tmp_path / "site"
+    page = post_page(site_dir, "diagram").parent.relative_to(site_dir).as_posix() + "/"
+    loaded: list[str] = []
+
+    def third_party(route: Route) -> None:
+        loaded.append(route.request.url)
+        route.fulfill(status=200, content_type="application/javascript", body="document.body.dataset.pwned = 'cdn'")
+
+    with served(site_dir) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                             args=["--no-sandbox", "--disable-gpu"])
+        try:
+            for path in (page, "blog/"):
+                tab = browser.new_page()
+                tab.route("**/*", lambda route: third_party(route) if route.request.url.startswith("https:")
+                          else route.continue_())
+                tab.goto(url + path)
+                tab.wait_for_load_state("load")
+                tab.wait_for_timeout(1000)
+                assert tab.evaluate("document.body.dataset.pwned") is None, path
+                tab.close()
+        finally:
+            browser.close()
+    assert not [address for address in loaded if "mermaid" in address]
+
+    data = yaml.safe_load(config.read_text())  # the owner's choice: superfences' mermaid fence
+    data["markdown_extensions"].append({"pymdownx.superfences": {"custom_fences": [
+        {"name": "mermaid", "class": "mermaid", "format": "!!python/name:pymdownx.superfences.fence_code_format"}]}})
+    config.write_text(yaml.safe_dump(data).replace("'!!python/name:pymdownx.superfences.fence_code_format'",
+                                                   "!!python/name:pymdownx.superfences.fence_code_format"))
+    run_build(config)
+    article = post_page(site_dir, "diagram").read_text(encoding="utf-8")
+    assert article.count('class="mermaid"') == 1 and "C --&gt; D" in article.split('class="mermaid"')[1][:80]
 
 # --- bounded time -----------------------------------------------------------------------------
 
