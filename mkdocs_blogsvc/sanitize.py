@@ -277,9 +277,10 @@ def _acts_as_a_tag(inner: str) -> bool:
 def clean_html(text: str) -> Cleaned:
     """The article page's rendered HTML through the allowlist."""
     cleaned = _HTML_CLEANER.clean(text)
-    # No title here holds `<` any more: the joiners the Markdown pass put after `<` can go
-    # (copying a code sample from the page copies no invisible character).
-    cleaned = cleaned.replace("&lt;" + _WORD_JOINER, "&lt;")
+    # No title here holds `<` any more: the joiners the Markdown pass put after `<` can go,
+    # wherever the Markdown put them (an indented code block shows `&lt;` as `&amp;lt;`), and
+    # copying a code sample from the page copies no invisible character.
+    cleaned = cleaned.replace(_WORD_JOINER, "")
     return Cleaned(cleaned, count_removed(text, cleaned) if cleaned != text else Removed())
 
 

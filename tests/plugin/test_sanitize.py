@@ -466,3 +466,16 @@ def test_raw_html_tables_are_kept() -> None:
     body = '<table><tr><th scope="col">h</th></tr><tr><td align="right" colspan="2">x</td></tr></table>'
     cleaned = clean_markdown(body)
     assert cleaned.text == body and not cleaned.removed
+
+
+@pytest.mark.parametrize("source", [
+    "a &lt; b, `x &lt; y`, `<b>` and &#60;i&#x3c;\n",
+    "Intro.\n\n    indented &lt;div&gt; code\n",
+    "- item\n\n        &lt;nested&gt; code\n",
+])
+def test_the_page_keeps_no_word_joiner_of_the_markdown_pass(source: str) -> None:
+    """The joiners the Markdown pass writes after `<` (for titles made from text) are gone from
+    the article's page, code blocks included: a copied code sample has no invisible character."""
+    rendered = markdown.markdown(clean_markdown(source).text, extensions=["fenced_code"])
+    assert "\u2060" in rendered or "&lt;" not in source
+    assert "\u2060" not in clean_html(rendered).text
