@@ -306,13 +306,19 @@ _TAG = re.compile(
     r"\s{0,200}/?>"
 )
 _SCAN = re.compile(r"[`<]")
-#: In a code span's text, what would act if a renderer did not read it as code: a tag, or a
-#: brace that could open or close an attr list with the text after the span.
-_CODE_MATERIAL = re.compile(r"<[A-Za-z/!?]|[{}]")
+#: In a code span's text, what would act if a renderer did not read it as code: a tag, a
+#: brace that could open or close an attr list with the text after the span, or a `<` that
+#: ends it (what follows the span follows the `<` where its tags are stripped: see `_TAG_START`).
+_CODE_MATERIAL = re.compile(r"<[A-Za-z/!?]|[{}]|<$")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
-#: What may follow a `<` that a browser reads as a tag: a letter, `/`, `!`, `?`; or a character
-#: reference, which a title made from the text decodes into one (`<&#105;mg`).
-_TAG_START = re.compile(r"[A-Za-z/!?&]")
+#: What may follow a `<` that a browser reads as a tag: a letter, `/`, `!`, `?`; a character
+#: reference, which a title made from the text decodes into one (`<&#105;mg`); or markup whose
+#: tags are stripped again where the text is shown, leaving its text right after the `<`: the
+#: table of contents shows a heading's text without its tags, and Material's `content.tooltips`
+#: shows a TOC entry cut short as HTML (`## <<b></b>img ...>`, `<*img ...*>`, `` <`img ...`> ``,
+#: `<[img ...](#)>`). So anything but a space, a digit or `-` (no markup starts with one:
+#: `a <- b` and snippets' `--8<--` stay as written).
+_TAG_START = re.compile(r"[^\s\d-]")
 _ANGLE_DESTINATION = re.compile(r"<([^<>\n]*)>")
 #: An attribute as a browser's tokenizer reads it after a tag's name (WHATWG HTML, "before
 #: attribute name state" on): separators, a name, and maybe a value; `open` is a quote that the
@@ -539,7 +545,7 @@ def _code_span(text: str, start: int) -> tuple[str | None, int]:
         return None, run_end
     span = text[start : closing.end()]
     body = text[run_end : closing.start()]
-    if not _CODE_MATERIAL.search(body) and _clean_links(body, Removed()) == body:
+    if not _CODE_MATERIAL.search(body.strip()) and _clean_links(body, Removed()) == body:
         return span, closing.end()
     escaped = html.escape(body.strip(), quote=False)
     # As entities, not backslash escapes: inert for Markdown, shown the same in a raw HTML block.

@@ -266,9 +266,10 @@ def served(site_dir: Path) -> Iterator[str]:
         httpd.server_close()
 
 
-def hover_everything(url: str, pages: list[str], selector: str, *, scroll: bool = False) -> list[str]:
-    """Chromium opens each page, points at every element `selector` finds (after scrolling to
-    the bottom when `scroll`), and returns what `document.body.dataset.pwned` became on each."""
+def hover_everything(url: str, pages: list[str], selector: str, *, scroll: bool = False, width: int = 1200) -> list[str]:
+    """Chromium opens each page (`width` pixels wide), points at every element `selector` finds
+    (after scrolling to the bottom when `scroll`), and returns what `document.body.dataset.pwned`
+    became on each."""
     from playwright.sync_api import sync_playwright
 
     ran = []
@@ -277,7 +278,7 @@ def hover_everything(url: str, pages: list[str], selector: str, *, scroll: bool 
                                              args=["--no-sandbox", "--disable-gpu"])
         try:
             for page in pages:
-                tab = browser.new_page(viewport={"width": 1200, "height": 800})
+                tab = browser.new_page(viewport={"width": width, "height": 800})
                 tab.route("**/*", lambda route: route.abort() if route.request.url.startswith("https:")
                           else route.continue_())  # the site only, no network
                 tab.goto(url + page)
@@ -361,6 +362,38 @@ def test_an_article_s_title_never_becomes_html_in_material_s_tooltips(
     assert "page, &lt;\u2060img src=x onerror=" in raw.split("</title>")[0], "the title shows as written"
     entity = post_page(site_dir, "entity-title").read_text(encoding="utf-8")
     assert "page, &amp;lt;img src=x onerror=" in entity.split("</title>")[0]
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
+def test_an_article_s_headings_never_become_html_in_the_table_of_contents(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """Found in review: the table of contents shows each heading's text without its tags, and
+    with `content.tooltips` Material gives an entry cut short a tooltip whose HTML is its text
+    as shown. A `<` followed by markup (`## <<b></b>img ...>`, `<*img ...*>`, `` <`img ...`> ``,
+    `<[img ...](#x)>`, or a code span ending in `<`) was left bare, its markup stripped, and the
+    entry ran script when a reader pointed at it. Such a `<` now gets its WORD JOINER too."""
+    tail = "/" * 80  # one long word: the entry is cut short
+    headings = [f"<<b></b>{pwn_text('tag', tail)}>", f"<*{pwn_text('em', tail)}*>", f"<`{pwn_text('code', tail)}`>",
+                f"<[{pwn_text('link', tail)}](#x)>", f"`a <`*{pwn_text('span', tail)}>*"]
+    add_article(db, owner.blog_id, "Contents", slug="contents", description="",
+                content="Intro.\n\n" + "".join(f"## {heading}\n\nText.\n\n" for heading in headings))
+    config = tooltip_site(tmp_path, service, db, owner)
+    data = yaml.safe_load(config.read_text())
+    data["markdown_extensions"].append("toc")
+    config.write_text(yaml.safe_dump(data))
+    run_build(config)
+    site_dir = tmp_path / "site"
+    page = post_page(site_dir, "contents").parent.relative_to(site_dir).as_posix() + "/"
+    with served(site_dir) as url:
+        ran = hover_everything(url, [page], ".md-sidebar--secondary .md-nav__link", width=1600)
+    assert ran == [""]
+
+
+def pwn_text(name: str, tail: str) -> str:
+    """`pwn(name)` without its `<`, its script ending in `tail`."""
+    return f"img src=x onerror=document.body.dataset.pwned+='{name}'{tail}"
 
 
 @pytest.mark.browser
