@@ -225,30 +225,21 @@ def test_an_article_cannot_take_over_the_theme_s_settings(tmp_path: Path, servic
     page = post_page(site_dir, "clobber")
     assert 'id="__config"' not in page.read_text(encoding="utf-8").split("<script id=\"__config\"")[0]
 
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site_dir))
-    handler.log_message = lambda *args: None  # type: ignore[method-assign]
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{httpd.server_address[1]}/{page.parent.relative_to(site_dir).as_posix()}/"
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                                 args=["--no-sandbox", "--disable-gpu"])
-            try:
-                tab = browser.new_page()
-                tab.goto(url)
-                tab.wait_for_load_state("networkidle")
-                assert tab.evaluate("document.querySelector('#__config').tagName") == "SCRIPT"
-                tab.keyboard.press("s")
-                tab.keyboard.type("intro zzzqqq")  # a term no page has: "missing" is written
-                tab.wait_for_selector(".md-search-result__item", timeout=10_000)
-                tab.wait_for_timeout(300)
-                assert tab.evaluate("document.body.dataset.pwned") is None
-            finally:
-                browser.close()
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with served(site_dir) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                             args=["--no-sandbox", "--disable-gpu"])
+        try:
+            tab = browser.new_page()
+            tab.goto(url + page.parent.relative_to(site_dir).as_posix() + "/")
+            tab.wait_for_load_state("networkidle")
+            assert tab.evaluate("document.querySelector('#__config').tagName") == "SCRIPT"
+            tab.keyboard.press("s")
+            tab.keyboard.type("intro zzzqqq")  # a term no page has: "missing" is written
+            tab.wait_for_selector(".md-search-result__item", timeout=10_000)
+            tab.wait_for_timeout(300)
+            assert tab.evaluate("document.body.dataset.pwned") is None
+        finally:
+            browser.close()
 
 
 
@@ -299,6 +290,14 @@ def hover_everything(url: str, pages: list[str], selector: str, *, scroll: bool 
     return ran
 
 
+def ran_on_hover(site_dir: Path, slug: str, selector: str, *, with_index: bool = True, width: int = 1200) -> list[str]:
+    """What ran when Chromium pointed at every `selector` of the article's page (and of the blog
+    index, which shows the article again)."""
+    page = post_page(site_dir, slug).parent.relative_to(site_dir).as_posix() + "/"
+    with served(site_dir) as url:
+        return hover_everything(url, [page, "blog/"] if with_index else [page], selector, width=width)
+
+
 def tooltip_site(tmp_path: Path, service: Service, db: Database, owner: Owner) -> Path:
     config = write_site(tmp_path, service.url, material=True)
     data = yaml.safe_load(config.read_text())
@@ -331,10 +330,7 @@ def test_an_article_s_titles_never_become_html_in_material_s_tooltips(
         f"*[ABBR]: {html.escape(pwn('abbr'), quote=False)}\n"))
     run_build(tooltip_site(tmp_path, service, db, owner))
     site_dir = tmp_path / "site"
-    page = post_page(site_dir, "tooltips").parent.relative_to(site_dir).as_posix() + "/"
-    with served(site_dir) as url:
-        ran = hover_everything(url, [page, "blog/"], ".md-content abbr, .md-content a[href^='https://example.com']")
-    assert ran == ["", ""]
+    assert ran_on_hover(site_dir, "tooltips", ".md-content abbr, .md-content a[href^='https://example.com']") == ["", ""]
     text = post_page(site_dir, "tooltips").read_text(encoding="utf-8")
     assert ">RAW</abbr>" in text and 'href="https://example.com/"' in text, "the article's text and links stay"
 
@@ -384,11 +380,8 @@ def test_an_article_s_headings_never_become_html_in_the_table_of_contents(
     data["markdown_extensions"].append("toc")
     config.write_text(yaml.safe_dump(data))
     run_build(config)
-    site_dir = tmp_path / "site"
-    page = post_page(site_dir, "contents").parent.relative_to(site_dir).as_posix() + "/"
-    with served(site_dir) as url:
-        ran = hover_everything(url, [page], ".md-sidebar--secondary .md-nav__link", width=1600)
-    assert ran == [""]
+    assert ran_on_hover(tmp_path / "site", "contents", ".md-sidebar--secondary .md-nav__link", with_index=False,
+                        width=1600) == [""]
 
 
 def pwn_text(name: str, tail: str) -> str:
@@ -409,10 +402,7 @@ def test_an_article_cannot_borrow_material_s_ellipsis_tooltips(
         f'Intro.\n\n<pre class="md-ellipsis">{html.escape(pwn("raw"), quote=False)}{"x" * 300}</pre>\n'))
     run_build(tooltip_site(tmp_path, service, db, owner))
     site_dir = tmp_path / "site"
-    page = post_page(site_dir, "ellipsis").parent.relative_to(site_dir).as_posix() + "/"
-    with served(site_dir) as url:
-        ran = hover_everything(url, [page, "blog/"], ".md-content pre")
-    assert ran == ["", ""]
+    assert ran_on_hover(site_dir, "ellipsis", ".md-content pre") == ["", ""]
     assert "md-ellipsis" not in post_page(site_dir, "ellipsis").read_text(encoding="utf-8").split("<article")[1]
 
 
