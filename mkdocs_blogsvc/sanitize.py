@@ -141,8 +141,11 @@ THEME_CLASSES: frozenset[str] = frozenset({"md-ellipsis"})
 #: `mermaid`: for every `pre.mermaid` Material (and Zensical) loads mermaid's script from
 #: unpkg.com onto the site and renders the element's text with it, so an article made a site
 #: that never chose mermaid run a third-party script. The HTML pass keeps it: there it is the
-#: site's own superfences `mermaid` fence that wrote it, the owner's choice.
-ARTICLE_CLASSES: frozenset[str] = THEME_CLASSES | {"mermaid"}
+#: site's own superfences `mermaid` fence that wrote it, the owner's choice. Likewise for
+#: Zensical's script (exported pages): it loads GLightbox from unpkg.com for every `.glightbox`,
+#: and ace (Pyodide's editor) for every `.pyodide`; the HTML pass keeps
+#: them for mkdocs-glightbox's links and markdown-exec's blocks.
+ARTICLE_CLASSES: frozenset[str] = THEME_CLASSES | {"mermaid", "glightbox", "pyodide"}
 
 
 def _without_classes(value: str, refused: frozenset[str]) -> str | None:

@@ -278,3 +278,48 @@ def test_an_exported_page_runs_nothing_in_zensical_s_tooltips(
                                ".md-content abbr, .md-content a[href^='https://example.com'], .md-content pre")
         ran += hover_everything(url, ["blog/exported/"], ".md-header__topic .md-ellipsis", scroll=True)
     assert ran == ["", "", ""]
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
+def test_an_exported_page_makes_zensical_load_no_third_party_script(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """Found in review: Zensical's script (not Material's) loads GLightbox from unpkg.com for every
+    `.glightbox` of a page, and ace (Pyodide's editor) from unpkg.com for every `.pyodide`.
+    An exported article's `<a class="glightbox">`, `{ .glightbox }` or `<div class="pyodide">`
+    made a site that never chose them run those third-party scripts: the Markdown pass, the only
+    one on that page, removes the classes where the article writes them."""
+    from playwright.sync_api import Route, sync_playwright
+
+    add_article(db, owner.blog_id, "Widgets", slug="widgets", description="", content=(
+        'Intro <a class="glightbox" href="https://example.com/a.png">one</a> and '
+        "[two](https://example.com/b.png){ .glightbox }.\n\n"
+        '<div class="pyodide"><pre id="p--editor">import js</pre><span id="p--run">Run</span>'
+        '<span id="p--clear">Clear</span><pre id="p--output"></pre></div>\n'))
+    config = one_site(tmp_path, service.url)  # Zensical's default Markdown extensions
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    export(config)
+    zensical_build(tmp_path)
+    loaded: list[str] = []
+
+    def third_party(route: Route) -> None:
+        loaded.append(route.request.url)
+        route.fulfill(status=200, content_type="application/javascript", body="document.body.dataset.pwned = 'cdn'")
+
+    with served(tmp_path / "site") as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                             args=["--no-sandbox", "--disable-gpu"])
+        try:
+            tab = browser.new_page()
+            tab.route("**/*", lambda route: third_party(route) if not route.request.url.startswith(url)
+                      else route.continue_())
+            tab.goto(url + "blog/widgets/")
+            tab.wait_for_load_state("load")
+            tab.wait_for_timeout(1000)
+            text = tab.inner_text(".md-content")
+            pwned = tab.evaluate("document.body.dataset.pwned")
+        finally:
+            browser.close()
+    assert pwned is None and not [address for address in loaded if "unpkg.com" in address]
+    assert "one" in text and "two" in text and "import js" in text, "the article's text stays"
