@@ -824,7 +824,7 @@ def test_glightbox_keeps_its_lightbox_on_article_images_and_nothing_an_article_c
     assert (cover["data-width"], cover["data-height"], cover["data-desc-position"]) == ("auto", "80vh", "bottom")
     assert cover["data-title"] == "Pictured"  # auto_caption: the cover's alt text, plain
     (framed,) = [a for a in anchors.anchors if a.get("href") == "https://frame.example/"]
-    assert framed == {"class": "glightbox", "href": "https://frame.example/"}
+    assert framed == {"href": "https://frame.example/"}  # an article's own lightbox link is no lightbox
     removed = [r.getMessage() for r in caplog.records if "removed" in r.getMessage()]
     assert len(removed) == 1 and "pictured" in removed[0], removed
     assert "data-type" in removed[0] and "data-width" in removed[0] and "data-desc-position" in removed[0]
