@@ -130,6 +130,11 @@ _WORD_JOINER = "\u2060"
 #: `<` as a character reference (Python-Markdown keeps only those that end with `;`), or as a
 #: bare `<` that the Markdown pass writes back (`_clean_prose`): not already followed by a joiner.
 _LT_REFERENCE = re.compile(r"&(?:lt|#0*60|#x0*3c);(?!\u2060)", re.IGNORECASE)
+#: A bare `<` of the article that the Markdown pass writes as a reference: with two joiners, so
+#: that the HTML pass tells it from a `&lt;` the article wrote. Where Markdown shows its text as
+#: written (an indented code block, a math block of arithmatex) the reference reads `&amp;lt;`,
+#: and the article's `if (a<b)` or `$$a<b$$` showed `a&lt;b`: the HTML pass makes it `&lt;` again.
+_ESCAPED_LT = "&lt;" + _WORD_JOINER * 2
 
 
 #: Classes of the theme's page that its script reads the element's text from as HTML: Material
@@ -279,7 +284,7 @@ def _acts_as_a_tag(inner: str) -> bool:
 
 def clean_html(text: str) -> Cleaned:
     """The article page's rendered HTML through the allowlist."""
-    cleaned = _HTML_CLEANER.clean(text)
+    cleaned = _HTML_CLEANER.clean(text.replace(html.escape(_ESCAPED_LT), "&lt;"))
     # No title here holds `<` any more: the joiners the Markdown pass put after `<` can go,
     # wherever the Markdown put them (an indented code block shows `&lt;` as `&amp;lt;`), and
     # copying a code sample from the page copies no invisible character.
@@ -395,7 +400,7 @@ def clean_markdown(text: str) -> Cleaned:
             return Cleaned(cleaned, removed)
         removed.update(found)
         current = cleaned
-    return Cleaned(_outside_fences(current, lambda prose: _join_lt_references(prose.replace("<", "&lt;"))), removed)
+    return Cleaned(_outside_fences(current, lambda prose: _join_lt_references(prose.replace("<", _ESCAPED_LT))), removed)
 
 
 def _trusted_fences(text: str) -> list[re.Match[str]]:
@@ -510,7 +515,7 @@ def _clean_prose(text: str, removed: Removed) -> str:
                 position = end.end() if end else length
             continue
         if text[start + 1 : start + 2] and _TAG_START.match(text, start + 1):
-            plain.append("&lt;")  # something a browser could read as a tag, that we cannot check
+            plain.append(_ESCAPED_LT)  # something a browser could read as a tag, that we cannot check
         else:
             plain.append("<")
         position = start + 1

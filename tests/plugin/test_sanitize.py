@@ -479,3 +479,19 @@ def test_the_page_keeps_no_word_joiner_of_the_markdown_pass(source: str) -> None
     rendered = markdown.markdown(clean_markdown(source).text, extensions=["fenced_code"])
     assert "\u2060" in rendered or "&lt;" not in source
     assert "\u2060" not in clean_html(rendered).text
+
+
+@pytest.mark.parametrize("source", [
+    "Intro.\n\n    if (a<b && c<=d) return;\n    &lt;p&gt; stays as written\n",
+    "Math:\n\n$$\na<b, x<y\n$$\n\nand $i<n$ inline.\n",
+    "- item\n\n        x<y; &#60;z\n",
+])
+def test_a_less_than_sign_in_code_and_math_shows_as_written(source: str) -> None:
+    """Where Markdown shows text as written (an indented code block, arithmatex's math), a `<`
+    that the Markdown pass had to write as `&lt;` read `&amp;lt;`: `if (a<b)` showed
+    `if (a&lt;b)` on the page, and MathJax got `a&lt;b`. The page shows what plain MkDocs shows;
+    a `&lt;` the article wrote there still shows as `&lt;`."""
+    extensions = ["pymdownx.arithmatex", "pymdownx.superfences"]
+    configs = {"pymdownx.arithmatex": {"generic": True}}
+    rendered = markdown.markdown(clean_markdown(source).text, extensions=extensions, extension_configs=configs)
+    assert clean_html(rendered).text == markdown.markdown(source, extensions=extensions, extension_configs=configs)
