@@ -135,6 +135,12 @@ _LT_REFERENCE = re.compile(r"&(?:lt|#0*60|#x0*3c);(?!\u2060)", re.IGNORECASE)
 #: written (an indented code block, a math block of arithmatex) the reference reads `&amp;lt;`,
 #: and the article's `if (a<b)` or `$$a<b$$` showed `a&lt;b`: the HTML pass makes it `&lt;` again.
 _ESCAPED_LT = "&lt;" + _WORD_JOINER * 2
+#: That `<` in the HTML where Markdown escaped its `&`, also when a highlighter split it into
+#: tokens (`<span class="o">&amp;</span><span class="n">lt</span>...`): the HTML pass shows it as
+#: `&lt;` again, keeping the highlighter's tags around it.
+_SHOWN_ESCAPED_LT = re.compile(
+    "&amp;(?P<a>(?:<[^<>]*>)*)lt(?P<b>(?:<[^<>]*>)*);(?P<c>(?:<[^<>]*>)*)\u2060(?P<d>(?:<[^<>]*>)*)\u2060"
+)
 
 
 #: Classes of the theme's page that its script reads the element's text from as HTML: Material
@@ -284,7 +290,7 @@ def _acts_as_a_tag(inner: str) -> bool:
 
 def clean_html(text: str) -> Cleaned:
     """The article page's rendered HTML through the allowlist."""
-    cleaned = _HTML_CLEANER.clean(text.replace(html.escape(_ESCAPED_LT), "&lt;"))
+    cleaned = _HTML_CLEANER.clean(_SHOWN_ESCAPED_LT.sub(r"&lt;\g<a>\g<b>\g<c>\g<d>", text))
     # No title here holds `<` any more: the joiners the Markdown pass put after `<` can go,
     # wherever the Markdown put them (an indented code block shows `&lt;` as `&amp;lt;`), and
     # copying a code sample from the page copies no invisible character.
@@ -303,6 +309,8 @@ _FENCE: re.Pattern[str] = FencedBlockPreprocessor.FENCED_BLOCK_RE
 #: left as written) only when no such line comes before it outside a trusted fence, nor inside it.
 _FENCE_LIKE = re.compile(r"^[ \t>]*(?:`{3,}|~{3,})", re.MULTILINE)
 _INDENTED_LINE = re.compile(r"^[ \t>]", re.MULTILINE)
+#: A line that may open or close a fence, for `_escape_possible_code`: its marker.
+_FENCE_LINE = re.compile(r"[ \t>]*(`{3,}|~{3,})(.*)")
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\s]*)>")
 _AUTOMAIL = re.compile(r"<[^<>\s@!]+@[^<>\s@]+>")
 #: Bounded lengths keep scanning linear on hostile input: a tag or comment too long to match
@@ -443,8 +451,30 @@ def _clean_markdown_once(text: str) -> tuple[str, Removed]:
             block = text[fence.start() : start] + attrs + text[end : fence.end()]
         out.append(block)
         position = fence.end()
-    out.append(_clean_prose(text[position:], removed))
+    out.append(_clean_prose(_escape_possible_code(text[position:]), removed))
     return "".join(out), removed
+
+
+def _escape_possible_code(text: str) -> str:
+    """`text` with each `<` escaped on the lines between a fence-like line and the next one that
+    could close it: the part of an article from a fence the Markdown pass cannot trust on (an
+    indented fence in a list, a tab, an admonition: `_trusted_fences`) is cleaned as prose, where
+    a code sample's `#include <vector>` or `List<String>` would lose the tag the allowlist
+    removes. Escaped, it is shown as written whether a renderer reads these lines as code (the
+    HTML pass turns the escape back into `<`) or as prose; which is why no precision is needed
+    here. Line by line: linear on any input."""
+    lines = text.split("\n")
+    fence: str | None = None  # the marker of the fence-like block these lines are in
+    for number, line in enumerate(lines):
+        found = _FENCE_LINE.match(line)
+        marker, rest = found.groups() if found else ("", "")
+        if fence is None:
+            fence = marker or None
+        elif marker[:1] == fence[0] and len(marker) >= len(fence) and not rest.strip():
+            fence = None
+        else:
+            lines[number] = line.replace("<", _ESCAPED_LT)
+    return "\n".join(lines)
 
 
 def _clean_prose(text: str, removed: Removed) -> str:

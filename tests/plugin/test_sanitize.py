@@ -136,7 +136,11 @@ NEUTRALISED_IN_PLACE = {"code span in raw block", "autolink setting a handler", 
                         "automail setting a handler", "automail in a raw block",
                         "angle destination with a handler", "autolink opening a quote",
                         "code span from an indented code block", "code span across a setext heading",
-                        "code span across a rule", "code span into an admonition", "attr_list across a code span's end"}
+                        "code span across a rule", "code span into an admonition", "attr_list across a code span's end",
+                        # a tag on the lines of a fence the Markdown pass cannot trust is escaped
+                        # (it may be a code sample: `_escape_possible_code`)
+                        "fence after a quoted code line", "fence after an indented code line",
+                        "fence after code in a list item"}
 
 #: Extension sets: MkDocs' defaults, and what a Material site typically adds.
 EXTENSIONS = {
@@ -495,3 +499,57 @@ def test_a_less_than_sign_in_code_and_math_shows_as_written(source: str) -> None
     configs = {"pymdownx.arithmatex": {"generic": True}}
     rendered = markdown.markdown(clean_markdown(source).text, extensions=extensions, extension_configs=configs)
     assert clean_html(rendered).text == markdown.markdown(source, extensions=extensions, extension_configs=configs)
+
+
+#: A tutorial's layout: a fence in a list item (which the Markdown pass cannot trust), then code
+#: samples holding what the allowlist would remove as tags.
+TUTORIAL = """\
+1. Install it:
+
+    ```sh
+    pip install <package>
+    ```
+
+2. Use it:
+
+```java
+List<String> names = new ArrayList<>();
+if (a<b) { names.add("<b>"); }
+```
+
+!!! note
+    ```html
+    <script src="app.js"></script>
+    ```
+
+~~~cpp
+#include <vector>
+~~~
+
+Prose keeps its <b>bold</b> and loses its <script>alert(1)</script>.
+"""
+
+
+def _code_texts(page: str) -> list[str]:
+    """The text of each `<code>` element of `page`, as a reader sees it."""
+    return [html.unescape(re.sub(r"<[^>]*>", "", code)) for code in re.findall(r"<code[^>]*>(.*?)</code>", page, re.DOTALL)]
+
+
+@pytest.mark.parametrize("extensions", [
+    ["fenced_code"], ["fenced_code", "codehilite"], ["admonition", "pymdownx.superfences"],
+    ["admonition", "pymdownx.highlight", "pymdownx.superfences"],
+    ["admonition", "pymdownx.superfences", "pymdownx.highlight", "pymdownx.inlinehilite"],
+])
+def test_code_after_a_fence_the_markdown_pass_cannot_trust_shows_as_written(extensions: list[str]) -> None:
+    """A fence in a list item (or an admonition, a tab) makes the Markdown pass clean the rest
+    of the article as prose: `List<String>` lost `<String>` and `#include <vector>` its
+    `<vector>` (tags the allowlist removes), and `a<b` showed `a&lt;b` where a highlighter split
+    the escape into tokens. The article page's code now shows what plain MkDocs shows; the
+    prose is still cleaned."""
+    cleaned = clean_markdown(TUTORIAL)
+    page = clean_html(markdown.markdown(cleaned.text, extensions=extensions)).text
+    plain = markdown.markdown(TUTORIAL, extensions=extensions)
+    assert _code_texts(page) == _code_texts(plain)
+    assert any("#include <vector>" in code for code in _code_texts(page))
+    assert "<b>bold</b>" in page and "<script" not in page and "alert" not in page
+    assert cleaned.removed.summary() == "1 <script> element"
