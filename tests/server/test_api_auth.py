@@ -65,6 +65,13 @@ def test_scheme_name_is_case_insensitive(http: httpx.Client, db: Database, owner
     assert http.get("/api/v1/status", headers={"Authorization": f"BEARER {token}"}).status_code == 200
 
 
+def test_spaces_around_the_token_are_allowed(http: httpx.Client, db: Database, owner: Owner) -> None:
+    """RFC 7235 2.1: one or more spaces separate the scheme from the token."""
+    token = issue_access_token(db, owner)
+    for header in (f"Bearer  {token}", f"  Bearer {token}  ", f"Bearer   {token}"):
+        assert http.get("/api/v1/status", headers={"Authorization": header}).status_code == 200, header
+
+
 def test_token_outside_the_header_is_not_accepted(http: httpx.Client, db: Database, owner: Owner) -> None:
     """Query-string and form tokens leak into logs (RFC 6750 5.3): only the header counts."""
     token = issue_access_token(db, owner)
