@@ -179,6 +179,12 @@ def test_json_with_a_charset_parameter_is_accepted(api: httpx.Client) -> None:
     assert post_raw(api, b'{"knownArticles": []}', "application/json; charset=utf-8").status_code == 200
 
 
+def test_exactly_the_maximum_of_known_articles_is_accepted(api: httpx.Client) -> None:
+    known = [{"id": f"{n}", "contentHash": ""} for n in range(bodies.MAX_KNOWN_ARTICLES)]
+    result = sync(api, known)
+    assert len(result["deleted"]) == bodies.MAX_KNOWN_ARTICLES == 100_000
+
+
 def test_too_many_known_articles(api: httpx.Client) -> None:
     known = [{"id": f"{n}", "contentHash": ""} for n in range(100_001)]
     response = api.post("/api/v1/sync", json={"knownArticles": known})
