@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import multiprocessing
 import re
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -73,6 +74,18 @@ def test_the_data_api_is_limited_per_token_then_the_window_passes(db: Database, 
     assert http.get("/api/v1/status", headers=headers).status_code == 200
 
 
+def test_retry_after_counts_the_seconds_left_in_the_window(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+    """Windows start at multiples of their length on the service's clock: 30 s into a 60 s
+    window, the client is told to come back in 30 s, not in a whole window."""
+    db.advance_clock((30 - db.now().timestamp() % 60) % 60)
+    http = client_for(limited_app(db, token=Limit(1, 60)))
+    headers = {"Authorization": f"Bearer {issue_access_token(db, owner)}"}
+    assert http.get("/api/v1/status", headers=headers).status_code == 200
+    refused = http.get("/api/v1/status", headers=headers)
+    assert_429(refused, 1, 60, "for this access token")
+    assert 25 <= int(refused.headers["Retry-After"]) <= 30
+
+
 def test_the_data_api_is_limited_per_client(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
     http = client_for(limited_app(db, client=Limit(4, 60)))
     tokens = [issue_access_token(db, owner, client_id="one-app") for _ in range(3)]
@@ -80,6 +93,26 @@ def test_the_data_api_is_limited_per_client(db: Database, owner: Owner, client_f
     assert answers == [200, 200, 200, 200, 429, 429]
     other_app = issue_access_token(db, owner, client_id="another-app")
     assert http.get("/api/v1/status", headers={"Authorization": f"Bearer {other_app}"}).status_code == 200
+
+
+def test_busy_counters_let_the_request_through(
+    tmp_path: Path, db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fail open: when the counters cannot be written in time, the request is served uncounted."""
+    if not db.is_sqlite:
+        pytest.skip("the counters' own SQLite file is what is held busy here")
+    monkeypatch.setattr(ratelimit, "COUNTER_TIMEOUT", 0.2)
+    http = client_for(limited_app(db, token=Limit(1, 60)))
+    headers = {"Authorization": f"Bearer {issue_access_token(db, owner)}"}
+    holder = sqlite3.connect(tmp_path / "service.db.ratelimits", isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # another process writing the counters, for longer than the timeout
+        assert [http.get("/api/v1/status", headers=headers).status_code for _ in range(2)] == [200, 200]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert http.get("/api/v1/status", headers=headers).status_code == 200
+    assert http.get("/api/v1/status", headers=headers).status_code == 429
 
 
 def test_a_bad_token_is_401_not_counted(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
@@ -169,6 +202,15 @@ def test_attempts_a_locked_address_makes_do_not_count_against_the_account(
         assert sign_in(elsewhere, url, owner.username, owner.password).status_code == 303
 
 
+def test_a_sign_in_limit_of_zero_is_off(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+    """`signin_account=0/900` switches the lockout off: it does not lock every account out."""
+    app = limited_app(db, signin_account=Limit(0, 900), signin_address=Limit(0, 900))
+    url = authorize_url(add_client(db, public=True), code_challenge="x" * 43, code_challenge_method="S256")
+    for _ in range(3):
+        assert sign_in(client_for(app), url, owner.username, "wrong").status_code == 200
+    assert sign_in(client_for(app), url, owner.username, owner.password).status_code == 303
+
+
 def test_sign_in_lockout_per_address(db: Database, client_for: Callable[[Flask], httpx.Client]) -> None:
     app = limited_app(db, signin_address=Limit(2, 900))
     url = authorize_url(add_client(db, public=True), code_challenge="x" * 43, code_challenge_method="S256")
@@ -183,6 +225,7 @@ def test_limits_parse_and_refuse_in_one_line() -> None:
     limits = ratelimit.parse("token=10/1, signin_account=0/60")
     assert limits["token"] == Limit(10, 1) and limits["signin_account"] == Limit(0, 60)
     assert limits["client"] == ratelimit.DEFAULTS["client"]
+    assert ratelimit.parse("token=10/1; client=5/2") == {**ratelimit.DEFAULTS, "token": Limit(10, 1), "client": Limit(5, 2)}
     with pytest.raises(ValueError, match="unknown rate limit 'tokens'"):
         ratelimit.parse("tokens=1/1")
     with pytest.raises(ValueError, match="write NAME=COUNT/SECONDS"):
