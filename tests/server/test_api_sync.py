@@ -103,6 +103,7 @@ def test_sync_records_last_sync_at(api: httpx.Client, db: Database) -> None:
 def test_repeated_ids_are_reported_once(api: httpx.Client, db: Database, owner: Owner) -> None:
     same = add_article(db, owner.blog_id, "Same")
     mixed = add_article(db, owner.blog_id, "Mixed")
+    stale_first = add_article(db, owner.blog_id, "Stale first")
     current = {item["id"]: item["contentHash"] for item in sync(api, [])["new"]}
     known = [
         {"id": same, "contentHash": current[same]},
@@ -111,10 +112,13 @@ def test_repeated_ids_are_reported_once(api: httpx.Client, db: Database, owner: 
         {"id": same, "contentHash": current[same]},
         {"id": mixed, "contentHash": "stale"},
         {"id": "gone", "contentHash": "b"},
+        {"id": stale_first, "contentHash": "stale"},
+        {"id": stale_first, "contentHash": current[stale_first]},
     ]
     result = sync(api, known)
     assert result["new"] == []
-    assert [item["id"] for item in result["updated"]] == [mixed]  # two different copies: send the true one
+    # Two different copies, whichever comes last: send the true one.
+    assert sorted(item["id"] for item in result["updated"]) == sorted([mixed, stale_first])
     assert result["deleted"] == ["gone"]
 
 
