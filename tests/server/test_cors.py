@@ -21,6 +21,18 @@ def test_a_preflight_of_the_data_endpoints_allows_any_origin_with_a_bearer_token
     assert int(answer.headers["access-control-max-age"]) > 0
 
 
+def test_a_preflight_of_sync_allows_json_and_gzip_bodies(http: httpx.Client) -> None:
+    """The plugin's own request, from a browser: a JSON body, gzip-encoded past 64 KiB."""
+    answer = http.options("/api/v1/sync", headers={
+        **ORIGIN, "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization,content-type,content-encoding"})
+    assert answer.status_code == 204
+    assert "POST" in answer.headers["access-control-allow-methods"]
+    allowed = {name.strip().lower() for name in answer.headers["access-control-allow-headers"].split(",")}
+    assert allowed == {"authorization", "content-type", "content-encoding"}
+    assert answer.headers["access-control-max-age"] == "600"
+
+
 def test_a_preflight_of_the_token_endpoint_allows_post(http: httpx.Client) -> None:
     answer = http.options("/api/oauth/token", headers={**ORIGIN, "Access-Control-Request-Method": "POST"})
     assert answer.status_code == 204 and "POST" in answer.headers["access-control-allow-methods"]
