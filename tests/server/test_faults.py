@@ -187,6 +187,16 @@ def test_gzip_bodies_are_accepted_within_a_decompressed_cap(api: httpx.Client, d
     assert other.json() == {"error": "unsupported_media_type", "error_description": "Content-Encoding must be gzip or identity"}
 
 
+@pytest.mark.parametrize("encoding", ["GZIP", " Gzip ", "identity", "IDENTITY", ""])
+def test_content_encoding_names_are_case_insensitive_and_identity_is_none(api: httpx.Client, encoding: str) -> None:
+    """RFC 9110 8.4.1: content codings are case-insensitive; `identity` means no encoding."""
+    body = b'{"knownArticles": [{"id": "gone", "contentHash": "x"}]}'
+    sent = gzip.compress(body) if encoding.strip().lower() == "gzip" else body
+    answer = api.post("/api/v1/sync", content=sent, headers={**SYNC_HEADERS, "Content-Encoding": encoding})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["deleted"] == ["gone"]
+
+
 @pytest.mark.parametrize(("public_url", "secure"), [("https://blog.example", True), ("http://127.0.0.1:8000", False), (None, False)])
 def test_the_session_cookie_is_secure_behind_an_https_public_url(
     tmp_path: Path, public_url: str | None, secure: bool
