@@ -233,6 +233,11 @@ def test_status_reports_the_connection(api: httpx.Client, db: Database, owner: O
     }
 
 
+def test_status_of_a_blog_with_nothing_published_counts_zero(api: httpx.Client, db: Database, owner: Owner) -> None:
+    add_article(db, owner.blog_id, "Draft", status="draft")
+    assert api.get("/api/v1/status").json()["blog"]["articleCount"] == 0
+
+
 def test_status_takes_no_body_or_parameters_into_account(api: httpx.Client) -> None:
     plain = api.get("/api/v1/status").json()
     assert api.get("/api/v1/status", params={"page": "x", "blog": "other"}).json() == plain
