@@ -47,6 +47,13 @@ def test_wrong_method_is_json_405_with_allow(http: httpx.Client, method: str, pa
     assert set(response.headers["Allow"].replace(" ", "").split(",")) == allowed
 
 
+def test_the_authorization_endpoint_keeps_html_error_pages(http: httpx.Client) -> None:
+    """A browser navigates there: its refusals are pages, not the data API's JSON."""
+    response = http.delete("/api/oauth/authorize")
+    assert response.status_code == 405
+    assert response.headers["Content-Type"].startswith("text/html")
+
+
 def test_oversized_body_is_json_413_even_before_authentication_matters(http: httpx.Client, db: Database) -> None:
     token = issue_access_token(db, add_owner(db))
     response = http.post(
