@@ -61,6 +61,7 @@ def test_create_blog(db: Database) -> None:
         ({"language": "EN"}, "invalid language"),
         ({"language": "eng"}, "invalid language"),
         ({"slug": "Bad Slug"}, "invalid blog slug"),
+        ({"slug": "a" * 201}, "invalid blog slug"),
         ({"slug": "alice-blog"}, "slug 'alice-blog' already exists"),
         ({"name": "  "}, r"the blog name \(--name\) must not be empty: give the blog the name its readers see"),
     ],
@@ -82,7 +83,7 @@ def test_confidential_client_gets_a_secret_stored_hashed(db: Database) -> None:
 
 
 def test_public_client_has_no_secret(db: Database) -> None:
-    created = content.create_client(db, name="CLI", redirect_uris=["http://127.0.0.1/callback", "http://[::1]/callback"], public=True)
+    created = content.create_client(db, name="CLI", redirect_uris=["http://127.0.0.1/callback", "http://[::1]/callback", "http://127.0.0.1/callback"], public=True)
     assert created["client_secret"] is None and created["public"] is True
     with db.session() as session:
         row = session.query(tables.Client).filter_by(client_id=created["client_id"]).one()
@@ -126,12 +127,13 @@ def test_plain_http_redirect_uris_need_a_loopback_host(db: Database, host: str, 
 def test_add_article_is_published_and_served_by_the_api(db: Database, owner: Owner, api: httpx.Client) -> None:
     shown = content.add_article(
         db, owner.blog_slug,
-        article(title="Olá, Mundo: 2nd try!", description="Sum", tags=["a", " b ", "a", ""], seo_keywords=["k"],
+        article(title="  Olá, Mundo: 2nd try!\n", description="Sum", tags=["a", " b ", "a", ""], seo_keywords=["k"],
                 seo_score=7.5, schema_org_json={"@type": "BlogPosting"}, cover_image=COVER),
         base_url=BASE,
     )
     assert shown["status"] == "published"
     assert shown["slug"] == "ola-mundo-2nd-try"
+    assert shown["title"] == "Olá, Mundo: 2nd try!"  # stripped, as the hash covers it
     assert shown["tags"] == ["a", "b"]
     served = api.get(f"/api/v1/articles/{shown['id']}").json()["article"]
     assert served == {key: value for key, value in shown.items() if key != "status"}
@@ -170,6 +172,7 @@ def test_inline_references_are_rewritten_and_unreferenced_images_appended(db: Da
     [
         ({"content": "![x](inline:2)", "inline_images": [IMAGE_A]}, "inline:2 but 1 inline image"),
         ({"content": "![x](inline:1)"}, "inline:1 but 0 inline image"),
+        ({"content": "![x](inline:0)", "inline_images": [IMAGE_A]}, "inline:0 but 1 inline image"),
         ({"content": f"![x]({tables.MEDIA_PLACEHOLDER}{'0' * 32}.png)"}, "unknown media key"),
         ({"content": f"![x]({tables.MEDIA_PLACEHOLDER}../etc)"}, "unknown media key"),
         ({"cover_image": b"GIF8 not really"}, "cover image: not an image"),
@@ -188,6 +191,13 @@ def test_article_refusals_leave_nothing_behind(db: Database, owner: Owner, field
     with db.session() as session:
         assert session.query(tables.Article).count() == 0
         assert session.query(tables.Media).count() == 0
+
+
+@pytest.mark.parametrize("score", [0.0, 10.0])
+def test_seo_score_bounds_are_accepted(db: Database, owner: Owner, api: httpx.Client, score: float) -> None:
+    """The spec's range is 0 to 10, both ends included."""
+    shown = content.add_article(db, owner.blog_slug, article(seo_score=score))
+    assert api.get(f"/api/v1/articles/{shown['id']}").json()["article"]["seoScore"] == score
 
 
 def test_add_article_to_unknown_blog(db: Database) -> None:
