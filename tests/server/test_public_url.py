@@ -83,7 +83,7 @@ def test_public_url_is_normalised(value: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["blog.example", "ftp://blog.example", "https://", "https://u:p@blog.example", "https://blog.example/?a=1",
+    ["blog.example", "ftp://blog.example", "https://", "https://u:p@blog.example", "https://blog.example/?a=1", "https://blog.example?a=1",
      "https://blog.example/#top", "https://blog.example:99999", "https://blog example", "https://blog.example/a\tb"],
 )
 def test_public_url_must_be_an_http_address(db: Database, value: str) -> None:
