@@ -63,6 +63,13 @@ def test_store_image_refuses_oversized_data(db: Database, monkeypatch: pytest.Mo
         media.store_image(session, owner.blog_id, PNG)
 
 
+def test_store_image_takes_an_image_of_exactly_the_limit(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    owner = add_owner(db)
+    monkeypatch.setattr(media, "MAX_IMAGE_BYTES", len(PNG))
+    with db.session(write=True) as session:
+        assert media.store_image(session, owner.blog_id, PNG).endswith(".png")
+
+
 def test_media_is_served_with_its_type_and_cached_forever(db: Database, http: httpx.Client) -> None:
     owner = add_owner(db)
     with db.session(write=True) as session:
@@ -73,6 +80,8 @@ def test_media_is_served_with_its_type_and_cached_forever(db: Database, http: ht
     assert response.headers["Content-Type"] == "image/gif"
     assert response.headers["Cache-Control"] == "public, max-age=31536000, immutable"
     assert response.headers["X-Content-Type-Options"] == "nosniff"
+    # Opened as a document of its own, an image may run nothing.
+    assert response.headers["Content-Security-Policy"] == "default-src 'none'; style-src 'unsafe-inline'; sandbox"
     assert response.headers["ETag"] == f'"{key.split(".")[0]}"'
     assert "Date" not in response.headers  # the HTTP server adds the one Date header
 
