@@ -149,7 +149,7 @@ def test_seed_prints_the_sample_credentials(tmp_path: Path) -> None:
         (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--inline-image", "{svg}"], "SVG images are refused"),
         (["add-article", "--blog", "notes", "--title", "T", "--content", "![x](inline:3)", "--inline-image", "{inline}"], "inline:3"),
         (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--schema-org-json", "{bad_json}"], "not valid JSON"),
-        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--schema-org-json", "{list_json}"], "JSON object"),
+        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--schema-org-json", "{list_json}"], "list.json' must hold a JSON object"),
         (["update-article", "nope", "--title", "T"], "unknown article 'nope'"),
         (["publish", "nope"], "unknown article 'nope'"),
         (["unpublish", "nope"], "unknown article 'nope'"),
