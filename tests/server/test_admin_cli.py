@@ -243,6 +243,20 @@ def test_content_from_standard_input(blog_db: Path) -> None:
     assert json.loads(result.stdout)["content"] == "Body from a pipe.\n"
 
 
+def test_empty_values_clear_the_cover_and_the_nullable_fields(blog_db: Path, files: dict[str, Path]) -> None:
+    """The options' help: '' removes the cover, and makes description, seo score and schema.org JSON null."""
+    added = json.loads(invoke(
+        blog_db, "add-article", "--blog", "notes", "--title", "Covered", "--content", "Body.", "--description", "D",
+        "--cover-image", str(files["cover"]), "--seo-score", "5", "--schema-org-json", str(files["schema"]),
+    ).stdout)
+    assert added["coverImageUrl"] and added["description"] == "D"
+    result = invoke(blog_db, "update-article", added["id"], "--cover-image", "", "--description", "", "--seo-score", "",
+                    "--schema-org-json", "")
+    assert result.exit_code == 0, result.output
+    cleared = json.loads(result.stdout)
+    assert [cleared[key] for key in ("coverImageUrl", "description", "seoScore", "schemaOrgJson")] == [None] * 4
+
+
 def test_a_draft_is_printed_with_its_status(blog_db: Path) -> None:
     result = invoke(blog_db, "add-article", "--blog", "notes", "--title", "Later", "--content", "Soon.", "--draft")
     shown = json.loads(result.stdout)
