@@ -90,9 +90,11 @@ def test_a_wrong_hash_counts_as_updated(api: httpx.Client, db: Database, owner: 
 
 def test_sync_records_last_sync_at(api: httpx.Client, db: Database) -> None:
     """Rule 3, by the service's clock (the test clock included)."""
+    connected = api.get("/api/v1/status").json()["connectedAt"]
     assert api.get("/api/v1/status").json()["lastSyncAt"] is None
     first = sync(api, [])["syncedAt"]
     assert api.get("/api/v1/status").json()["lastSyncAt"] == first
+    assert api.get("/api/v1/status").json()["connectedAt"] == connected  # a sync is not a new connection
     db.advance_clock(1800)
     second = sync(api, [])["syncedAt"]
     assert second > first
