@@ -20,9 +20,12 @@ def assert_json_error(response: httpx.Response, status: int, error: str, descrip
     assert response.json() == {"error": error, "error_description": description}
 
 
-@pytest.mark.parametrize("path", ["/api/v1/nothing", "/api/v1/articles/a/b", "/api/v2/articles", "/api/", "/api/v1/articles/"])
+@pytest.mark.parametrize("path", ["/api/v1/nothing", "/api/v1/articles/a/b", "/api/v2/articles", "/api/", "/api/v1/articles/", "/api/v1"])
 def test_unknown_api_paths_are_json_404(http: httpx.Client, path: str) -> None:
-    assert_json_error(http.get(path), 404, "not_found", "No endpoint at this path")
+    response = http.get(path)
+    assert_json_error(response, 404, "not_found", "No endpoint at this path")
+    if path.startswith("/api/v1"):
+        assert response.headers["Cache-Control"] == "no-store"
 
 
 def test_api_v1_answers_are_never_cached(http: httpx.Client) -> None:
