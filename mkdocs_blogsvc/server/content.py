@@ -189,11 +189,19 @@ def insert_client(
     return client, secret
 
 
+#: Schemes a browser runs or reads itself instead of handing the code to an application
+#: (RFC 9700 4.1; a private-use scheme such as `com.example.app:/cb` is RFC 8252 7.1's and stays).
+_NO_REDIRECT_SCHEMES = frozenset({"javascript", "vbscript", "data", "blob", "file", "about"})
+
+
 def check_redirect_uri(uri: str) -> None:
     """RFC 6749 3.1.2: absolute, no fragment; plain http only for loopback (RFC 8252 7.3)."""
     parts = urlsplit(uri)
     if not parts.scheme or parts.fragment or (parts.scheme in ("http", "https") and not parts.hostname):
         raise ContentError(f"invalid redirect URI {uri!r}: it must be an absolute URI without a fragment")
+    if parts.scheme in _NO_REDIRECT_SCHEMES:  # urlsplit gives it in lower case
+        raise ContentError(f"invalid redirect URI {uri!r}: a browser runs or reads {parts.scheme}: URIs itself; "
+                           "use https, a loopback http address or a private-use scheme (com.example.app:/callback)")
     if parts.scheme == "http" and not is_loopback_host(parts.hostname or ""):
         raise ContentError(f"invalid redirect URI {uri!r}: plain http is allowed only for loopback hosts (127.0.0.1, [::1], localhost)")
 

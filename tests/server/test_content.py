@@ -98,6 +98,9 @@ def test_public_client_has_no_secret(db: Database) -> None:
         (["/callback"], "absolute URI"),
         (["https://site.example/cb#frag"], "without a fragment"),
         (["http://site.example/cb"], "plain http is allowed only for loopback"),
+        (["javascript:alert(document.domain)//"], "a browser runs or reads javascript: URIs itself"),
+        (["DATA:text/html,<script>x</script>"], "a browser runs or reads data: URIs itself"),
+        (["file:///tmp/cb"], "a browser runs or reads file: URIs itself"),
     ],
 )
 def test_client_redirect_uris_are_checked(db: Database, uris: list[str], message: str) -> None:
