@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -474,7 +475,8 @@ def test_a_lone_surrogate_from_the_service_becomes_a_replacement_character() -> 
     found.title.encode("utf-8")  # what writing the cache does
 
 
-@pytest.mark.parametrize("bad_id", ["ck1\nINFO    -  blogsvc: all articles verified safe\x1b[2K", "a b", "", "x" * 201])
+@pytest.mark.parametrize("bad_id", ["ck1\nINFO    -  blogsvc: all articles verified safe\x1b[2K", "ck1\x1b[2K\x1b[1A",
+                                    "a b", "", "x" * 201])
 def test_an_article_whose_id_could_forge_a_log_line_is_skipped(bad_id: str) -> None:
     article = {
         "id": bad_id, "slug": "s", "title": "T", "description": None, "content": "x", "coverImageUrl": None,
@@ -487,6 +489,52 @@ def test_an_article_whose_id_could_forge_a_log_line_is_skipped(bad_id: str) -> N
         result = client.sync([])
     assert result.new == () and len(result.skipped) == 1
     assert "not a plain identifier" in result.skipped[0].reason and "\n" not in result.skipped[0].reason
+
+
+def article_json(**changes: object) -> dict[str, object]:
+    """A valid Article object of the spec, with `changes` applied."""
+    article: dict[str, object] = {
+        "id": "ck1", "slug": "s", "title": "T", "description": None, "content": "x", "coverImageUrl": None,
+        "inlineImageUrls": [], "tags": [], "seoKeywords": [], "seoScore": None, "schemaOrgJson": None,
+        "publishedAt": "2025-01-02T03:04:05Z", "updatedAt": "2025-01-02T03:04:05Z", "viewCount": 0, "contentHash": "0" * 64,
+    }
+    return {**article, **changes}
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    ({"content": None}, "field 'content' has the wrong type (NoneType)"),
+    ({"title": None}, "field 'title' has the wrong type (NoneType)"),
+    ({"viewCount": True}, "field 'viewCount' has the wrong type (bool)"),
+    ({"viewCount": 1.5}, "field 'viewCount' has the wrong type (float)"),
+    ({"seoScore": False}, "field 'seoScore' has the wrong type (bool)"),
+    ({"tags": ["a", 1]}, "field 'tags' must be a list of strings"),
+    ({"inlineImageUrls": [None]}, "field 'inlineImageUrls' must be a list of strings"),
+    ({"schemaOrgJson": [{"@type": "Article"}]}, "field 'schemaOrgJson' has the wrong type (list)"),
+    ({"publishedAt": "yesterday"}, "field 'publishedAt' is not an ISO 8601 timestamp"),
+])
+def test_an_article_with_a_field_the_spec_does_not_allow_is_skipped_naming_the_field(
+    change: dict[str, object], reason: str
+) -> None:
+    """Every field of an article is type-checked where it arrives: a null, a boolean for a
+    number or a list holding something else would otherwise reach the templates and the cache."""
+    body = {"new": [article_json(**change), article_json(id="ck2")], "updated": [], "deleted": [],
+            "syncedAt": "2025-01-02T03:04:05Z"}
+    client, _ = mock_client(lambda request: httpx.Response(200, json=body))
+    with client:
+        result = client.sync([])
+    assert [article.id for article in result.new] == ["ck2"]
+    assert [skipped.id for skipped in result.skipped] == ["ck1"] and reason in result.skipped[0].reason
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"deleted": ["ck1", 7]}, "sync answer: field 'deleted' must be a list of strings"),
+    ({"syncedAt": None}, "sync answer: field 'syncedAt' has the wrong type (NoneType)"),
+])
+def test_a_sync_answer_with_a_malformed_deleted_list_or_time_is_refused_whole(change: dict[str, object], problem: str) -> None:
+    body = {"new": [], "updated": [], "deleted": [], "syncedAt": "2025-01-02T03:04:05Z", **change}
+    client, _ = mock_client(lambda request: httpx.Response(200, json=body))
+    with client, pytest.raises(errors.InvalidResponse, match=re.escape(problem)):
+        client.sync([])
 
 
 # --- a service that misbehaves (found by review) ----------------------------------------------
@@ -512,6 +560,7 @@ def test_a_lost_token_answer_says_the_request_reached_the_service() -> None:
     (None, 3600, "expires_in is missing: taken as the spec's 3600 s"),
     ("soon", 3600, "expires_in is 'soon': taken as the spec's 3600 s"),
     (float("nan"), 3600, "expires_in is nan: taken as the spec's 3600 s"),
+    (True, 3600, "expires_in is True: taken as the spec's 3600 s"),  # a boolean is no number of seconds
     (1e300, 30 * 86400, "expires_in is 1e+300 s: taken as 2592000 s"),
     (-5, 120, "expires_in is -5 s: taken as 120 s"),
 ])
@@ -719,3 +768,36 @@ def test_a_password_holding_an_at_sign_is_not_shown_in_the_failure() -> None:
         client.download(f"http://user:s3c@ret@127.0.0.1:{server.port}/a.png", max_bytes=100)
     assert server.requests == ["GET /a.png HTTP/1.1"]  # httpx did take `127.0.0.1` for the host
     assert "ret" not in str(caught.value) and f"http://***@127.0.0.1:{server.port}/a.png" in str(caught.value)
+
+
+@pytest.mark.parametrize("refresh_token", ["   ", "svc_rt_new\nX-Injected: 1"])
+def test_a_blank_or_multi_line_refresh_token_is_never_stored(refresh_token: str) -> None:
+    """A blank refresh token is no new token (the previous one stays); one holding a line
+    break is no token at all (the credentials file and the refresh form would carry it)."""
+    client, _ = mock_client(lambda request: httpx.Response(200, json={**TOKEN_ANSWER, "refresh_token": refresh_token}))
+    with client:
+        if refresh_token.strip() == "":
+            assert client.token_request(REFRESH_FORM, previous_refresh_token="svc_rt_old").refresh_token == "svc_rt_old"
+        else:
+            with pytest.raises(errors.InvalidResponse, match="refresh_token holds characters a token cannot have"):
+                client.token_request(REFRESH_FORM, previous_refresh_token="svc_rt_old")
+
+
+def test_a_timestamp_without_an_offset_is_utc_whatever_the_local_time_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        parsed = models.parse_timestamp("2025-01-02T03:04:05")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert models.format_timestamp(parsed) == "2025-01-02T03:04:05.000Z"
+
+
+def test_a_null_blog_description_in_the_status_answer_is_shown_as_empty() -> None:
+    body = {**STATUS_BODY, "blog": {**STATUS_BODY["blog"], "description": None}}  # type: ignore[dict-item]
+    client, _ = mock_client(lambda request: httpx.Response(200, json=body))
+    with client:
+        assert client.status().blog.description == ""

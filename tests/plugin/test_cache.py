@@ -11,7 +11,7 @@ import pytest
 
 from mkdocs_blogsvc.cache import Cache, Entry, Manifest
 from mkdocs_blogsvc.fileio import inside, sha256
-from mkdocs_blogsvc.models import Article
+from mkdocs_blogsvc.models import Article, ArticleSummary
 from tests.plugin.test_render import article
 
 
@@ -56,6 +56,20 @@ def test_a_broken_entry_is_dropped_and_the_others_kept(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text(json.dumps(data))
     assert list(Cache(tmp_path).load().entries) == [good.id]
 
+
+
+@pytest.mark.parametrize("damage", [{"imageUrls": ["https://img.test/a.png", 1]}, {"coverImageUrl": 5}, {"title": None}])
+def test_a_summary_with_a_field_of_the_wrong_type_is_read_again_from_the_article(
+    tmp_path: Path, damage: dict[str, object]
+) -> None:
+    """The manifest's summary is trusted by every build that reads no article file: one with a
+    field of the wrong type is dropped (the article file is read instead), never used."""
+    entry = replace(cached(tmp_path, article()), summary=ArticleSummary.of(article()))
+    data = Manifest({entry.id: entry}).to_json()
+    data["articles"][entry.id]["summary"].update(damage)
+    (tmp_path / "manifest.json").write_text(json.dumps(data))
+    loaded = Cache(tmp_path).load()
+    assert list(loaded.entries) == [entry.id] and loaded.entries[entry.id].summary is None
 
 @pytest.mark.parametrize("damage", ["json missing", "json altered", "image missing", "image truncated", "path escapes",
                                     "image path escapes"])
