@@ -801,3 +801,149 @@ def test_a_null_blog_description_in_the_status_answer_is_shown_as_empty() -> Non
     client, _ = mock_client(lambda request: httpx.Response(200, json=body))
     with client:
         assert client.status().blog.description == ""
+
+
+# --- pinned by mutation testing: retries, Retry-After, error mapping, limits, deadlines ----------
+
+
+def test_a_500_is_retried_and_one_that_lasts_is_a_server_error() -> None:
+    answers = [httpx.Response(500, text="oops"), httpx.Response(200, json=STATUS_BODY)]
+    client, sleeps = mock_client(lambda request: answers.pop(0))
+    with client:
+        assert client.status().status == "active"
+    assert sleeps == [0.5]
+    client, _ = mock_client(lambda request: httpx.Response(500, text="oops"), retries=0)
+    with client, pytest.raises(errors.ServerError) as caught:
+        client.status()
+    assert caught.value.error_code == "server_error" and caught.value.status_code == 500
+
+
+def test_retry_after_as_an_http_date_is_honoured_and_one_in_the_past_means_no_wait() -> None:
+    import email.utils
+    import time
+
+    soon, past = email.utils.formatdate(time.time() + 6, usegmt=True), "Wed, 21 Oct 2015 07:28:00 GMT"
+    answers = [httpx.Response(503, headers={"Retry-After": soon}), httpx.Response(503, headers={"Retry-After": past}),
+               httpx.Response(200, json=STATUS_BODY)]
+    client, sleeps = mock_client(lambda request: answers.pop(0))
+    with client:
+        assert client.status().status == "active"
+    assert 4.0 < sleeps[0] <= 6.0 and sleeps[1] == 0.0
+
+
+def test_a_retry_after_past_the_sync_s_deadline_makes_the_answer_final() -> None:
+    calls: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(503, headers={"Retry-After": "5"}, json={"error": "server_error"})
+
+    client, sleeps = mock_client(handler)
+    with client:
+        client.begin_deadline(3.0)
+        with pytest.raises(errors.ServerError):
+            client.status()
+    assert (len(calls), sleeps) == (1, [])
+
+
+def test_an_error_answer_s_code_is_redacted_and_its_description_capped() -> None:
+    body = {"error": "svc_at_leaked_token", "error_description": "d" * 5000}
+    client, _ = mock_client(lambda request: httpx.Response(400, json=body))
+    with client, pytest.raises(errors.ServiceError) as caught:
+        client.status()
+    assert caught.value.error_code == "svc_***" and "svc_at_" not in str(caught.value)
+    assert "d" * 300 in str(caught.value) and "d" * 301 not in str(caught.value)
+
+
+@pytest.mark.parametrize(("depth", "refused"), [(100, False), (101, True), (500, True)])
+def test_json_nesting_is_refused_above_its_limit_even_when_python_could_read_it(depth: int, refused: bool) -> None:
+    """json.loads reads ~1,000 levels; the code walking the answer (JSON-LD, the cache) must
+    not get more than `MAX_JSON_DEPTH`."""
+    body = b'{"status": ' + b"[" * (depth - 1) + b"]" * (depth - 1) + b"}"
+    client, _ = mock_client(lambda request: httpx.Response(200, headers={"Content-Type": "application/json"}, content=body))
+    with client:
+        if refused:
+            with pytest.raises(errors.InvalidResponse, match="nested too deeply"):
+                client.status()
+        else:
+            with pytest.raises(errors.InvalidResponse, match="'blog'"):  # read, then refused for what it holds
+                client.status()
+
+
+def test_an_image_of_exactly_the_limit_is_kept_and_one_byte_more_refused() -> None:
+    client, _ = mock_client(lambda request: httpx.Response(
+        200, content=iter([b"x" * 600, b"x" * (400 + int(request.url.path == "/over"))])))  # no Content-Length
+    with client:
+        assert len(client.download("https://cdn.test/exact", max_bytes=1000)[0]) == 1000
+        with pytest.raises(errors.InvalidResponse, match="larger than 1000 bytes"):
+            client.download("https://cdn.test/over", max_bytes=1000)
+
+
+def test_a_token_request_after_the_deadline_is_not_sent_and_not_called_lost() -> None:
+    calls: list[httpx.Request] = []
+    client, _ = mock_client(lambda request: calls.append(request) or httpx.Response(200, json=TOKEN_ANSWER))
+    with client:
+        client.begin_deadline(0.0)
+        with pytest.raises(errors.DeadlineExceeded):
+            client.token_request(REFRESH_FORM)
+    assert calls == []
+
+
+def test_an_address_of_another_scheme_is_refused_at_once_without_retries() -> None:
+    sleeps: list[float] = []
+    with BlogServiceClient("ftp://service.test", tokens=FixedTokens("svc_at_one"), sleep=sleeps.append) as client, \
+            pytest.raises(errors.TransportError):  # type: ignore[arg-type]
+        client.status()
+    assert sleeps == []
+
+
+def test_a_probe_reads_no_more_than_its_limit_of_an_endless_answer() -> None:
+    """A probe must be quick: a service that streams forever is read up to `PROBE_BODY_LIMIT`."""
+    sent: list[int] = []
+
+    def endless() -> Iterator[bytes]:  # 10 MiB stands for endless (a bound keeps a broken probe from hanging the suite)
+        for _ in range(10 * 1024):
+            sent.append(1)
+            yield b"x" * 1024
+
+    client, _ = mock_client(lambda request: httpx.Response(200, content=endless()))
+    with client:
+        answer = client.probe("/api/v1/status")
+    assert len(answer.text) == api.PROBE_BODY_LIMIT and len(sent) <= api.PROBE_BODY_LIMIT // 1024 + 1
+
+
+@pytest.mark.parametrize("call", ["status", "image"])
+def test_the_sync_s_deadline_ends_a_request_through_a_transport_with_per_read_timeouts(call: str) -> None:
+    """httpx's own transport (the one an https or socks proxy goes through) has per-read
+    timeouts only: the client still ends a drip-fed answer at the sync's deadline, and an image
+    download never outlives the sync's deadline."""
+    import time
+
+    from tests.hostile import DripServer
+
+    body = b"{" + b" " * 80 + b"}"  # 4 s: whole (and refused) long before any per-read timeout, unless the deadline ends it
+    with DripServer(body, interval=0.05, content_type="application/json") as server, \
+            BlogServiceClient(server.url, tokens=FixedTokens("svc_at_one"), timeout=30.0,  # type: ignore[arg-type]
+                              transport=httpx.HTTPTransport()) as client:
+        client.begin_deadline(1.0)
+        started = time.monotonic()
+        with pytest.raises(errors.BlogServiceError, match="within its 1 s"):
+            if call == "status":
+                client.status()
+            else:
+                client.download(f"{server.url}/image.png", max_bytes=1 << 20)
+        assert time.monotonic() - started < 3.0
+
+
+def test_a_service_that_never_answers_is_given_only_what_is_left_of_the_sync_s_deadline() -> None:
+    import time
+
+    from tests.hostile import SilentServer
+
+    with SilentServer() as server, BlogServiceClient(server.url, tokens=FixedTokens("svc_at_one"),  # type: ignore[arg-type]
+                                                     timeout=30.0, retries=0) as client:
+        client.begin_deadline(1.0)
+        started = time.monotonic()
+        with pytest.raises(errors.BlogServiceError, match="within its 1 s"):
+            client.status()
+        assert time.monotonic() - started < 3.0
