@@ -49,8 +49,11 @@ def tls_service(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
     class Status(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = json.dumps(STATUS_BODY).encode()
-            self.send_response(200)
+            # the proxy's credentials are for the proxy (the CONNECT) only, never for the service
+            leaked = "Proxy-Authorization" in self.headers
+            body = json.dumps({"error": "invalid_request", "error_description": "Proxy-Authorization reached the service"}
+                              if leaked else STATUS_BODY).encode()
+            self.send_response(400 if leaked else 200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()

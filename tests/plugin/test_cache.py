@@ -101,7 +101,7 @@ def test_verify_drops_damaged_articles_so_they_are_sent_again(tmp_path: Path, da
 def test_inside_refuses_every_way_out() -> None:
     root = Path("/cache")
     assert inside(root, "images/a.png") == Path("/cache/images/a.png")
-    for bad in ("", "/etc/passwd", "../x", "a/../../x", "a\\..\\x", "C:/x"):
+    for bad in ("", "/etc/passwd", "../x", "a/../../x", "a\\..\\x", "C:/x", "images/a\0.png"):  # NUL: open() raises
         assert inside(root, bad) is None
 
 

@@ -238,6 +238,17 @@ def test_atomic_write_without_overwrite_keeps_the_first_file(tmp_path: Path) -> 
     assert [p.name for p in tmp_path.iterdir()] == ["key"]
 
 
+
+def test_write_if_changed_leaves_an_unchanged_file_alone(tmp_path: Path) -> None:
+    """Same bytes: no write, so the file keeps its inode and mtime (`mkdocs serve` sees no change)."""
+    target = tmp_path / "sub" / "page.md"
+    assert fileio.write_if_changed(target, b"one") is True
+    before = target.stat()
+    assert fileio.write_if_changed(target, b"one") is False
+    after = target.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert fileio.write_if_changed(target, b"two") is True and target.read_bytes() == b"two"
+
 SAVE_LOOP = textwrap.dedent("""
     import sys
     from dataclasses import replace

@@ -282,3 +282,16 @@ def test_proxy_credentials_are_sent_as_httpx_sends_them(monkeypatch: pytest.Monk
     ours, theirs = ([line for line in head.split("\r\n") if line.startswith("Proxy-Authorization:")]
                     for head in proxy.heads)
     assert ours == theirs == ["Proxy-Authorization: Basic " + base64.b64encode(b"ci@corp:p%41ss:").decode()]
+
+
+def test_only_an_http_proxy_goes_through_this_transport(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This transport speaks plain HTTP to a proxy: an `https://` or `socks5://` proxy must go
+    through httpx's own transport, which can speak TLS or SOCKS to it."""
+    from mkdocs_blogsvc.transport import proxy_mounts
+
+    for name in ("ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:3128")
+    monkeypatch.setenv("HTTPS_PROXY", "https://127.0.0.1:3129")
+    mounts = proxy_mounts()
+    assert type(mounts["http://"]) is StdlibTransport and type(mounts["https://"]) is httpx.HTTPTransport
