@@ -46,7 +46,7 @@ def test_listener_hands_back_the_code_and_thanks_the_browser() -> None:
         assert listener.wait_for_code(5) == "abc"
     assert page.status_code == 200 and "Approved" in page.text and "close this tab" in page.text
     assert "Connected" not in page.text  # the code is not exchanged yet: claim nothing more
-    assert page.headers["Cache-Control"] == "no-store"
+    assert page.headers["Cache-Control"] == "no-store" and page.headers["Referrer-Policy"] == "no-referrer"
 
 
 @pytest.mark.parametrize(
@@ -67,6 +67,9 @@ def test_a_redirect_of_another_attempt_is_refused_and_ignored(query: str) -> Non
     [
         ("error=access_denied&error_description=The+user+denied&state=s", "you denied access"),
         ("error=invalid_scope&error_description=Unknown+scope&state=s", "invalid_scope: Unknown scope"),
+        # what the redirect carries is the service's (or anyone's) text: tokens redacted, length capped
+        ("error=svc_rt_leaked&error_description=svc_at_leaked+" + "d" * 500 + "&state=s",
+         r"\(svc_\*\*\*: svc_\*\*\* d{292}\): check"),
     ],
 )
 def test_listener_failures_are_login_errors(query: str, message: str) -> None:
