@@ -459,6 +459,20 @@ def test_missing_client_id_stops_the_build_even_with_on_error_warn(
     assert no_traceback(caplog)
 
 
+
+def test_a_connection_without_the_articles_scope_stops_the_build_even_with_on_error_warn(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A scope missing is a setting to fix (`scope`, then login), not an outage to wait out:
+    no build from the cache, whatever `on_error` says."""
+    add_article(db, owner.blog_id, "One")
+    config = write_site(tmp_path, service.url, material=False, plugin={"on_error": "warn"})
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner, scope="blog:read"))
+    with pytest.raises(Abort):
+        run_build(config)
+    assert re.search(r"ERROR .*blogsvc: the sync with http://127\.0\.0\.1:\d+ failed: ", caplog.text), caplog.text
+    assert "built from the cache" not in caplog.text and no_traceback(caplog)
+
 @pytest.mark.parametrize(("plugin", "message"), [
     ({"credentials_file": "docs/.blogsvc/credentials.json"}, "blogsvc: credentials_file ({}) is inside docs_dir; it would be published"),
     ({"cache_dir": "docs/cache"}, "blogsvc: cache_dir ({}) is inside docs_dir"),

@@ -206,3 +206,18 @@ def test_offline_with_a_synced_blog_that_has_no_article_builds_without_a_warning
                             capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert "offline is true and the cache holds no article" not in result.stderr
+
+
+def test_a_cache_that_fails_during_the_sync_stops_the_build_even_with_on_error_warn(
+        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    """An unwritable cache is no outage of the service: `on_error: warn` does not build from it."""
+    add_article(db, owner.blog_id, "One")
+    config = make_site(tmp_path, service, db, owner, cache_dir="cache", on_error="warn")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "articles").write_text("a file where the cache's articles folder should be\n")
+    loaded = load_config(str(config))
+    loaded.plugins.on_startup(command="build", dirty=False)
+    loaded = loaded.plugins.on_config(loaded)
+    with pytest.raises(PluginError, match=r"blogsvc: the cache in .* cannot be written"):
+        loaded.plugins.on_pre_build(config=loaded)
+    assert "/api/v1/sync" in service.requests  # it failed while syncing, not before
