@@ -516,3 +516,16 @@ def test_mkdocs_serve_shows_an_article_published_on_the_service(tmp_path: Path, 
             raise
     assert code == 0, served_log()
     assert "Shutting down" in served_log()
+
+
+def test_sync_interval_0_turns_the_background_sync_off(tmp_path: Path, service: Service, db: Database,
+                                                        owner: Owner) -> None:
+    """`sync_interval: 0` (settings page): the build syncs, the background sync never does
+    (without the check it would sync at every poll, hammering the service)."""
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=0)
+    coordinator = serve_build(config, first=True).coordinator
+    assert coordinator is not None
+    synced = [request for request in service.requests if "/api/v1/sync" in request]
+    assert len(synced) == 1
+    assert coordinator.poll() == PAUSED and coordinator.poll() == PAUSED
+    assert [request for request in service.requests if "/api/v1/sync" in request] == synced
