@@ -529,3 +529,18 @@ def test_sync_interval_0_turns_the_background_sync_off(tmp_path: Path, service: 
     assert len(synced) == 1
     assert coordinator.poll() == PAUSED and coordinator.poll() == PAUSED
     assert [request for request in service.requests if "/api/v1/sync" in request] == synced
+
+
+def test_a_build_after_an_interrupted_one_takes_the_locks_again(tmp_path: Path, service: Service, db: Database,
+                                                               owner: Owner) -> None:
+    """A build interrupted after on_pre_build (Ctrl-C) never reached end_build: the next build
+    releases what it held instead of waiting forever for its own locks."""
+    config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
+    coordinator = serve_build(config, first=True).coordinator
+    assert coordinator is not None
+    coordinator.begin_build(is_serve=True)  # interrupted: no end_build
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (coordinator.begin_build(is_serve=True), done.set()), daemon=True)
+    worker.start()
+    assert done.wait(10), "the second build waited for the locks of the interrupted one"
+    coordinator.end_build()
