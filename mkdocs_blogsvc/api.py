@@ -30,11 +30,10 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol
-from urllib.parse import quote
 
 import httpx
 
@@ -54,8 +53,6 @@ MAX_RETRY_WAIT = 10.0
 BACKOFF_BASE = 0.5
 #: Longest total time for one image download (less when the sync's deadline comes first).
 MAX_IMAGE_SECONDS = 20.0
-#: Page size used by `iter_articles` (the spec's maximum).
-MAX_PAGE_SIZE = 100
 
 #: What OpenSSL says when the other end of an https address answers in plain http (a 400 page,
 #: or closing the connection).
@@ -185,28 +182,6 @@ class BlogServiceClient:
     def status(self) -> models.BlogStatus:
         """`GET /api/v1/status`: the connected blog and the token's scopes."""
         return models.BlogStatus.from_json(self._authorized("GET", "/api/v1/status"))
-
-    def list_articles(self, page: int = 1, limit: int = 20) -> models.ArticlePage:
-        """One page of `GET /api/v1/articles` (newest first)."""
-        data = self._authorized("GET", "/api/v1/articles", params={"page": page, "limit": limit})
-        return models.ArticlePage.from_json(data)
-
-    def iter_articles(self) -> Iterator[models.Article]:
-        """Every published article, page after page."""
-        page = 1
-        while True:
-            result = self.list_articles(page=page, limit=MAX_PAGE_SIZE)
-            yield from result.articles
-            if not result.articles or page >= result.pagination.total_pages:
-                return
-            page += 1
-
-    def get_article(self, id_or_slug: str) -> models.Article:
-        """`GET /api/v1/articles/{idOrSlug}`; `errors.NotFound` when not published."""
-        data = self._authorized("GET", f"/api/v1/articles/{quote(id_or_slug, safe='')}")
-        if not isinstance(data, dict):
-            raise errors.InvalidResponse("article answer is not a JSON object")
-        return models.Article.from_json(data.get("article"))
 
     def sync(self, known: Sequence[models.KnownArticle]) -> models.SyncResult:
         """`POST /api/v1/sync` with the articles held locally; the service answers the differences."""

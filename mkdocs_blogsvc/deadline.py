@@ -53,13 +53,5 @@ class Deadline:
             child.ends, child.seconds, child.what = self.ends, self.seconds, self.what
         return child
 
-    def sleep(self, seconds: float) -> bool:
-        """Sleep `seconds` if the deadline leaves that much time; False (and no sleep) otherwise.
-        Used for backoff and `Retry-After`: a pause that would pass the deadline is not taken."""
-        if seconds >= self.remaining():
-            return False
-        time.sleep(seconds)
-        return True
-
     def __repr__(self) -> str:
         return f"Deadline({self.what!r}, {self.remaining():.1f} s left of {self.seconds:g} s)"

@@ -278,41 +278,6 @@ def _refuse_contradictions(changed: tuple[Article, ...], deleted: tuple[str, ...
 
 
 @dataclass(frozen=True)
-class Pagination:
-    page: int
-    limit: int
-    total: int
-    total_pages: int
-
-    @classmethod
-    def from_json(cls, data: Any) -> Pagination:
-        if not isinstance(data, dict):
-            raise InvalidResponse("pagination is not a JSON object")
-        what = "pagination"
-        return cls(
-            _get(data, "page", int, what),
-            _get(data, "limit", int, what),
-            _get(data, "total", int, what),
-            _get(data, "totalPages", int, what),
-        )
-
-
-@dataclass(frozen=True)
-class ArticlePage:
-    """One page of `GET /api/v1/articles`."""
-
-    articles: tuple[Article, ...]
-    pagination: Pagination
-
-    @classmethod
-    def from_json(cls, data: Any) -> ArticlePage:
-        if not isinstance(data, dict):
-            raise InvalidResponse("article list is not a JSON object")
-        items = _get(data, "articles", list, "article list")
-        return cls(tuple(Article.from_json(item) for item in items), Pagination.from_json(data.get("pagination")))
-
-
-@dataclass(frozen=True)
 class Blog:
     id: str
     name: str

@@ -42,13 +42,6 @@ def test_child_never_outlives_its_parent() -> None:
         late.check()
 
 
-def test_a_pause_that_would_pass_the_deadline_is_not_taken() -> None:
-    clock = Clock()
-    deadline = Deadline(1, clock=clock)
-    assert deadline.sleep(5) is False
-    assert deadline.sleep(0) is True
-
-
 def test_running_out_is_a_transport_failure() -> None:
     """So `on_error: warn` builds from the cache, as for any unreachable service."""
     assert issubclass(DeadlineExceeded, TransportError)
