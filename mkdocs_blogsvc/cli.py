@@ -388,7 +388,7 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
 
 
 def _left_out_message(dest: Path, paths: list[str], shown: int = 5) -> str:
-    from mkdocs_blogsvc.export import EXPORT_RECORD
+    from mkdocs_blogsvc.exportrecord import EXPORT_RECORD
 
     more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
     return (f"Warning: {dest} already has {len(paths)} of the exported files, not written by an earlier export "

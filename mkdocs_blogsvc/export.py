@@ -3,7 +3,7 @@ for committing them or for generators that cannot run MkDocs plugins (Zensical),
 `export --watch`, which keeps doing so as the blog changes.
 
 The pages come from `pages.render_pages`, the same path a build takes (with the exported
-variant of each page: `render.ExportHead`). `DEST/.blogsvc-export.json` records what the export
+variant of each page: `render.ExportHead`). `DEST/.blogsvc-export.json` (`exportrecord`) records what the export
 owns (one list per blog, by blog_dir), so a later export removes its own files that are no
 longer part of the site (those of a blog_dir that mkdocs.yml no longer has included) and never
 touches anything else in DEST, another configured blog's files included:
@@ -19,7 +19,6 @@ if their article is gone), then listing only the new ones.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -28,53 +27,9 @@ from pathlib import Path
 
 from mkdocs_blogsvc import watch
 from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, CredentialsError
+from mkdocs_blogsvc.exportrecord import drop_from_record, load_record, read_record, write_record
 from mkdocs_blogsvc.fileio import inside, temp_pattern, write_if_changed
 from mkdocs_blogsvc.pages import RenderedSite
-
-EXPORT_RECORD = ".blogsvc-export.json"
-
-
-def _load_record(dest: Path) -> dict[str, list[str]]:
-    """blog_dir of each exported instance -> the paths its export wrote (a site may export
-    several blogs into one folder: each export replaces only its own list). A record of the
-    first format, a plain list, is returned under the key ""."""
-    try:
-        data = json.loads((dest / EXPORT_RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if isinstance(data, list):
-        return {"": [p for p in data if isinstance(p, str)]}
-    instances = data.get("instances") if isinstance(data, dict) else None
-    if not isinstance(instances, dict):
-        return {}
-    return {str(key): [p for p in value if isinstance(p, str)]
-            for key, value in instances.items() if isinstance(value, list)}
-
-
-def read_record(dest: Path, instance: str | None = None) -> set[str]:
-    """The docs-relative paths earlier exports wrote into `dest`: those of the instance whose
-    blog_dir is `instance` (with a first-format record's), or of every instance (None)."""
-    record = _load_record(dest)
-    keys = record.keys() if instance is None else {instance, ""}
-    return {path for key in keys for path in record.get(key, [])}
-
-
-def _write_record(dest: Path, instance: str, paths: set[str]) -> None:
-    record = _load_record(dest)
-    record.pop("", None)  # a first-format list belonged to this export (one instance then)
-    record[instance] = sorted(paths)
-    _save_record(dest, record)
-
-
-def _drop_from_record(dest: Path, instance: str) -> None:
-    record = _load_record(dest)
-    record.pop(instance, None)
-    _save_record(dest, record)
-
-
-def _save_record(dest: Path, record: dict[str, list[str]]) -> None:
-    data = {"version": 1, "instances": dict(sorted(record.items()))}
-    write_if_changed(dest / EXPORT_RECORD, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -109,7 +64,7 @@ def export_site(site: RenderedSite, dest: Path, instance: str, *, configured: Co
             continue
         targets.append((item, target))
     current = {item.src_uri for item, _ in targets}
-    _write_record(dest, instance, previous | current)  # intent: a kill from here on leaves no unknown file
+    write_record(dest, instance, previous | current)  # intent: a kill from here on leaves no unknown file
     written = 0
     for item, target in targets:
         written += write_if_changed(target, item.read())
@@ -117,13 +72,13 @@ def export_site(site: RenderedSite, dest: Path, instance: str, *, configured: Co
     for _, target in targets:  # temp files of our own files, left by a process killed while writing
         for temp in target.parent.glob(temp_pattern(target)):
             temp.unlink(missing_ok=True)
-    _write_record(dest, instance, current)
+    write_record(dest, instance, current)
     retired = {}
     if configured:
-        for gone, paths in _load_record(dest).items():
+        for gone, paths in load_record(dest).items():
             if gone not in configured and gone != "":
                 retired[gone] = _remove(dest, set(paths) - current)
-                _drop_from_record(dest, gone)
+                drop_from_record(dest, gone)
     pages = len(site.pages) - len(set(left_out).intersection(page.src_uri for page in site.pages))
     return Exported(written, removed, tuple(left_out), pages, retired)
 

@@ -57,12 +57,11 @@ from mkdocs_blogsvc.cache import CacheContents
 from mkdocs_blogsvc.config import BlogServiceConfig, Settings
 from mkdocs_blogsvc.coordinator import SyncCoordinator
 from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable
-from mkdocs_blogsvc.export import read_record
+from mkdocs_blogsvc.exportrecord import read_record
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import ArticleSummary
 from mkdocs_blogsvc.outputs import PageOutputs
 from mkdocs_blogsvc.pages import RenderedSite, markdown_removed, remote_hosts, render_pages
-from mkdocs_blogsvc.removals import Removed
 from mkdocs_blogsvc.render import Renderer
 from mkdocs_blogsvc.sync import SyncReport
 
@@ -325,6 +324,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         entry = self.contents.manifest.entries.get(article_id)
         from_markdown = markdown_removed(entry) if entry is not None else None
         if kept.get("removed") or from_markdown:  # the usual article: nothing to parse or log
+            from mkdocs_blogsvc.removals import Removed
+
             removed = Removed.from_json(kept.get("removed"))
             removed.update(Removed.from_json(from_markdown))
             if removed:

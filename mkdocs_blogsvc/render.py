@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import jinja2
@@ -42,14 +42,15 @@ from mkdocs_blogsvc.links import HostedBlog, Targets
 from mkdocs_blogsvc.links import rewrite as rewrite_links
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import Article, Listed, format_timestamp
-from mkdocs_blogsvc.removals import Removed
 from mkdocs_blogsvc.shared import slugify
+
+if TYPE_CHECKING:  # imported when a page is rendered: a build with nothing changed renders none
+    from mkdocs_blogsvc.removals import Removed
 
 MAX_SLUG = 100
 #: Used with `fullmatch` only: `match` with `$` would accept a trailing newline ("abc\n").
 _VALID_SLUG = re.compile(r"[a-z0-9-]{1,100}")
 _ID_CHARS = re.compile(r"[^a-z0-9]")
-
 
 
 # --- slugs ------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
     python tests/benchmarks/bench_build.py --articles 1000 --profile /tmp/prof        # plus cProfile of both builds
     python tests/benchmarks/bench_build.py --articles 200 --themes material --imported  # plus the plugin only imported
     python tests/benchmarks/bench_build.py --articles 200 --themes material --control   # plus plain against plain
+    python tests/benchmarks/bench_build.py --articles 200 --themes material --instructions  # plus instruction counts
 
 For each theme and size it creates the articles directly in the reference service's store (one
 transaction; every `--cover-every`th article has a cover image), starts the service on
@@ -32,7 +33,12 @@ load from other processes falls on both alike), and reports medians:
   plugin not configured) against plain builds: what the plugin's mere presence costs, the
   part of a no-change build that no saved work can remove;
 - with `--control`, plain builds against the same plain builds: the ratios measured when
-  nothing differs, the resolution of the figures above on the machine at hand.
+  nothing differs, the resolution of the figures above on the machine at hand;
+- with `--instructions`, one no-change build of each site (and of the plain site with the
+  plugin's module imported first) under Valgrind's callgrind, which counts the instructions
+  the build process executes: the same count for the same build whatever else the machine is
+  doing, so the ratio of the counts is exact where the times drift (it leaves out what
+  instructions do not show: waiting for memory, page faults, the wait for the service).
 
 Both sites build into one output folder (`-d`), so that both meet the same state of the file
 system: writing a site is mostly finding free inodes for its files, which costs more or less by
@@ -54,6 +60,7 @@ import json
 import logging
 import os
 import pstats
+import re
 import shutil
 import statistics
 import subprocess
@@ -300,6 +307,26 @@ def mkdocs_build(
                usage.ru_stime, usage.ru_minflt, own_cpu)
 
 
+#: What callgrind prints last: the instructions the process executed.
+_COLLECTED = re.compile(rb"Collected : (\d+)")
+
+
+def instructions(config: Path, *, site_dir: Path, imported: bool = False) -> int:
+    """The instructions one `mkdocs build` of `config` executes, counted by Valgrind's callgrind
+    (deterministic: the same build gives the same count, whatever the machine's load)."""
+    before = "import mkdocs_blogsvc.plugin" if imported else ""
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", BUILD_PYTHON, "-c",
+               MEASURED_BUILD.format(before=before), "build", "-f", str(config), "-d", str(site_dir)]
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    process = subprocess.run(command, cwd=config.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             check=False)
+    found = _COLLECTED.findall(process.stderr)
+    if process.returncode != 0 or not found:
+        raise SystemExit(f"callgrind build of {config} failed ({process.returncode}):\n"
+                         f"{process.stderr.decode(errors='replace')[-3000:]}")
+    return int(found[-1])
+
+
 def copy_plugin_pages(plugin_config: Path, docs: Path) -> None:
     """The pages and images the plugin adds to its site, copied from its cache into `docs` as
     plain files at the same paths: the plain site renders the very Markdown the plugin writes,
@@ -375,6 +402,8 @@ class Result:
     own: list[Run] = field(default_factory=list)
     #: plain builds against plain builds (`--control`): what a ratio is when there is no difference.
     control: Pairs | None = None
+    #: instructions of one no-change build (`--instructions`): "plugin", "plain", "imported".
+    counted: dict[str, int] = field(default_factory=dict)
 
     def report(self) -> str:
         nc, inc, cold = self.no_change, self.incremental, self.cold
@@ -404,8 +433,18 @@ class Result:
             f"{self.changed} changed {statistics.median(self.incremental_bytes):,.0f} B = **{share:.2f} %** of a full "
             f"listing ({self.listing_bytes:,} B over {-(-self.articles // 100)} pages); cold build's sync {self.cold_sync_bytes:,} B."),
             *([] if not self.own else ["", self.own_report()]),
+            *([] if not self.counted else ["", self.instructions_report()]),
         ]
         return "\n".join(lines)
+
+    def instructions_report(self) -> str:
+        """The instruction counts of one no-change build of each site (`--instructions`)."""
+        plugin, plain, imported = self.counted["plugin"], self.counted["plain"], self.counted["imported"]
+        return (f"Instructions of one no-change build (callgrind; exact, where times drift): plugin "
+                f"{plugin / 1e6:,.0f} M, plain files {plain / 1e6:,.0f} M, ratio **{plugin / plain:.4f}**; of the "
+                f"{(plugin - plain) / 1e6:,.0f} M more, importing the plugin's module {(imported - plain) / 1e6:,.0f} M "
+                f"(the plain site built with it imported first: {imported / 1e6:,.0f} M), the rest "
+                f"{(plugin - imported) / 1e6:,.0f} M its hooks and what its pages cost MkDocs.")
 
     def own_report(self) -> str:
         """The plugin's own CPU time in a no-change build, medians of the `OWN_BUILD` runs."""
@@ -503,6 +542,11 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
             for number in range(args.runs):
                 control.add(number, lambda: build(plain), lambda: build(plain))
         own = [build(site, own=True) for _ in range(args.own_runs)]
+        counted: dict[str, int] = {}
+        if args.instructions:  # after the timed builds: three builds at a fiftieth of the speed
+            counted = {"plugin": instructions(site, site_dir=root / "site"),
+                       "plain": instructions(plain, site_dir=root / "site"),
+                       "imported": instructions(plain, site_dir=root / "site", imported=True)}
         if args.profile:
             args.profile.mkdir(parents=True, exist_ok=True)
             for number in range(args.profile_runs):
@@ -531,7 +575,8 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
         service.stop()
         db.dispose()
     return Result(theme, articles, args.runs, cold, no_change, incremental, args.changed,
-                  inc_bytes, nc_bytes, int(statistics.median(cold_sync)), listing, imported, own, control)
+                  inc_bytes, nc_bytes, int(statistics.median(cold_sync)), listing, imported, own, control,
+                  counted)
 
 
 # --- profiles -------------------------------------------------------------------------------
@@ -634,6 +679,9 @@ def main() -> None:
     parser.add_argument("--control", action="store_true",
                         help="also plain builds against plain builds: the ratios this machine measures when "
                              "nothing differs (the benchmark's resolution)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count the instructions of one no-change build of each site under Valgrind's "
+                             "callgrind (exact where times drift; each build runs about 50 times slower)")
     parser.add_argument("--keep", type=Path, help="build in this folder and keep it (default: a temporary one)")
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter of the builds, e.g. a virtual environment with only what a user installs "

@@ -206,7 +206,7 @@ ssl.SSLContext.load_verify_locations = counting
 from mkdocs.__main__ import cli
 cli.main(args=["build", "-q", "-f", sys.argv[1]], prog_name="mkdocs", standalone_mode=False)
 modules = [name for name in ("mkdocs_blogsvc.sanitize", "nh3", "mkdocs_blogsvc.images", "concurrent.futures",
-                             "httpcore", "h11", "anyio")
+                             "mkdocs_blogsvc.export", "httpcore", "h11", "anyio")
            if name in sys.modules]
 print(json.dumps(sorted(modules) + ["CA bundle"] * len(loaded)))
 """
@@ -216,7 +216,8 @@ def test_a_build_with_nothing_changed_loads_no_sanitiser_image_code_httpcore_or_
     tmp_path: Path, service: Service, db: Database, owner: Owner,
 ) -> None:
     """What makes a no-change build cheap, checked where it counts (a new process, as users run
-    it): the pages and their sanitised HTML come from the cache, no image is fetched, the sync
+    it): the pages and their sanitised HTML come from the cache, no image is fetched, the export
+    code is not loaded (the plugin reads only its record, `exportrecord`), the sync
     goes through the client's own transport (`transport.StdlibTransport`, not httpcore), and a
     service on plain http loads no CA bundle. The site is the same as after the first build."""
     cover_article(db, owner, "Pictured", content="# Pictured\n\nHello <b>there</b><script>alert(1)</script>")
