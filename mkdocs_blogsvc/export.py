@@ -3,12 +3,13 @@ for committing them or for generators that cannot run MkDocs plugins (Zensical),
 `export --watch`, which keeps doing so as the blog changes.
 
 The pages come from `pages.render_pages`, the same path a build takes (with the exported
-variant of each page: `render.ExportHead`). `DEST/.blogsvc-export.json` (`exportrecord`) records what the export
-owns (one list per blog, by blog_dir), so a later export removes its own files that are no
-longer part of the site (those of a blog_dir that mkdocs.yml no longer has included) and never
-touches anything else in DEST, another configured blog's files included:
-a file already at the path of an exported one that the record does not name (the site's own
-`blog/index.md`, a hand-written post) is left as it is, and that exported file left out.
+variant of each page: `render.ExportHead`). `DEST/.blogsvc-export.json` (`exportrecord`)
+records what the export owns (one list per blog, by blog_dir), so a later export removes its
+own files that are no longer part of the site (those of a blog_dir that mkdocs.yml no longer
+has included) and never touches anything else in DEST, another configured blog's files
+included: a file already at the path of an exported one that the record does not name (the
+site's own `blog/index.md`, a hand-written post) is left as it is, and that exported file left
+out.
 
 A kill at any moment leaves a usable folder: every file is written atomically; images before
 the pages that show them; stale files are removed only after every new file is in place; and

@@ -40,6 +40,7 @@ def read_record(dest: Path, instance: str | None = None) -> set[str]:
 
 
 def write_record(dest: Path, instance: str, paths: set[str]) -> None:
+    """Replace the list of the instance whose blog_dir is `instance` with `paths`."""
     record = load_record(dest)
     record.pop("", None)  # a first-format list belonged to this export (one instance then)
     record[instance] = sorted(paths)
@@ -47,6 +48,7 @@ def write_record(dest: Path, instance: str, paths: set[str]) -> None:
 
 
 def drop_from_record(dest: Path, instance: str) -> None:
+    """Forget the instance whose blog_dir is `instance` (its files were removed)."""
     record = load_record(dest)
     record.pop(instance, None)
     _save_record(dest, record)

@@ -34,11 +34,12 @@ load from other processes falls on both alike), and reports medians:
   part of a no-change build that no saved work can remove;
 - with `--control`, plain builds against the same plain builds: the ratios measured when
   nothing differs, the resolution of the figures above on the machine at hand;
-- with `--instructions`, one no-change build of each site (and of the plain site with the
-  plugin's module imported first) under Valgrind's callgrind, which counts the instructions
-  the build process executes: the same count for the same build whatever else the machine is
-  doing, so the ratio of the counts is exact where the times drift (it leaves out what
-  instructions do not show: waiting for memory, page faults, the wait for the service).
+- with `--instructions`, one no-change build of each site under Valgrind's callgrind, which
+  counts the instructions the build process executes (whatever else the machine is doing:
+  identical builds differ by a few tenths of a percent, where their times differ by up to
+  15 %), and of the plugin's build the instructions of importing it, of `on_page_content`, of
+  `on_post_page` and of its other hooks, exactly (`COUNTED_BUILD`). It leaves out what
+  instructions do not show: waiting for memory, page faults, the wait for the service.
 
 Both sites build into one output folder (`-d`), so that both meet the same state of the file
 system: writing a site is mostly finding free inodes for its files, which costs more or less by
@@ -308,25 +309,70 @@ def mkdocs_build(
                usage.ru_stime, usage.ru_minflt, own_cpu)
 
 
+#: A no-change build of the plugin's site in which importing the plugin and each kind of hook run
+#: inside a C function of their own that nothing else in a build calls: callgrind's inclusive
+#: count of that function is then exactly the instructions of that part (Python functions are
+#: invisible to callgrind; C functions are not).
+COUNTED_BUILD = """
+import functools, importlib, itertools, operator, sys
+import mkdocs.commands.build, mkdocs.config.defaults, mkdocs.plugins, mkdocs.structure.nav
+from mkdocs.__main__ import cli
+plugin = functools.reduce(lambda _, name: importlib.import_module(name), ["mkdocs_blogsvc.plugin"], None)
+
+def through(trampoline, method):
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        return trampoline(method, self, *args, **kwargs)
+    return run
+
+def call(method, *args, **kwargs):
+    return operator.call(method, *args, **kwargs)
+
+def methodcaller(method, *args, **kwargs):
+    return operator.methodcaller("__call__", *args, **kwargs)(method)
+
+def starmap(method, *args, **kwargs):
+    return next(itertools.starmap(lambda: method(*args, **kwargs), [()]))
+
+cls = plugin.BlogServicePlugin
+for name, trampoline in [("on_page_content", call), ("on_post_page", methodcaller), ("on_config", starmap),
+                         ("on_pre_build", starmap), ("on_files", starmap), ("on_nav", starmap),
+                         ("on_post_build", starmap)]:
+    setattr(cls, name, through(trampoline, getattr(cls, name)))
+cli.main(args=sys.argv[1:], prog_name="mkdocs")
+"""
+#: The C function each part of `COUNTED_BUILD` runs in.
+COUNTED_PARTS = {"import": "functools_reduce", "on_page_content": "_operator_call",
+                 "on_post_page": "methodcaller_call", "other hooks": "starmap_next"}
 #: What callgrind prints last: the instructions the process executed.
 _COLLECTED = re.compile(rb"Collected : (\d+)")
 
 
-def instructions(config: Path, *, site_dir: Path, imported: bool = False) -> int:
-    """The instructions one `mkdocs build` of `config` executes, counted by Valgrind's callgrind
-    (the same build gives the same count whatever the machine's load; with a fixed hash seed,
-    since the order of sets and hashes changes the work: about 0.5 % between runs without)."""
-    before = "import mkdocs_blogsvc.plugin" if imported else ""
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", BUILD_PYTHON, "-c",
-               MEASURED_BUILD.format(before=before), "build", "-f", str(config), "-d", str(site_dir)]
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONHASHSEED": "0"}
-    process = subprocess.run(command, cwd=config.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             check=False)
-    found = _COLLECTED.findall(process.stderr)
-    if process.returncode != 0 or not found:
-        raise SystemExit(f"callgrind build of {config} failed ({process.returncode}):\n"
-                         f"{process.stderr.decode(errors='replace')[-3000:]}")
-    return int(found[-1])
+def instructions(config: Path, *, site_dir: Path, parts: bool = False) -> dict[str, int]:
+    """The instructions one `mkdocs build` of `config` executes ("total"), counted by Valgrind's
+    callgrind, with a fixed hash seed (the order of sets and dicts of strings changes the work);
+    with `parts`, through `COUNTED_BUILD`, also those of each of `COUNTED_PARTS`. Identical builds
+    still differ by a few tenths of a percent (26.61 to 26.76 billion in five plain builds)."""
+    with tempfile.TemporaryDirectory(prefix="blogsvc-callgrind-") as tmp:
+        out = Path(tmp) / "callgrind.out"
+        code = COUNTED_BUILD if parts else MEASURED_BUILD.format(before="")
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", BUILD_PYTHON, "-c", code,
+                   "build", "-f", str(config), "-d", str(site_dir)]
+        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONHASHSEED": "0"}
+        process = subprocess.run(command, cwd=config.parent, env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, check=False)
+        found = _COLLECTED.findall(process.stderr)
+        if process.returncode != 0 or not found:
+            raise SystemExit(f"callgrind build of {config} failed ({process.returncode}):\n"
+                             f"{process.stderr.decode(errors='replace')[-3000:]}")
+        counted = {"total": int(found[-1])}
+        if parts:
+            annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)],
+                                       capture_output=True, text=True, check=True).stdout
+            for part, function in COUNTED_PARTS.items():
+                found_part = re.search(rf"^\s*([\d,]+) .*:{function} \[", annotated, re.MULTILINE)
+                counted[part] = int(found_part.group(1).replace(",", "")) if found_part else 0
+        return counted
 
 
 def copy_plugin_pages(plugin_config: Path, docs: Path) -> None:
@@ -404,7 +450,8 @@ class Result:
     own: list[Run] = field(default_factory=list)
     #: plain builds against plain builds (`--control`): what a ratio is when there is no difference.
     control: Pairs | None = None
-    #: instructions of one no-change build (`--instructions`): "plugin", "plain", "imported".
+    #: instructions of one no-change build (`--instructions`): the plugin's ("total" and each of
+    #: `COUNTED_PARTS`) and the plain site's ("plain").
     counted: dict[str, int] = field(default_factory=dict)
 
     def report(self) -> str:
@@ -441,12 +488,12 @@ class Result:
 
     def instructions_report(self) -> str:
         """The instruction counts of one no-change build of each site (`--instructions`)."""
-        plugin, plain, imported = self.counted["plugin"], self.counted["plain"], self.counted["imported"]
-        return (f"Instructions of one no-change build (callgrind; exact, where times drift): plugin "
-                f"{plugin / 1e6:,.0f} M, plain files {plain / 1e6:,.0f} M, ratio **{plugin / plain:.4f}**; of the "
-                f"{(plugin - plain) / 1e6:,.0f} M more, importing the plugin's module {(imported - plain) / 1e6:,.0f} M "
-                f"(the plain site built with it imported first: {imported / 1e6:,.0f} M), the rest "
-                f"{(plugin - imported) / 1e6:,.0f} M its hooks and what its pages cost MkDocs.")
+        counted, plain = self.counted, self.counted["plain"]
+        own = sum(counted[part] for part in COUNTED_PARTS)
+        parts = ", ".join(f"{part} {counted[part] / 1e6:,.0f} M" for part in COUNTED_PARTS)
+        return (f"Instructions of one no-change build (callgrind): plugin {counted['total'] / 1e6:,.0f} M, plain "
+                f"files {plain / 1e6:,.0f} M, ratio **{counted['total'] / plain:.4f}**; the plugin's own "
+                f"{own / 1e6:,.0f} M = **{own / plain * 100:.2f} %** of the plain build ({parts}).")
 
     def own_report(self) -> str:
         """The plugin's own CPU time in a no-change build, medians of the `OWN_BUILD` runs."""
@@ -545,13 +592,11 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
                 control.add(number, lambda: build(plain), lambda: build(plain))
         own = [build(site, own=True) for _ in range(args.own_runs)]
         counted: dict[str, int] = {}
-        if args.instructions:  # after the timed builds: three builds at a fiftieth of the speed, at once
-            with ThreadPoolExecutor(3) as pool:
-                runs = {"plugin": pool.submit(instructions, site, site_dir=root / "site-counted-plugin"),
-                        "plain": pool.submit(instructions, plain, site_dir=root / "site-counted-plain"),
-                        "imported": pool.submit(instructions, plain, site_dir=root / "site-counted-imported",
-                                                imported=True)}
-                counted = {kind: run.result() for kind, run in runs.items()}
+        if args.instructions:  # after the timed builds: two builds at a fiftieth of the speed, at once
+            with ThreadPoolExecutor(2) as pool:
+                plugin_counted = pool.submit(instructions, site, site_dir=root / "site-counted-plugin", parts=True)
+                plain_counted = pool.submit(instructions, plain, site_dir=root / "site-counted-plain")
+                counted = {**plugin_counted.result(), "plain": plain_counted.result()["total"]}
         if args.profile:
             args.profile.mkdir(parents=True, exist_ok=True)
             for number in range(args.profile_runs):
