@@ -371,7 +371,9 @@ def instructions(config: Path, *, site_dir: Path, parts: bool = False) -> dict[s
                                        capture_output=True, text=True, check=True).stdout
             for part, function in COUNTED_PARTS.items():
                 found_part = re.search(rf"^\s*([\d,]+) .*:{function} \[", annotated, re.MULTILINE)
-                counted[part] = int(found_part.group(1).replace(",", "")) if found_part else 0
+                if found_part is None:  # never counted as nothing: the part did not run through it
+                    raise SystemExit(f"callgrind counted no {function} ({part}) in the build of {config}")
+                counted[part] = int(found_part.group(1).replace(",", ""))
         return counted
 
 
