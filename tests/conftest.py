@@ -113,8 +113,10 @@ def api(http: httpx.Client, db: Database, owner: Owner) -> httpx.Client:
     return http
 
 
-def issue_access_token(db: Database, owner: Owner, scope: str = "articles:read blog:read", client_id: str = "test-client") -> str:
-    """A valid access token for `owner`'s blog, minted directly (for data-endpoint tests)."""
+def issue_access_token(db: Database, owner: Owner, scope: str = "articles:read blog:read", client_id: str = "test-client",
+                       lifetime: int = security.ACCESS_TOKEN_LIFETIME) -> str:
+    """A valid access token for `owner`'s blog, minted directly (for data-endpoint tests), valid
+    for `lifetime` seconds."""
     now = db.now()
     raw = security.new_token(security.ACCESS_TOKEN_PREFIX)
     with db.session(write=True) as session:
@@ -123,7 +125,7 @@ def issue_access_token(db: Database, owner: Owner, scope: str = "articles:read b
         session.flush()
         session.add(tables.Token(
             grant_id=grant.id, kind="access", token_hash=security.token_hash(raw), scope=scope,
-            issued_at=now, expires_at=now + timedelta(seconds=security.ACCESS_TOKEN_LIFETIME),
+            issued_at=now, expires_at=now + timedelta(seconds=lifetime),
         ))
     return raw
 

@@ -21,11 +21,12 @@ from mkdocs_blogsvc.server.database import Database
 CLIENT_ID = "test-client"
 
 
-def write_credentials(path: Path, base_url: str, access_token: str) -> None:
-    """A credential store holding a valid access token (minted with `issue_access_token`)."""
+def write_credentials(path: Path, base_url: str, access_token: str, valid_for: float = 3000) -> None:
+    """A credential store holding a valid access token (minted with `issue_access_token`),
+    recorded as valid for `valid_for` more seconds."""
     now = time.time()
     CredentialStore(path).save(StoredCredentials(
-        base_url=base_url, client_id=CLIENT_ID, access_token=access_token, access_expires_at=now + 3000,
+        base_url=base_url, client_id=CLIENT_ID, access_token=access_token, access_expires_at=now + valid_for,
         refresh_token="svc_rt_unused", refresh_expires_at=now + 20 * 86400, scope=("articles:read", "blog:read"),
     ))
 
