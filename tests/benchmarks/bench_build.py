@@ -10,7 +10,8 @@
 For each theme and size it creates the articles directly in the reference service's store (one
 transaction; every `--cover-every`th article has a cover image), starts the service on
 127.0.0.1 in a thread of this process, and builds two sites with `mkdocs build` as separate
-processes, the way users run it:
+processes, the way users run it (the plugin's credentials hold an access token valid for the
+whole run, `TOKEN_LIFETIME`, so no build refreshes it):
 
 - **plugin**: the `blogsvc` plugin syncing with the service (`material`: with Material's blog and
   tags plugins; `mkdocs`: the built-in theme, the plugin writing the blog index);
