@@ -24,7 +24,9 @@ load from other processes falls on both alike), and reports medians:
 - the cold build (no cache: full sync, images downloaded, pages written);
 - the no-change build (one /sync that returns nothing): the median of the pairwise ratios, the
   absolute medians, peak RSS, kernel time and minor page faults of the build process (about
-  one per page of memory it touched);
+  one per page of memory it touched); and how precisely the run knows the ratio: the 95 %
+  interval of the median (`intervals`, from the order statistics: no assumption on the spread),
+  and whether it puts the ratio at most, above, or on both sides of issue 13's goal (`GOAL`);
 - the incremental build after 10 articles changed on the service (and the same 10 files
   changed in the plain site): times, and the bytes the plugin received against the bytes of a
   full listing (`GET /api/v1/articles`, every page of 100) and of the cold build's full sync;
@@ -87,6 +89,7 @@ from werkzeug.serving import make_server
 
 from mkdocs_blogsvc.server import create_app, media, security, tables
 from mkdocs_blogsvc.server.database import Database
+from tests.benchmarks.intervals import median_interval, verdict
 from tests.conftest import add_owner, issue_access_token
 from tests.e2e.sites import write_credentials, write_site
 
@@ -483,6 +486,8 @@ class Result:
             *([] if self.imported is None else [_pairs_row("plain files, the plugin only imported", self.imported)]),
             *([] if self.control is None else [_pairs_row("plain files against plain files (control)", self.control)]),
             "",
+            self.precision_report(),
+            "",
             (f"Received from the service: no-change build {statistics.median(self.no_change_bytes):,.0f} B; "
             f"{self.changed} changed {statistics.median(self.incremental_bytes):,.0f} B = **{share:.2f} %** of a full "
             f"listing ({self.listing_bytes:,} B over {-(-self.articles // 100)} pages); cold build's sync {self.cold_sync_bytes:,} B."),
@@ -490,6 +495,21 @@ class Result:
             *([] if not self.counted else ["", self.instructions_report()]),
         ]
         return "\n".join(lines)
+
+    def precision_report(self) -> str:
+        """How precisely this run knows the no-change ratio (the median's 95 % interval,
+        `intervals`), and what that says of issue 13's goal."""
+        def interval(ratios: list[float]) -> str:
+            found = median_interval(ratios)
+            return "no 95 % interval (too few pairs)" if found is None else \
+                f"95 % interval of the median {found[0]:.3f} to {found[1]:.3f}"
+
+        ratios = self.no_change.ratios()
+        line = (f"No-change ratio {self.no_change.ratio():.3f}, {interval(ratios)} ({len(ratios)} pairs): "
+                f"{verdict(ratios, GOAL)}.")
+        if self.control is not None:
+            line += f" Control {self.control.ratio():.3f}, {interval(self.control.ratios())}."
+        return line
 
     def instructions_report(self) -> str:
         """The instruction counts of one no-change build of each site (`--instructions`)."""
@@ -524,6 +544,9 @@ def _pairs_row(label: str, pairs: Pairs) -> str:
 def _ratio(a: float, b: float) -> str:
     return f"{a / b:.3f}" if b else "-"
 
+
+#: Issue 13's goal for the no-change ratio.
+GOAL = 1.03
 
 THEMES = {"material": "Material with the blog and tags plugins", "mkdocs": "the built-in mkdocs theme"}
 
