@@ -296,7 +296,8 @@ def mkdocs_build(
     if BUILD_CPU is not None:  # right after the start, while the interpreter is still starting
         os.sched_setaffinity(process.pid, {BUILD_CPU})
     assert process.stderr is not None
-    errors = process.stderr.read()  # a few log lines: no deadlock before wait4
+    with process.stderr:
+        errors = process.stderr.read()  # a few log lines: no deadlock before wait4
     _pid, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)

@@ -110,7 +110,7 @@ def measure(args: argparse.Namespace) -> None:
         changed = [article_id for article_id, _ in blog.known[:: max(1, args.articles // 1000)]][:1000]
         for workers in args.workers:
             db = Database(target) if "://" in target else Database.from_path(target)
-            with db.session(write=True) as session:  # a fresh 1,000 changed for each configuration
+            with db.session(write=True) as session:  # a fresh set changed (1,000 at most) for each configuration
                 session.execute(update(tables.Article).where(tables.Article.id.in_(changed))
                                 .values(content=tables.Article.content + f"Edited for {workers}.\n"))
             db.dispose()
@@ -119,7 +119,7 @@ def measure(args: argparse.Namespace) -> None:
                     httpx.Client(base_url=url, headers={"Authorization": f"Bearer {blog.tokens[0]}"}, timeout=600) as http:
                 http.get("/api/v1/status").raise_for_status()
                 current = list(blog.known)
-                for label in ("sync, 1,000 changed", "sync, all known", "sync, nothing known"):
+                for label in (f"sync, {len(changed):,} changed", "sync, all known", "sync, nothing known"):
                     known = [] if label.endswith("nothing known") else current
                     elapsed, size, counts = sync(http, known)
                     hashes = counts.pop("hashes")

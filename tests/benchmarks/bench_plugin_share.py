@@ -8,11 +8,14 @@ into every page, Material's blog plugin compares posts pairwise), so a whole bui
 articles says little about the plugin. This measures what the plugin does, through its own
 hooks, in one process:
 
-- **sync applied**: `on_pre_build` (the cache read and checked, the service's answer parsed and
-  applied: article files, images, manifest). The answer is the JSON the reference service
-  sends, prepared once and handed over by an in-memory client, so the network and the service's
-  own work are not counted; parsing the answer and encoding `knownArticles` are;
-- **pages rendered and files registered**: `on_files` with MkDocs' `Files` of a minimal site;
+- **sync applied**: `on_pre_build` up to the end of the sync (the locks, the cache read and
+  checked, the credentials read, the service's answer parsed and applied: article files,
+  images, manifest). The answer is the JSON the reference service sends, prepared once and
+  handed over by an in-memory client in place of the connection (`SyncCoordinator._sync`), so
+  the network and the service's own work are not counted; parsing the answer and encoding
+  `knownArticles` are;
+- **pages rendered and files registered**: the rest of `on_pre_build` (the pages rendered, or
+  found up to date) and `on_files` with MkDocs' `Files` of a minimal site;
 - **page hooks**: `on_nav` (sitemap dates), then for every article page `on_page_content` (the
   sanitiser, given the HTML Python-Markdown makes of the article) and `on_post_page` (head tags
   into a 20 kB page);
@@ -52,10 +55,12 @@ from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
 from mkdocs_blogsvc import models
+from mkdocs_blogsvc.cache import Cache, CacheContents
+from mkdocs_blogsvc.config import Settings
 from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server.serialize import content_hash
-from mkdocs_blogsvc.sync import sync_cache
-from tests.e2e.sites import write_site
+from mkdocs_blogsvc.sync import SyncReport, sync_cache
+from tests.e2e.sites import write_credentials, write_site
 
 SAMPLE_COVER = Path(__file__).resolve().parents[2] / "mkdocs_blogsvc" / "server" / "sample_media" / "cover-01.png"
 BASE = "https://blog.example.test"
@@ -135,8 +140,12 @@ class Phases:
 
 
 def site(root: Path) -> tuple[MkDocsConfig, BlogServicePlugin]:
-    """A minimal site with the plugin (no theme plugins: only the plugin's own work counts)."""
-    config = load_config(str(write_site(root, BASE, material=False)))
+    """A minimal site with the plugin (no theme plugins: only the plugin's own work counts),
+    logged in (its credentials are read, never sent: `build_share` hands the answer over)."""
+    config_file = write_site(root, BASE, material=False)
+    if not (root / "credentials.json").exists():
+        write_credentials(root / "credentials.json", BASE, "svc_at_bench", valid_for=86400)
+    config = load_config(str(config_file))
     plugin = config.plugins["blogsvc"]
     assert isinstance(plugin, BlogServicePlugin)
     plugin.on_config(config)
@@ -149,19 +158,28 @@ def build_share(config: MkDocsConfig, plugin: BlogServicePlugin, answer: bytes, 
     """The plugin's hooks of one build, with `answer` as the service's reply. The garbage of
     earlier builds in this process is collected first: a build's process starts without it
     (left in place, every collection during the hooks would scan it too)."""
-    assert plugin.coordinator is not None
-    cache, phases = plugin.coordinator.cache, Phases()
+    coordinator, phases = plugin.coordinator, Phases()
+    assert coordinator is not None
+    synced = 0.0
+
+    def sync_from_answer(settings: Settings, cache: Cache, contents: CacheContents | None,
+                         *, warn: Callable[[str], object]) -> tuple[CacheContents, SyncReport]:
+        """`SyncCoordinator._sync` with the answer handed over instead of a connection."""
+        nonlocal synced
+        try:
+            return sync_cache(cache, AnswerClient(answer, status), contents=contents)
+        finally:
+            synced = clock()
+
+    coordinator._sync = sync_from_answer  # type: ignore[method-assign]  # the network is not counted
     files = get_files(config)  # MkDocs' work: not counted
     gc.collect()
     started = clock()
-    cache.acquire()
     try:
-        contents, report = sync_cache(cache, AnswerClient(answer, status), contents=cache.read())
-        plugin._synced = (contents, report, "", started)  # what on_pre_build hands to on_files
-        phases.sync = clock() - started
-        started = clock()
+        plugin.on_pre_build(config=config)  # the locks, the cache read, the sync; then the pages rendered
+        phases.sync = synced - started
         plugin.on_files(files, config=config)
-        phases.files = clock() - started
+        phases.files = clock() - synced
         pages = [Page(None, file, config) for file in files if file.src_uri in plugin.pages]  # MkDocs' work
         bodies = [body_html(page.file.src_uri) for page in pages]
         site_dir = Path(config.site_dir)
@@ -175,10 +193,11 @@ def build_share(config: MkDocsConfig, plugin: BlogServicePlugin, answer: bytes, 
             plugin.on_post_page(HTML, page=page, config=config)
         phases.pages = clock() - started
         started = clock()
-        plugin.on_post_build(config=config)
+        plugin.on_post_build(config=config)  # releases the locks
         phases.finish = clock() - started
-    finally:
-        cache.release()
+    except BaseException:
+        coordinator.end_build()
+        raise
     return phases
 
 
