@@ -130,6 +130,13 @@ def issue_access_token(db: Database, owner: Owner, scope: str = "articles:read b
     return raw
 
 
+def start_of_window(db: Database, seconds: int) -> None:
+    """Move the service's test clock one second into a fresh rate-limit window of `seconds`.
+    Windows start at multiples of their length on that clock, so requests a test expects in one
+    window would now and then straddle two (found as a test that failed once in a while)."""
+    db.advance_clock(seconds - db.now().timestamp() % seconds + 1)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

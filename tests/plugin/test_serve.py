@@ -30,7 +30,15 @@ from mkdocs_blogsvc.coordinator import PAUSED
 from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.ratelimit import Limit
-from tests.conftest import LiveServer, Owner, add_article, add_owner, free_port, issue_access_token
+from tests.conftest import (
+    LiveServer,
+    Owner,
+    add_article,
+    add_owner,
+    free_port,
+    issue_access_token,
+    start_of_window,
+)
 from tests.e2e.sites import Service, snapshot, write_credentials, write_site
 
 SIGNAL = SIGNAL_NAME
@@ -107,6 +115,7 @@ def test_a_rate_limited_background_sync_warns_once(tmp_path: Path, db: Database,
                                                    caplog: pytest.LogCaptureFixture) -> None:
     """Found by review: the service's 429 says "retry after N seconds", N counting down, so each
     attempt was a new message to `WarnOnce` and the warning came again at every attempt."""
+    start_of_window(db, 600)  # the attempts below, 5 s or so, all in the window the build spends
     service = Service(db, rate_limits={"token": Limit(1, 600)})
     try:
         # timeout: 1, so that each attempt gives up at once rather than waiting out its deadline

@@ -20,7 +20,14 @@ from referencing.jsonschema import DRAFT202012
 
 from mkdocs_blogsvc.server import api, bodies, tables
 from mkdocs_blogsvc.server.database import Database
-from tests.conftest import IN_PROCESS_URL, Owner, add_article, add_owner, issue_access_token
+from tests.conftest import (
+    IN_PROCESS_URL,
+    Owner,
+    add_article,
+    add_owner,
+    issue_access_token,
+    start_of_window,
+)
 from tests.server.oauth_support import add_client, authorize, exchange, refresh
 
 SPEC_ARTICLE_FIELDS = {
@@ -179,6 +186,7 @@ def test_refusals_by_rate_encoding_and_size_match_the_document(db: Database, own
     from mkdocs_blogsvc.server.app import create_app
     from mkdocs_blogsvc.server.ratelimit import Limit
 
+    start_of_window(db, 60)
     app = create_app(db, secret_key="test", rate_limits={"token": Limit(1, 60), "token_endpoint": Limit(1, 60)})
     headers = {"Authorization": f"Bearer {issue_access_token(db, owner)}"}
     with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as http:

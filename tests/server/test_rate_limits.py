@@ -5,6 +5,7 @@ rate-limited service."""
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import re
 import sqlite3
@@ -30,11 +31,14 @@ from tests.conftest import (
     add_owner,
     issue_access_token,
     start_live_server,
+    start_of_window,
 )
 from tests.server.oauth_support import add_client, authorize_url, refresh
 
 
 def limited_app(db: Database, **limits: Limit) -> Flask:
+    """The app with these limits, its clock at the start of a window of every one of them."""
+    start_of_window(db, math.lcm(*(limit.seconds for limit in limits.values())))
     return create_app(db, secret_key="limits", TESTING=True, rate_limits=limits)
 
 
@@ -77,8 +81,8 @@ def test_the_data_api_is_limited_per_token_then_the_window_passes(db: Database, 
 def test_retry_after_counts_the_seconds_left_in_the_window(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
     """Windows start at multiples of their length on the service's clock: 30 s into a 60 s
     window, the client is told to come back in 30 s, not in a whole window."""
-    db.advance_clock((30 - db.now().timestamp() % 60) % 60)
     http = client_for(limited_app(db, token=Limit(1, 60)))
+    db.advance_clock((30 - db.now().timestamp() % 60) % 60)
     headers = {"Authorization": f"Bearer {issue_access_token(db, owner)}"}
     assert http.get("/api/v1/status", headers=headers).status_code == 200
     refused = http.get("/api/v1/status", headers=headers)

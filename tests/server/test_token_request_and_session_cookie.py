@@ -8,13 +8,14 @@ import pytest
 from mkdocs_blogsvc.server import create_app
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.ratelimit import Limit
-from tests.conftest import IN_PROCESS_URL, add_owner
+from tests.conftest import IN_PROCESS_URL, add_owner, start_of_window
 from tests.server.oauth_support import add_client, authorize, authorize_url, pkce_pair
 
 
 def test_the_token_endpoint_limit_cannot_be_dodged_by_moving_client_id_to_the_query(db: Database) -> None:
     """The limiter keys on the body's client_id, Authlib's `none` authentication reads the query's
     too: a client_id in the URL was authenticated and its refresh token looked up, uncounted."""
+    start_of_window(db, 60)
     app = create_app(db, secret_key="k", TESTING=True, rate_limits={"token_endpoint": Limit(2, 60)})
     client = add_client(db, public=True)
     with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as http:
