@@ -168,6 +168,21 @@ class Settings:
             )
 
 
+#: Settings two instances must never share (each instance is one connected blog).
+EXCLUSIVE = ("cache_dir", "credentials_file", "posts_dir")
+
+
+def check_exclusive(settings: Settings, others: list[Settings]) -> None:
+    """Refuse two instances of the plugin in one site sharing a cache, a store or posts_dir."""
+    for other in others:
+        for name in EXCLUSIVE:
+            if getattr(other, name) == getattr(settings, name):
+                raise ConfigurationError(
+                    f"two instances of the plugin share {name} ({getattr(settings, name)}); "
+                    f"give each connected blog its own {name}"
+                )
+
+
 def _check_range(name: str, value: float, low: int, high: int, hint: str, *,
                  above_minimum: bool = False, unit: str = " seconds") -> None:
     """Refuse a number outside its range in one line (a huge one would otherwise fail deep

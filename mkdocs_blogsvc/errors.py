@@ -243,3 +243,17 @@ ERROR_CLASSES: dict[str, type[ServiceError]] = {
         NotFound,
     )
 }
+
+
+class SiteUnwritable(BlogServiceError):
+    """A file the plugin writes into site_dir itself (a redirect page) cannot be written."""
+
+
+#: What every message of the plugin starts with; added here only (`prefixed`), never by hand.
+PREFIX = "blogsvc: "
+
+
+def prefixed(message: object) -> str:
+    """A message as the plugin shows it outside its logger (a `PluginError`): with the prefix, once."""
+    text = str(message)
+    return text if text.startswith(PREFIX) else PREFIX + text

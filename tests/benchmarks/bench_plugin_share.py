@@ -133,6 +133,8 @@ class Phases:
     files: float = 0.0
     pages: float = 0.0
     finish: float = 0.0
+    #: the article pages the build registered.
+    registered: int = 0
 
     @property
     def total(self) -> float:
@@ -180,7 +182,10 @@ def build_share(config: MkDocsConfig, plugin: BlogServicePlugin, answer: bytes, 
         phases.sync = synced - started
         plugin.on_files(files, config=config)
         phases.files = clock() - synced
-        pages = [Page(None, file, config) for file in files if file.src_uri in plugin.pages]  # MkDocs' work
+        assert plugin.session is not None
+        article_pages = plugin.session.pages
+        phases.registered = len(article_pages)
+        pages = [Page(None, file, config) for file in files if file.src_uri in article_pages]  # MkDocs' work
         bodies = [body_html(page.file.src_uri) for page in pages]
         site_dir = Path(config.site_dir)
         for page in pages:  # what MkDocs writes
