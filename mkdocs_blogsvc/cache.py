@@ -25,10 +25,8 @@ of `articles/` and `images/` named as only the plugin names them that the manife
 not name (`finish_pending`): a killed sync may have written them before its manifest, or
 dropped the manifest naming them before deleting them.
 
-Each manifest entry may carry `records`: data other features record per article (a page's path
-and URL history, a hash of the render inputs, file sizes and mtimes...), kept as-is by load,
-save and the sync (an updated article keeps its records; a deleted one loses them). The
-manifest itself has `records` for blog-wide data.
+The manifest's content and its typed records are `manifest.Manifest`'s; this class reads and
+saves it (`load`, `save`: the only writer).
 
 The lock (`.lock`, an OS file lock that dies with its process) is held by every process that
 syncs, renders or reads the cache for a build: a `mkdocs-blogsvc sync` must not delete files a
@@ -45,10 +43,9 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import filelock
 
@@ -63,10 +60,10 @@ from mkdocs_blogsvc.fileio import (
     write_if_changed,
 )
 from mkdocs_blogsvc.logs import log
-from mkdocs_blogsvc.models import Article, ArticleSummary, KnownArticle
+from mkdocs_blogsvc.manifest import MANIFEST_VERSION, Entry, Manifest
+from mkdocs_blogsvc.models import Article, ArticleSummary
 
 MANIFEST_NAME = "manifest.json"
-MANIFEST_VERSION = 1
 LOCK_NAME = ".lock"
 #: In the cache folder; watched by `mkdocs serve`, written only by the background sync.
 SIGNAL_NAME = "serve-signal.json"
@@ -88,131 +85,9 @@ LOCK_TIMEOUT = 300.0
 _TEMP_FILE = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """What the cache holds for one article."""
-
-    id: str
-    content_hash: str
-    article_file: str
-    article_sha256: str
-    #: remote URL -> cached image file (relative to the cache folder), for images downloaded.
-    images: dict[str, str] = field(default_factory=dict)
-    #: size of each image file, checked by `check` (cheap, unlike hashing megabytes each build).
-    image_sizes: dict[str, int] = field(default_factory=dict)
-    #: data other features record for this article (JSON values), kept as-is; see the module doc.
-    records: dict[str, Any] = field(default_factory=dict)
-    #: (size, mtime in ns) of the article file when its hash was last checked or it was written:
-    #: `check` hashes the file only when these differ.
-    article_stat: tuple[int, int] | None = None
-    #: what a build needs of the article without reading its file (None in a manifest written
-    #: before summaries existed: `check` reads the file once and records it).
-    summary: ArticleSummary | None = None
-    #: (offset, length) of the record in `OUTPUTS_NAME` of the outputs derived from the
-    #: article's page (see `outputs`), kept like `records`.
-    outputs: tuple[int, int] | None = None
-
-    def files(self) -> Iterator[str]:
-        yield self.article_file
-        yield from self.images.values()
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "contentHash": self.content_hash,
-            "article": self.article_file,
-            "articleSha256": self.article_sha256,
-            "images": dict(sorted(self.images.items())),
-            "imageSizes": dict(sorted(self.image_sizes.items())),
-        }
-        if self.records:
-            data["records"] = dict(sorted(self.records.items()))
-        if self.article_stat is not None:
-            data["articleStat"] = list(self.article_stat)
-        if self.summary is not None:
-            data["summary"] = self.summary.to_json()
-        if self.outputs is not None:
-            data["outputs"] = list(self.outputs)
-        return data
-
-    @classmethod
-    def from_json(cls, article_id: str, data: Any) -> Entry:
-        if not isinstance(data, dict):
-            raise ValueError("entry is not an object")  # noqa: TRY004  (load catches ValueError)
-        images, sizes, records = data.get("images", {}), data.get("imageSizes", {}), data.get("records", {})
-        if not (isinstance(images, dict) and isinstance(sizes, dict) and isinstance(records, dict)
-                and (not images or all(isinstance(value, str) for value in images.values()))
-                and (not sizes or all(type(value) is int for value in sizes.values()))):  # most have none
-            raise ValueError("entry has fields of the wrong type")
-        try:
-            summary = ArticleSummary.from_json(article_id, data["summary"]) if "summary" in data else None
-        except InvalidResponse:
-            summary = None  # read from the article file again
-        return cls(
-            id=article_id,
-            content_hash=_str(data, "contentHash"),
-            article_file=_str(data, "article"),
-            article_sha256=_str(data, "articleSha256"),
-            images=images,  # JSON object keys are strings; the values were checked above
-            image_sizes=sizes,
-            records=records,
-            article_stat=_stat(data.get("articleStat")),
-            summary=summary,
-            outputs=_stat(data.get("outputs")),  # an earlier version's file name: none
-        )
-
-
 def _read(path: str) -> bytes:
     with open(path, "rb") as file:
         return file.read()
-
-
-def _stat(value: Any) -> tuple[int, int] | None:
-    """Two integers from a JSON list (a size and an mtime, an offset and a length)."""
-    if isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value):
-        return value[0], value[1]
-    return None
-
-
-def _str(data: dict[str, Any], key: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{key!r} is missing")
-    return value
-
-
-@dataclass
-class Manifest:
-    """The manifest in memory. `entries` by article id; `rendered` lists page files we wrote."""
-
-    entries: dict[str, Entry] = field(default_factory=dict)
-    rendered: list[str] = field(default_factory=list)
-    blog_language: str | None = None
-    blog_name: str | None = None
-    #: blog-wide data other features record (JSON values), kept as-is.
-    records: dict[str, Any] = field(default_factory=dict)
-    #: set when `Cache.check` recorded a new stat or summary of an article, or a build recorded
-    #: new outputs: saving is worthwhile even when the sync changed nothing.
-    refreshed: bool = field(default=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "version": MANIFEST_VERSION,
-            "blogLanguage": self.blog_language,
-            "blogName": self.blog_name,
-            "articles": {key: self.entries[key].to_json() for key in sorted(self.entries)},
-            "rendered": sorted(set(self.rendered)),
-        }
-        if self.records:
-            data["records"] = dict(sorted(self.records.items()))
-        return data
-
-    def known_articles(self) -> list[KnownArticle]:
-        return [KnownArticle(entry.id, entry.content_hash) for entry in self.entries.values()]
-
-    def owned_files(self) -> set[str]:
-        """Every cache file (relative path) the manifest says we created."""
-        owned = {path for entry in self.entries.values() for path in entry.files()}
-        return owned | set(self.rendered)
 
 
 class CachedArticles(Mapping[str, Article]):
@@ -390,22 +265,8 @@ class Cache:
             version = data.get("version") if isinstance(data, dict) else None
             log.info("the cache manifest has format version %r, not %r: full sync", version, MANIFEST_VERSION)
             return Manifest()
-        manifest = Manifest()
-        language = data.get("blogLanguage")
-        manifest.blog_language = language if isinstance(language, str) else None
-        name = data.get("blogName")
-        manifest.blog_name = name if isinstance(name, str) else None
-        rendered = data.get("rendered")
-        manifest.rendered = [p for p in rendered if isinstance(p, str)] if isinstance(rendered, list) else []
-        records = data.get("records")
-        manifest.records = {str(k): v for k, v in records.items()} if isinstance(records, dict) else {}
-        articles = data.get("articles")
-        for article_id, raw in (articles.items() if isinstance(articles, dict) else ()):
-            try:
-                manifest.entries[article_id] = Entry.from_json(article_id, raw)
-            except (ValueError, TypeError) as exc:
-                log.info("cache entry of article %r dropped (%s): it will be downloaded again", article_id, exc)
-        return manifest
+        return Manifest.from_json(data, lambda article_id, exc: log.info(
+            "cache entry of article %r dropped (%s): it will be downloaded again", article_id, exc))
 
     def save(self, manifest: Manifest) -> None:
         """Replace the manifest atomically and durably (the commit point of a sync). Compact
@@ -414,6 +275,7 @@ class Cache:
         text = compact_json(manifest.to_json()) + "\n"
         self.root.mkdir(parents=True, exist_ok=True)
         atomic_write(self.manifest_path, text.encode("utf-8"))
+        manifest.unsaved = False
 
     def check(self, manifest: Manifest) -> CachedArticles:
         """Check every entry against the disk; return the cached articles that are intact.
@@ -433,14 +295,12 @@ class Cache:
             problem = self._check_entry(entry)
             if isinstance(problem, str):
                 log.info("cached article %s is damaged (%s): it will be downloaded again", article_id, problem)
-                del manifest.entries[article_id]
-                manifest.refreshed = True  # the next save drops it, and its files are cleaned up
+                manifest.drop_entry(article_id)  # the next save drops it, and its files are cleaned up
                 continue
             if isinstance(problem, Article):
                 loaded[article_id] = problem
-                entry = replace(entry, article_stat=self._article_stat(entry), summary=ArticleSummary.of(problem))
-                manifest.entries[article_id] = entry
-                manifest.refreshed = True
+                manifest.update_entry(article_id, article_stat=self._article_stat(entry), summary=ArticleSummary.of(problem))
+                entry = manifest.entries[article_id]
             assert entry.summary is not None
             summaries[article_id] = entry.summary
             files[article_id] = entry.article_file

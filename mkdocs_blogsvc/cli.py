@@ -261,9 +261,7 @@ def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addre
     with _locked_cache(settings) as cache:
         contents, report = _run_sync(settings, cache, full=full)
         if forget_addresses:
-            from mkdocs_blogsvc.redirects import forget
-
-            forgotten = forget(contents.manifest)
+            forgotten = contents.manifest.forget_addresses()
             cache.save(contents.manifest)
             click.echo(f"Forgot the earlier addresses of {forgotten} articles: the next build records where each "
                        "page is and writes redirect pages only for addresses they move from after that.")

@@ -29,12 +29,12 @@ import json
 import os
 import secrets
 import zlib
-from dataclasses import replace
 from typing import Any, BinaryIO
 
-from mkdocs_blogsvc.cache import Cache, Manifest
+from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.fileio import compact_json, sha256
 from mkdocs_blogsvc.logs import log
+from mkdocs_blogsvc.manifest import Manifest
 
 #: The kinds of output.
 HTML = "html"
@@ -139,8 +139,7 @@ class PageOutputs:
         except OSError as exc:
             log.debug("outputs of article %s not kept in the cache (%s)", article_id, exc)
             return
-        self.manifest.entries[article_id] = replace(entry, outputs=(offset, len(record)))
-        self.manifest.refreshed = True
+        self.manifest.update_entry(article_id, outputs=(offset, len(record)))
 
     def _compact_if_worthwhile(self) -> None:
         """Write the pack again with the live records only, when it holds more garbage than
@@ -173,8 +172,7 @@ class PageOutputs:
             return
         for article_id, entry in list(self.manifest.entries.items()):
             if entry.outputs is not None:
-                self.manifest.entries[article_id] = replace(entry, outputs=moved.get(article_id))
-        self.manifest.refreshed = True
+                self.manifest.update_entry(article_id, outputs=moved.get(article_id))
         log.debug("outputs pack compacted: %d to %d bytes", size, os.path.getsize(path))
 
 

@@ -3,11 +3,10 @@ index page), written only when changed, and the list of files a site adds (`rend
 
 Shared by the plugin's on_files and `mkdocs-blogsvc export`, so both produce the same pages.
 No network, no MkDocs imports; the caller holds the cache's lock. A page is rendered by
-`render.Renderer`; this module decides paths, writes files and keeps the manifest's list of
-rendered pages, so that pages no longer rendered are removed.
+`render.Renderer`; this module decides paths, writes files and records in the manifest (in
+memory: the caller saves it) the rendered pages, so that pages no longer rendered are removed.
 
-A build with nothing changed renders nothing: each page's manifest record (`PAGE_RECORD` in
-the article's `records`, `INDEX_RECORD` in the manifest's) holds the hash of its inputs (the
+A build with nothing changed renders nothing: each page's `manifest.PageRecord` holds the hash of its inputs (the
 article file's hash, slug, paths, image paths and `Renderer.fingerprint`) and the size and
 mtime of the file written. When both match, the page is neither rendered nor read; when the
 inputs changed, or the file was changed or removed behind the manifest's back, it is rendered
@@ -20,24 +19,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from mkdocs_blogsvc import privacy
-from mkdocs_blogsvc.cache import Cache, CacheContents, Entry
+from mkdocs_blogsvc.cache import Cache, CacheContents
 from mkdocs_blogsvc.errors import CacheUnwritable
 from mkdocs_blogsvc.fileio import compact_json, sha256, write_if_changed
 from mkdocs_blogsvc.links import HostedBlog, Targets
+from mkdocs_blogsvc.manifest import Entry, PageRecord
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.render import ArticleLinks, ExportHead, PagePaths, Renderer, assign_slugs
-from mkdocs_blogsvc.sync import BLOG_SLUG
 
 #: The index page's title when the blog's name is not known yet.
 DEFAULT_INDEX_TITLE = "Blog"
-#: Manifest records (see the module doc): an article page's in its entry, the index page's blog-wide.
-PAGE_RECORD = "page"
-INDEX_RECORD = "indexPage"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +118,6 @@ def _render(
                 seen.add(src)
                 site.images.append(SiteFile(src, path))
     links = _links(contents, slugs, posts_dir, base_url)
-    changed = False
     fingerprint = renderer.fingerprint
     # In the order of their paths, as MkDocs lists the files of docs_dir: the site (its sitemap,
     # the order of equal-dated posts) is the same whatever order the manifest or the sync had.
@@ -136,25 +131,24 @@ def _render(
             site.pages.append(SiteFile(src_uri, page.path, article_id, text.encode("utf-8")))
             continue
         site.pages.append(page)
-        previous = entry.records.get(PAGE_RECORD)
-        held = previous.get("links", []) if isinstance(previous, dict) else []
+        previous = entry.page
+        held = previous.links or () if previous is not None else ()
         inputs = _inputs(fingerprint, entry.article_sha256, slug, src_uri, sorted(images.items()),
                          _link_inputs(links, held))
         if _is_current(page.path, inputs, previous):
             continue  # the usual page of a build with nothing changed: nothing rendered, nothing read
         text = renderer.page(articles[article_id], slug, PagePaths(src_uri, images), links=links)
-        record = _write_page(page.path, text, inputs)
+        written, record = _write_page(page.path, text, inputs)
         if links is not None:  # the links the page holds now
-            record["links"] = [list(item) for item in links.found.get(article_id, [])]
-            record["inputs"] = _inputs(fingerprint, entry.article_sha256, slug, src_uri, sorted(images.items()),
-                                       _link_inputs(links, record["links"]))
-        if removed := renderer.removed.get(article_id):  # logged by every build (`markdown_removed`)
-            record["removed"] = removed.to_json()
-        if remote := privacy.remote_hosts(text):  # kept from Material's privacy plugin (`remote_hosts` below)
-            record["remote"] = remote
-        site.written += record.pop("written")
-        entry.records[PAGE_RECORD] = record
-        changed = True
+            now = tuple(links.found.get(article_id, ()))
+            record = replace(record, links=now, inputs=_inputs(
+                fingerprint, entry.article_sha256, slug, src_uri, sorted(images.items()), _link_inputs(links, now)))
+        removed = renderer.removed.get(article_id)  # logged by every build (`markdown_removed`)
+        site.written += written
+        manifest.set_page(article_id, replace(
+            record, removed=removed.to_json() if removed else None,
+            remote=tuple(privacy.remote_hosts(text)),  # kept from Material's privacy plugin (`remote_hosts` below)
+        ))
     if with_index:
         src_uri = f"{blog_dir}/index.md"
         def items() -> list[tuple[Article, str]]:
@@ -169,22 +163,17 @@ def _render(
         inputs = _inputs(renderer.fingerprint, title, src_uri, sorted(
             (p.src_uri, manifest.entries[p.article_id].article_sha256) for p in site.pages if p.article_id
         ))
-        if not _is_current(site.index.path, inputs, manifest.records.get(INDEX_RECORD)):
-            record = _write_page(site.index.path, renderer.index(title, items(), src_uri), inputs)
-            site.written += record.pop("written")
-            manifest.records[INDEX_RECORD] = record
-            changed = True
+        if not _is_current(site.index.path, inputs, manifest.index_page):
+            written, record = _write_page(site.index.path, renderer.index(title, items(), src_uri), inputs)
+            site.written += written
+            manifest.set_index_page(record)
     if export is not None:
         return site  # the cache's pages and its manifest are the plugin's: untouched
 
     rendered = sorted(cache.page_name(f.src_uri) for f in [*site.pages, *([site.index] if site.index else [])])
     if rendered != sorted(set(manifest.rendered)):
         cache.remove_unowned(set(manifest.rendered), set(rendered))
-        manifest.rendered = rendered
-        changed = True
-    if changed or manifest.refreshed:
-        cache.save(manifest)
-        manifest.refreshed = False
+        manifest.set_rendered(rendered)
     return site
 
 
@@ -192,39 +181,35 @@ def remote_hosts(contents: CacheContents) -> set[str]:
     """The external hosts every article page names (`//host`), as recorded when each was rendered."""
     found: set[str] = set()
     for entry in contents.manifest.entries.values():
-        record = entry.records.get(PAGE_RECORD)
-        urls = record.get("remote") if isinstance(record, dict) else None
-        if isinstance(urls, list):
-            found.update(url for url in urls if isinstance(url, str))
+        record = entry.page
+        if record is not None:
+            found.update(record.remote)
     return found
 
 
 def markdown_removed(entry: Entry) -> Any:
     """What the Markdown pass of the sanitiser took out of the article's page when it was
     last rendered, as kept in its page record (`Removed.to_json`; empty or None: nothing)."""
-    record = entry.records.get(PAGE_RECORD)
-    return record.get("removed") if isinstance(record, dict) else None
+    record = entry.page
+    return record.removed if record is not None else None
 
 
 def _links(contents: CacheContents, slugs: dict[str, str], posts_dir: str, base_url: str | None) -> ArticleLinks | None:
     """What rewriting links between articles needs (None without `base_url`)."""
     if base_url is None:
         return None
-    blog_slug = contents.manifest.records.get(BLOG_SLUG)
     return ArticleLinks(
-        HostedBlog(base_url, blog_slug if isinstance(blog_slug, str) else None),
+        HostedBlog(base_url, contents.manifest.blog_slug),
         Targets((summary, f"{posts_dir}/{slugs[article_id]}.md") for article_id, summary in contents.articles.summaries.items()),
     )
 
 
-def _link_inputs(links: ArticleLinks | None, references: Any) -> Any:
+def _link_inputs(links: ArticleLinks | None, held: tuple[tuple[str, bool], ...]) -> Any:
     """The part of a page's inputs its links decide: where the hosted blog is, and the page each
-    link held (`references`, from the page record) names now."""
+    link held (from the page record) names now."""
     if links is None:
         return None
-    held = [(str(item[0]), bool(item[1])) for item in references if isinstance(item, list) and len(item) == 2] \
-        if isinstance(references, list) else []
-    return [links.blog.base_url, links.blog.blog_slug, links.targets.resolve(held)]
+    return [links.blog.base_url, links.blog.blog_slug, links.targets.resolve(list(held))]
 
 
 def _inputs(*parts: Any) -> str:
@@ -232,21 +217,20 @@ def _inputs(*parts: Any) -> str:
     return sha256(compact_json(parts))
 
 
-def _is_current(path: str, inputs: str, record: Any) -> bool:
+def _is_current(path: str, inputs: str, record: PageRecord | None) -> bool:
     """Whether `record` says the file at `path` is the page of these `inputs`, and the file's
     size and mtime are still the ones recorded (so it was not changed behind our back)."""
-    if not (isinstance(record, dict) and record.get("inputs") == inputs):
+    if record is None or record.inputs != inputs:
         return False
     try:
         stat = os.stat(path)
     except OSError:
         return False
-    return record.get("size") == stat.st_size and record.get("mtimeNs") == stat.st_mtime_ns
+    return record.size == stat.st_size and record.mtime_ns == stat.st_mtime_ns
 
 
-def _write_page(path: str, text: str, inputs: str) -> dict[str, Any]:
-    """Write the page when its bytes differ; its new record (with `written`: 1 when the file
-    was written, for the caller)."""
+def _write_page(path: str, text: str, inputs: str) -> tuple[int, PageRecord]:
+    """Write the page when its bytes differ; 1 when the file was written, and its new record."""
     written = write_if_changed(Path(path), text.encode("utf-8"), durable=False)
     stat = os.stat(path)
-    return {"inputs": inputs, "size": stat.st_size, "mtimeNs": stat.st_mtime_ns, "written": int(written)}
+    return int(written), PageRecord(inputs, stat.st_size, stat.st_mtime_ns)

@@ -26,77 +26,20 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 from urllib.parse import urljoin
 
 import jinja2
 
-from mkdocs_blogsvc.cache import Entry, Manifest
-from mkdocs_blogsvc.errors import InvalidResponse
 from mkdocs_blogsvc.fileio import atomic_write
-from mkdocs_blogsvc.models import format_timestamp, parse_timestamp
+from mkdocs_blogsvc.manifest import Address, AddressRecord, Manifest, site_relative
 
-#: The record of an article's manifest entry that lists the addresses its page had.
-ADDRESSES = "addresses"
 #: Most addresses remembered per article (the oldest are forgotten first).
 MAX_ADDRESSES = 20
 #: The first line of every redirect page we write: how `write` tells ours from the site's pages.
 MARKER = "<!-- mkdocs-blogsvc redirect -->"
-
-
-@dataclass(frozen=True)
-class Address:
-    """Where a page is on the site: its URL and the file behind it, both relative to the site
-    root (`blog/2025/03/04/slug/` and `blog/2025/03/04/slug/index.html`)."""
-
-    url: str
-    path: str
-
-
-@dataclass(frozen=True)
-class AddressRecord:
-    """An address an article's page had, and since when (the build that first put it there)."""
-
-    url: str
-    path: str
-    since: datetime
-
-    @property
-    def address(self) -> Address:
-        return Address(self.url, self.path)
-
-    def to_json(self) -> dict[str, str]:
-        return {"url": self.url, "path": self.path, "since": format_timestamp(self.since)}
-
-    @classmethod
-    def from_json(cls, data: Any) -> AddressRecord:
-        """Raises ValueError for anything but `{"url": str, "path": str, "since": timestamp}`
-        with a relative path that stays inside the site."""
-        if not isinstance(data, dict):
-            raise ValueError("address is not an object")  # noqa: TRY004  (callers catch ValueError)
-        url, path, since = data.get("url"), data.get("path"), data.get("since")
-        if not isinstance(url, str) or not isinstance(path, str) or not isinstance(since, str):
-            raise ValueError("address has fields of the wrong type")  # noqa: TRY004
-        if not site_relative(path) or url.startswith(("/", "\\")) or "://" in url:
-            raise ValueError(f"address {path!r} is not a path inside the site")
-        try:
-            moment = parse_timestamp(since)
-        except InvalidResponse as exc:
-            raise ValueError(str(exc)) from None
-        return cls(url, path, moment)
-
-
-def site_relative(path: str) -> bool:
-    """True for a relative POSIX path with no `..`, empty part, backslash or drive: a path
-    that stays inside site_dir (every path read back from the cache goes through this)."""
-    parts = path.split("/")
-    return (
-        bool(path) and not path.startswith("/") and "\\" not in path and ":" not in path
-        and ".." not in parts and "" not in parts and "." not in parts
-    )
 
 
 def remember(history: Sequence[AddressRecord], current: Address, now: datetime | None = None) -> tuple[AddressRecord, ...]:
@@ -110,59 +53,21 @@ def remember(history: Sequence[AddressRecord], current: Address, now: datetime |
     return tuple(kept[-MAX_ADDRESSES:])
 
 
-def history(entry: Entry) -> tuple[AddressRecord, ...]:
-    """The addresses recorded in a manifest entry, oldest first; unreadable items are dropped."""
-    value = entry.records.get(ADDRESSES)
-    found: list[AddressRecord] = []
-    for item in value if isinstance(value, list) else ():
-        try:
-            found.append(AddressRecord.from_json(item))
-        except ValueError:
-            continue
-    return tuple(found)
-
-
-def record(manifest: Manifest, current: Mapping[str, Address]) -> tuple[dict[str, tuple[AddressRecord, ...]], bool]:
-    """Record each article's `current` address in its manifest entry (in memory); returns the
-    history of every article in `current` whose page ever had another address (the others need
-    no redirect, and a build reads nothing more of them) and whether any changed (then the
-    caller saves the manifest)."""
+def record(manifest: Manifest, current: Mapping[str, Address]) -> dict[str, tuple[AddressRecord, ...]]:
+    """Record each article's `current` address in its manifest entry (in memory: the caller
+    saves it); returns the history of every article in `current` whose page ever had another
+    address (the others need no redirect, and a build reads nothing more of them)."""
     histories: dict[str, tuple[AddressRecord, ...]] = {}
-    changed = False
     for article_id, address in current.items():
         entry = manifest.entries.get(article_id)
-        if entry is None or _always_at(entry, address):
+        if entry is None or entry.always_at(address):
             continue
-        old = history(entry)
+        old = entry.addresses
         updated = remember(old, address)
         if updated != old:
-            manifest.entries[article_id] = replace(
-                entry, records={**entry.records, ADDRESSES: [item.to_json() for item in updated]}
-            )
-            changed = True
+            manifest.set_addresses(article_id, updated)
         histories[article_id] = updated
-    return histories, changed
-
-
-def forget(manifest: Manifest) -> int:
-    """Drop every article's recorded addresses (in memory), so that the next build records the
-    current ones and redirects none of the others: the way out of addresses a settings mistake
-    gave the pages for a build (`sync --forget-addresses`). Returns how many articles had more than one."""
-    forgotten = 0
-    for article_id, entry in list(manifest.entries.items()):
-        if ADDRESSES in entry.records:
-            forgotten += 1 if len(history(entry)) > 1 else 0
-            records = {key: value for key, value in entry.records.items() if key != ADDRESSES}
-            manifest.entries[article_id] = replace(entry, records=records)
-    return forgotten
-
-
-def _always_at(entry: Entry, address: Address) -> bool:
-    """Whether the entry records one address, this one (the common case: compared as stored)."""
-    value = entry.records.get(ADDRESSES)
-    return (isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict)
-            and value[0].get("url") == address.url and value[0].get("path") == address.path
-            and isinstance(value[0].get("since"), str))
+    return histories
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from mkdocs_blogsvc.coordinator import SyncCoordinator
 from mkdocs_blogsvc.errors import CacheUnwritable, SiteUnwritable
 from mkdocs_blogsvc.exportrecord import read_record
 from mkdocs_blogsvc.logs import log
+from mkdocs_blogsvc.manifest import Address
 from mkdocs_blogsvc.models import ArticleSummary
 from mkdocs_blogsvc.outputs import PageOutputs
 from mkdocs_blogsvc.pages import RenderedSite, markdown_removed, remote_hosts, render_pages
@@ -85,6 +86,11 @@ class BuildSession:
                 coordinator.cache, contents, renderer, blog_dir=settings.blog_dir, posts_dir=settings.posts_dir,
                 with_index=with_index, base_url=settings.base_url,
             )
+        if contents.manifest.unsaved:  # pages rendered, articles checked: the pages' records first
+            try:
+                coordinator.cache.save(contents.manifest)
+            except OSError as exc:
+                raise CacheUnwritable(coordinator.cache.root, exc) from None
         return cls(coordinator, renderer, contents, site, exported, report, reason, started)
 
     def add_files(self, files: Files, config: MkDocsConfig) -> SyncReport:
@@ -143,7 +149,9 @@ class BuildSession:
         inputs = outputs.key(outputs.HTML, article_id, self.renderer.html_fingerprint, text=html)
         kept = self.outputs.get(article_id, outputs.HTML, inputs)
         if kept is None:
-            from mkdocs_blogsvc.sanitize import clean_html  # a build with nothing changed sanitises nothing
+            from mkdocs_blogsvc.sanitize import (
+                clean_html,  # a build with nothing changed sanitises nothing
+            )
 
             cleaned = clean_html(html)  # the text is kept only when it differs from the input
             kept = {"text": cleaned.text if cleaned.text != html else None, "removed": cleaned.removed.to_json()}
@@ -205,23 +213,21 @@ class BuildSession:
         if self.files is None:
             return
         built = os.path.join(site_dir, "")
-        current: dict[str, redirects.Address] = {}
+        current: dict[str, Address] = {}
         titles: dict[str, str] = {}
         for src_uri, found in self.pages.items():
             file = self.files.src_uris.get(src_uri)
             if file is None or not os.path.isfile(built + file.dest_uri):
                 continue  # not built (Material's blog plugin may leave a post out)
-            current[found.summary.id] = redirects.Address(file.url, file.dest_uri)
+            current[found.summary.id] = Address(file.url, file.dest_uri)
             titles[found.summary.id] = found.summary.title
         manifest, cache = self.contents.manifest, self.coordinator.cache
-        histories, moved = redirects.record(manifest, current)
-        if moved or manifest.refreshed:
+        histories = redirects.record(manifest, current)
+        if manifest.unsaved:  # addresses recorded, outputs kept
             try:
                 cache.save(manifest)
             except OSError as exc:
                 log.warning(f"{CacheUnwritable(cache.root, exc)}; page addresses not recorded")
-            else:
-                manifest.refreshed = False
         if not self.settings.redirects:
             return
         planned = redirects.plan(histories, current)

@@ -30,22 +30,17 @@ from typing import Protocol
 
 from mkdocs_blogsvc import collector
 from mkdocs_blogsvc.api import display_url
-from mkdocs_blogsvc.cache import Cache, CacheContents, CachedArticles, Entry, Manifest
-from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable, InvalidResponse
+from mkdocs_blogsvc.cache import Cache, CacheContents, CachedArticles
+from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable
 from mkdocs_blogsvc.fileio import make_durable
 from mkdocs_blogsvc.logs import log
+from mkdocs_blogsvc.manifest import Entry, Manifest
 from mkdocs_blogsvc.models import (
     Article,
     BlogStatus,
     KnownArticle,
     SyncResult,
-    format_timestamp,
-    parse_timestamp,
 )
-
-#: Blog-wide manifest records: when the last full sync was; the blog's slug (links to the hosted blog).
-LAST_FULL_SYNC = "lastFullSync"
-BLOG_SLUG = "blogSlug"
 
 
 class SyncClient(Protocol):
@@ -194,7 +189,7 @@ def _commit(
     )
     unchanged = len(diff.articles) == len(old.entries)
     if full_at is not None:
-        manifest.records[LAST_FULL_SYNC] = format_timestamp(full_at)
+        manifest.set_last_full_sync(full_at)
     written: list[Path] = []  # made durable together, before the manifest that names them
     for article_id in diff.articles:
         entry = diff.kept.get(article_id)
@@ -219,11 +214,11 @@ def _commit(
             entry, images=images, image_sizes=sizes, records=dict(previous.records) if previous is not None else {},
             outputs=previous.outputs if previous is not None else None,
         )
-    if full_at is not None or manifest.blog_language is None or BLOG_SLUG not in manifest.records:
+    if full_at is not None or manifest.blog_language is None or manifest.blog_slug is None:
         _learn_blog(client, manifest)
     unchanged = (unchanged and (manifest.blog_language, manifest.blog_name) == (old.blog_language, old.blog_name)
                  and manifest.records == old.records)  # blogSlug, lastFullSync
-    if old.refreshed or not unchanged:
+    if old.unsaved or not unchanged:
         make_durable(written)
         cache.save(manifest)
         return manifest, True
@@ -249,14 +244,13 @@ def _learn_blog(client: SyncClient, manifest: Manifest) -> None:
     except BlogServiceError as exc:
         log.debug("blog language unknown (%s)", exc)
         return
-    manifest.blog_language, manifest.blog_name = status.blog.language, status.blog.name
-    manifest.records[BLOG_SLUG] = status.blog.slug
+    manifest.learn_blog(language=status.blog.language, name=status.blog.name, slug=status.blog.slug)
 
 
 def ever_synced(contents: CacheContents) -> bool:
     """Whether the cache holds a sync: articles, or a blog synced with none yet (every saved
     sync records the blog's slug). Building or exporting from it then leaves nothing out."""
-    return bool(contents.articles) or BLOG_SLUG in contents.manifest.records
+    return bool(contents.articles) or contents.manifest.blog_slug is not None
 
 
 def full_sync_due(manifest: Manifest, interval: float | None, now: datetime) -> bool:
@@ -269,11 +263,7 @@ def full_sync_due(manifest: Manifest, interval: float | None, now: datetime) -> 
         return False
     if not manifest.entries:
         return True  # a first sync asks for everything anyway: remember when it was
-    last = manifest.records.get(LAST_FULL_SYNC)
-    try:
-        moment = parse_timestamp(last) if isinstance(last, str) else None
-    except InvalidResponse:
-        moment = None
+    moment = manifest.last_full_sync
     return moment is None or not 0 <= (now - moment).total_seconds() < interval
 
 

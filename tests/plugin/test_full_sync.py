@@ -8,11 +8,13 @@ from datetime import datetime, timedelta, timezone
 import httpx
 from sqlalchemy import update
 
-from mkdocs_blogsvc.cache import Cache, Manifest
+from mkdocs_blogsvc.cache import Cache
+from mkdocs_blogsvc.manifest import Manifest
 from mkdocs_blogsvc.models import format_timestamp
 from mkdocs_blogsvc.server import content, tables
 from mkdocs_blogsvc.server.database import Database
-from mkdocs_blogsvc.sync import BLOG_SLUG, LAST_FULL_SYNC, full_sync_due, sync_cache
+from mkdocs_blogsvc.manifest import BLOG_SLUG, LAST_FULL_SYNC
+from mkdocs_blogsvc.sync import full_sync_due, sync_cache
 from tests.conftest import add_article
 from tests.plugin.test_sync import blog, mock_client, render, seen  # noqa: F401  (fixtures)
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from mkdocs_blogsvc import outputs
-from mkdocs_blogsvc.cache import Cache, Entry, Manifest
+from mkdocs_blogsvc.cache import Cache
+from mkdocs_blogsvc.manifest import Entry, Manifest
 from mkdocs_blogsvc.outputs import HEAD, HTML, PageOutputs
 
 
@@ -46,7 +47,7 @@ def read(cache: Cache, manifest: Manifest, article_id: str, kind: str, key: str)
 def test_outputs_are_found_by_their_key_in_a_later_build(tmp_path: Path) -> None:
     cache, manifest = Cache(tmp_path), manifest_of("a", "b")
     build(cache, manifest, {"a": {HTML: ("k1", None), HEAD: ("k2", "<meta name=\"é\">\n")}, "b": {HEAD: ("k3", "")}})
-    assert manifest.refreshed and all(entry.outputs for entry in manifest.entries.values())
+    assert manifest.unsaved and all(entry.outputs for entry in manifest.entries.values())
     assert read(cache, manifest, "a", HTML, "k1") is None  # the HTML equals its input: no text kept
     assert read(cache, manifest, "a", HEAD, "k2") == "<meta name=\"é\">\n"
     assert read(cache, manifest, "b", HEAD, "k3") == ""
@@ -125,7 +126,7 @@ def test_an_unwritable_pack_means_computing_again_not_failing(tmp_path: Path) ->
     cache, manifest = Cache(tmp_path), manifest_of("a")
     cache.outputs_path.mkdir()  # not a file: every open fails
     build(cache, manifest, {"a": {HEAD: ("k", "head")}})
-    assert manifest.entries["a"].outputs is None and not manifest.refreshed
+    assert manifest.entries["a"].outputs is None and not manifest.unsaved
     assert read(cache, manifest, "a", HEAD, "k") is False
 
 
@@ -157,7 +158,7 @@ def test_only_outputs_changed_are_written_and_once(tmp_path: Path) -> None:
     cache, manifest = Cache(tmp_path), manifest_of("a", "b")
     build(cache, manifest, {"a": {HEAD: ("k", "head of a")}, "b": {HEAD: ("k", "head of b")}})
     size = cache.outputs_path.stat().st_size
-    manifest.refreshed = False
+    manifest.unsaved = False
     kept = PageOutputs(cache, manifest)
     assert kept.get("a", HEAD, "k") is not None and kept.get("b", HEAD, "k") is not None
     kept.flush("a")
@@ -173,7 +174,7 @@ def test_only_outputs_changed_are_written_and_once(tmp_path: Path) -> None:
 
 def test_a_compaction_in_a_build_that_changed_nothing_is_saved_and_drops_damaged_records(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Compaction moves records: the manifest must be saved (`refreshed`) even when no output
+    """Compaction moves records: the manifest must be saved (`unsaved`) even when no output
     changed, or every record is computed again next build; a damaged record is not moved and
     its entry names no record."""
     monkeypatch.setattr(outputs, "COMPACT_ABOVE", 0)
@@ -186,9 +187,9 @@ def test_a_compaction_in_a_build_that_changed_nothing_is_saved_and_drops_damaged
         file.write(b"!")  # b's text damaged in place
     for gone in ("gone1", "gone2", "gone3"):
         del manifest.entries[gone]
-    manifest.refreshed = False
+    manifest.unsaved = False
     build(cache, manifest, {})
-    assert manifest.refreshed
+    assert manifest.unsaved
     assert manifest.entries["a"].outputs == (0, cache.outputs_path.stat().st_size)
     assert manifest.entries["b"].outputs is None
     assert read(cache, manifest, "a", HEAD, "k") == "a" * 50

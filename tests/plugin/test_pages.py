@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from mkdocs_blogsvc.cache import Cache, Manifest
+from mkdocs_blogsvc.cache import Cache
+from mkdocs_blogsvc.manifest import Manifest
 from mkdocs_blogsvc.errors import CacheDamaged
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.pages import RenderedSite, render_pages
@@ -55,8 +56,13 @@ def cache(tmp_path: Path) -> Cache:
 
 
 def build(cache: Cache, renderer: Renderer, posts_dir: str = "blog/posts", index: bool = True) -> RenderedSite:
-    """What a build does with the cache: read and check it, render the pages."""
-    return render_pages(cache, cache.read(), renderer, blog_dir="blog", posts_dir=posts_dir, with_index=index)
+    """What a build does with the cache: read and check it, render the pages, save what changed
+    (as the build session does)."""
+    contents = cache.read()
+    site = render_pages(cache, contents, renderer, blog_dir="blog", posts_dir=posts_dir, with_index=index)
+    if contents.manifest.unsaved:
+        cache.save(contents.manifest)
+    return site
 
 
 def test_a_build_with_nothing_changed_renders_and_writes_nothing(cache: Cache) -> None:
@@ -147,7 +153,7 @@ def test_an_article_file_is_hashed_only_when_its_size_or_mtime_changed(cache: Ca
     # Same bytes, new mtime: hashed, found intact, the new stat recorded (and saved by the build).
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
     contents = cache.read()
-    assert set(contents.articles) == set(IDS) and contents.manifest.refreshed
+    assert set(contents.articles) == set(IDS) and contents.manifest.unsaved
     build(cache, CountingRenderer())
     assert cache.load().entries[IDS[0]].article_stat == (path.stat().st_size, path.stat().st_mtime_ns)
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from mkdocs_blogsvc import redirects
-from mkdocs_blogsvc.redirects import MAX_ADDRESSES, Address, AddressRecord, Redirect
+from mkdocs_blogsvc.manifest import Address, AddressRecord
+from mkdocs_blogsvc.redirects import MAX_ADDRESSES, Redirect
 
 T0 = datetime(2025, 3, 4, 12, 0, tzinfo=timezone.utc)
 

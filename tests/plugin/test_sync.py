@@ -76,7 +76,11 @@ def with_cover(db: Database, owner: Owner, title: str, **fields) -> str:  # type
 
 def render(cache_dir: Path, index: bool = False):  # type: ignore[no-untyped-def]
     cache = Cache(cache_dir)
-    return render_pages(cache, cache.read(), Renderer(), blog_dir="blog", posts_dir="blog/posts", with_index=index)
+    contents = cache.read()
+    site = render_pages(cache, contents, Renderer(), blog_dir="blog", posts_dir="blog/posts", with_index=index)
+    if contents.manifest.unsaved:  # as the build session does
+        cache.save(contents.manifest)
+    return site
 
 
 def test_first_sync_caches_articles_images_and_renders_pages(db: Database, blog) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,359 @@
+"""The cache's manifest in memory: one `Entry` per article, blog-wide facts, and the typed
+records other features keep in it (a page's inputs, its addresses on the site).
+
+Why a module of its own: the manifest is the cache's single source of truth, and many parts
+of a build learn something worth keeping in it. They all change it through `Manifest`'s
+methods, which keep entries immutable (each change replaces the entry) and set the one flag,
+`unsaved`, that says a save is worthwhile. Only `cache.Cache.save` writes it (and clears the
+flag), called by whoever owns the transaction: the sync, the build session, `sync
+--forget-addresses`. The JSON format is `MANIFEST_VERSION` 1, unchanged by the typing: record
+data unknown to this version is kept as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from mkdocs_blogsvc.errors import InvalidResponse
+from mkdocs_blogsvc.models import ArticleSummary, KnownArticle, format_timestamp, parse_timestamp
+
+MANIFEST_VERSION = 1
+#: Keys of an entry's records: its page's (`PageRecord`) and the addresses its page had.
+PAGE_RECORD = "page"
+ADDRESSES = "addresses"
+#: Keys of the blog-wide records: the index page's, the last full sync, the blog's slug.
+INDEX_RECORD = "indexPage"
+LAST_FULL_SYNC = "lastFullSync"
+BLOG_SLUG = "blogSlug"
+
+
+@dataclass(frozen=True, slots=True)
+class PageRecord:
+    """A page rendered into the cache: the hash of its inputs and the file's size and mtime
+    (so a build with nothing changed renders nothing), and for article pages the links it
+    holds (`(article id, whether it has a page)`), what the sanitiser's Markdown pass removed
+    (`Removed.to_json`) and the external hosts it names (kept from Material's privacy plugin)."""
+
+    inputs: str
+    size: int
+    mtime_ns: int
+    links: tuple[tuple[str, bool], ...] | None = None
+    removed: Any = None
+    remote: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"inputs": self.inputs, "size": self.size, "mtimeNs": self.mtime_ns}
+        if self.links is not None:
+            data["links"] = [list(link) for link in self.links]
+        if self.removed:
+            data["removed"] = self.removed
+        if self.remote:
+            data["remote"] = list(self.remote)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> PageRecord | None:
+        """The record, or None for anything this version did not write."""
+        if not isinstance(data, dict):
+            return None
+        inputs, size, mtime = data.get("inputs"), data.get("size"), data.get("mtimeNs")
+        if not isinstance(inputs, str) or type(size) is not int or type(mtime) is not int:
+            return None
+        links, remote = data.get("links"), data.get("remote")
+        return cls(
+            inputs, size, mtime,
+            links=tuple((str(item[0]), bool(item[1])) for item in links if isinstance(item, list) and len(item) == 2)
+            if isinstance(links, list) else None,
+            removed=data.get("removed"),
+            remote=tuple(url for url in remote if isinstance(url, str)) if isinstance(remote, list) else (),
+        )
+
+
+@dataclass(frozen=True)
+class Address:
+    """Where a page is on the site: its URL and the file behind it, both relative to the site
+    root (`blog/2025/03/04/slug/` and `blog/2025/03/04/slug/index.html`)."""
+
+    url: str
+    path: str
+
+
+@dataclass(frozen=True)
+class AddressRecord:
+    """An address an article's page had, and since when (the build that first put it there)."""
+
+    url: str
+    path: str
+    since: datetime
+
+    @property
+    def address(self) -> Address:
+        return Address(self.url, self.path)
+
+    def to_json(self) -> dict[str, str]:
+        return {"url": self.url, "path": self.path, "since": format_timestamp(self.since)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> AddressRecord:
+        """Raises ValueError for anything but `{"url": str, "path": str, "since": timestamp}`
+        with a relative path that stays inside the site."""
+        if not isinstance(data, dict):
+            raise ValueError("address is not an object")  # noqa: TRY004  (callers catch ValueError)
+        url, path, since = data.get("url"), data.get("path"), data.get("since")
+        if not isinstance(url, str) or not isinstance(path, str) or not isinstance(since, str):
+            raise ValueError("address has fields of the wrong type")  # noqa: TRY004
+        if not site_relative(path) or url.startswith(("/", "\\")) or "://" in url:
+            raise ValueError(f"address {path!r} is not a path inside the site")
+        try:
+            moment = parse_timestamp(since)
+        except InvalidResponse as exc:
+            raise ValueError(str(exc)) from None
+        return cls(url, path, moment)
+
+
+def site_relative(path: str) -> bool:
+    """True for a relative POSIX path with no `..`, empty part, backslash or drive: a path
+    that stays inside site_dir (every path read back from the cache goes through this)."""
+    parts = path.split("/")
+    return (
+        bool(path) and not path.startswith("/") and "\\" not in path and ":" not in path
+        and ".." not in parts and "" not in parts and "." not in parts
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """What the cache holds for one article."""
+
+    id: str
+    content_hash: str
+    article_file: str
+    article_sha256: str
+    #: remote URL -> cached image file (relative to the cache folder), for images downloaded.
+    images: dict[str, str] = field(default_factory=dict)
+    #: size of each image file, checked by `check` (cheap, unlike hashing megabytes each build).
+    image_sizes: dict[str, int] = field(default_factory=dict)
+    #: data other features record for this article (JSON values), kept as-is; see the module doc.
+    records: dict[str, Any] = field(default_factory=dict)
+    #: (size, mtime in ns) of the article file when its hash was last checked or it was written:
+    #: `check` hashes the file only when these differ.
+    article_stat: tuple[int, int] | None = None
+    #: what a build needs of the article without reading its file (None in a manifest written
+    #: before summaries existed: `check` reads the file once and records it).
+    summary: ArticleSummary | None = None
+    #: (offset, length) of the record in `OUTPUTS_NAME` of the outputs derived from the
+    #: article's page (see `outputs`), kept like `records`.
+    outputs: tuple[int, int] | None = None
+
+    def files(self) -> Iterator[str]:
+        yield self.article_file
+        yield from self.images.values()
+
+    @property
+    def page(self) -> PageRecord | None:
+        """The record of the article's page as last rendered (None: never, or unreadable)."""
+        return PageRecord.from_json(self.records.get(PAGE_RECORD))
+
+    @property
+    def addresses(self) -> tuple[AddressRecord, ...]:
+        """The addresses the article's page had, oldest first; unreadable items are dropped."""
+        value = self.records.get(ADDRESSES)
+        found: list[AddressRecord] = []
+        for item in value if isinstance(value, list) else ():
+            try:
+                found.append(AddressRecord.from_json(item))
+            except ValueError:
+                continue
+        return tuple(found)
+
+    def always_at(self, address: Address) -> bool:
+        """Whether the entry records one address, this one (the common case of a build:
+        compared as stored, nothing parsed)."""
+        value = self.records.get(ADDRESSES)
+        return (isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict)
+                and value[0].get("url") == address.url and value[0].get("path") == address.path
+                and isinstance(value[0].get("since"), str))
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "contentHash": self.content_hash,
+            "article": self.article_file,
+            "articleSha256": self.article_sha256,
+            "images": dict(sorted(self.images.items())),
+            "imageSizes": dict(sorted(self.image_sizes.items())),
+        }
+        if self.records:
+            data["records"] = dict(sorted(self.records.items()))
+        if self.article_stat is not None:
+            data["articleStat"] = list(self.article_stat)
+        if self.summary is not None:
+            data["summary"] = self.summary.to_json()
+        if self.outputs is not None:
+            data["outputs"] = list(self.outputs)
+        return data
+
+    @classmethod
+    def from_json(cls, article_id: str, data: Any) -> Entry:
+        if not isinstance(data, dict):
+            raise ValueError("entry is not an object")  # noqa: TRY004  (load catches ValueError)
+        images, sizes, records = data.get("images", {}), data.get("imageSizes", {}), data.get("records", {})
+        if not (isinstance(images, dict) and isinstance(sizes, dict) and isinstance(records, dict)
+                and (not images or all(isinstance(value, str) for value in images.values()))
+                and (not sizes or all(type(value) is int for value in sizes.values()))):  # most have none
+            raise ValueError("entry has fields of the wrong type")
+        try:
+            summary = ArticleSummary.from_json(article_id, data["summary"]) if "summary" in data else None
+        except InvalidResponse:
+            summary = None  # read from the article file again
+        return cls(
+            id=article_id,
+            content_hash=_str(data, "contentHash"),
+            article_file=_str(data, "article"),
+            article_sha256=_str(data, "articleSha256"),
+            images=images,  # JSON object keys are strings; the values were checked above
+            image_sizes=sizes,
+            records=records,
+            article_stat=_stat(data.get("articleStat")),
+            summary=summary,
+            outputs=_stat(data.get("outputs")),  # an earlier version's file name: none
+        )
+
+
+def _stat(value: Any) -> tuple[int, int] | None:
+    """Two integers from a JSON list (a size and an mtime, an offset and a length)."""
+    if isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value):
+        return value[0], value[1]
+    return None
+
+
+def _str(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{key!r} is missing")
+    return value
+
+
+@dataclass
+class Manifest:
+    """The manifest in memory. `entries` by article id (read them freely; change them through
+    the methods below); `rendered` lists the page files we wrote."""
+
+    entries: dict[str, Entry] = field(default_factory=dict)
+    rendered: list[str] = field(default_factory=list)
+    blog_language: str | None = None
+    blog_name: str | None = None
+    #: blog-wide data (JSON values): the typed ones through properties below, others kept as-is.
+    records: dict[str, Any] = field(default_factory=dict)
+    #: set by every change made through the methods below (a new stat or summary of an article,
+    #: new outputs, a page rendered, an address recorded); cleared by `Cache.save` only.
+    unsaved: bool = field(default=False, compare=False)
+
+    # --- changes: each replaces what it changes and marks the manifest unsaved ---------------
+
+    def update_entry(self, article_id: str, **changes: Any) -> None:
+        """Replace the article's entry with `changes` applied (entries are immutable)."""
+        self.entries[article_id] = replace(self.entries[article_id], **changes)
+        self.unsaved = True
+
+    def drop_entry(self, article_id: str) -> None:
+        del self.entries[article_id]
+        self.unsaved = True
+
+    def set_page(self, article_id: str, record: PageRecord) -> None:
+        entry = self.entries[article_id]
+        self.update_entry(article_id, records={**entry.records, PAGE_RECORD: record.to_json()})
+
+    def set_addresses(self, article_id: str, history: tuple[AddressRecord, ...]) -> None:
+        entry = self.entries[article_id]
+        self.update_entry(article_id, records={**entry.records, ADDRESSES: [item.to_json() for item in history]})
+
+    def forget_addresses(self) -> int:
+        """Drop every article's recorded addresses; returns how many articles had more than one."""
+        forgotten = 0
+        for article_id, entry in list(self.entries.items()):
+            if ADDRESSES in entry.records:
+                forgotten += 1 if len(entry.addresses) > 1 else 0
+                self.update_entry(article_id, records={k: v for k, v in entry.records.items() if k != ADDRESSES})
+        return forgotten
+
+    def set_rendered(self, rendered: list[str]) -> None:
+        self.rendered = rendered
+        self.unsaved = True
+
+    def set_index_page(self, record: PageRecord) -> None:
+        self.records[INDEX_RECORD] = record.to_json()
+        self.unsaved = True
+
+    def learn_blog(self, *, language: str | None, name: str | None, slug: str) -> None:
+        """The blog's language (`inLanguage`), name (the index's title) and slug (links to the hosted blog)."""
+        self.blog_language, self.blog_name = language, name
+        self.records[BLOG_SLUG] = slug
+        self.unsaved = True
+
+    def set_last_full_sync(self, moment: datetime) -> None:
+        self.records[LAST_FULL_SYNC] = format_timestamp(moment)
+        self.unsaved = True
+
+    # --- typed reads --------------------------------------------------------------------------
+
+    @property
+    def index_page(self) -> PageRecord | None:
+        return PageRecord.from_json(self.records.get(INDEX_RECORD))
+
+    @property
+    def blog_slug(self) -> str | None:
+        slug = self.records.get(BLOG_SLUG)
+        return slug if isinstance(slug, str) else None
+
+    @property
+    def last_full_sync(self) -> datetime | None:
+        last = self.records.get(LAST_FULL_SYNC)
+        try:
+            return parse_timestamp(last) if isinstance(last, str) else None
+        except InvalidResponse:
+            return None
+
+    # --- JSON ---------------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "version": MANIFEST_VERSION,
+            "blogLanguage": self.blog_language,
+            "blogName": self.blog_name,
+            "articles": {key: self.entries[key].to_json() for key in sorted(self.entries)},
+            "rendered": sorted(set(self.rendered)),
+        }
+        if self.records:
+            data["records"] = dict(sorted(self.records.items()))
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], on_dropped: Any) -> Manifest:
+        """The manifest of a version-1 file's JSON; `on_dropped(article_id, exc)` for each entry
+        that cannot be read (the service sends its article again)."""
+        manifest = cls()
+        language, name = data.get("blogLanguage"), data.get("blogName")
+        manifest.blog_language = language if isinstance(language, str) else None
+        manifest.blog_name = name if isinstance(name, str) else None
+        rendered = data.get("rendered")
+        manifest.rendered = [p for p in rendered if isinstance(p, str)] if isinstance(rendered, list) else []
+        records = data.get("records")
+        manifest.records = {str(k): v for k, v in records.items()} if isinstance(records, dict) else {}
+        articles = data.get("articles")
+        for article_id, raw in (articles.items() if isinstance(articles, dict) else ()):
+            try:
+                manifest.entries[article_id] = Entry.from_json(article_id, raw)
+            except (ValueError, TypeError) as exc:
+                on_dropped(article_id, exc)
+        return manifest
+
+    def known_articles(self) -> list[KnownArticle]:
+        return [KnownArticle(entry.id, entry.content_hash) for entry in self.entries.values()]
+
+    def owned_files(self) -> set[str]:
+        """Every cache file (relative path) the manifest says we created."""
+        owned = {path for entry in self.entries.values() for path in entry.files()}
+        return owned | set(self.rendered)
