@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from mkdocs_blogsvc.cache import Cache
-from mkdocs_blogsvc.manifest import Entry, Manifest
 from mkdocs_blogsvc.fileio import inside, sha256
+from mkdocs_blogsvc.manifest import Entry, Manifest
 from mkdocs_blogsvc.models import Article, ArticleSummary
 from tests.plugin.test_render import article
 

@@ -9,11 +9,10 @@ import httpx
 from sqlalchemy import update
 
 from mkdocs_blogsvc.cache import Cache
-from mkdocs_blogsvc.manifest import Manifest
+from mkdocs_blogsvc.manifest import BLOG_SLUG, LAST_FULL_SYNC, Manifest
 from mkdocs_blogsvc.models import format_timestamp
 from mkdocs_blogsvc.server import content, tables
 from mkdocs_blogsvc.server.database import Database
-from mkdocs_blogsvc.manifest import BLOG_SLUG, LAST_FULL_SYNC
 from mkdocs_blogsvc.sync import full_sync_due, sync_cache
 from tests.conftest import add_article
 from tests.plugin.test_sync import blog, mock_client, render, seen  # noqa: F401  (fixtures)

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from mkdocs_blogsvc.cache import Cache
-from mkdocs_blogsvc.manifest import Manifest
 from mkdocs_blogsvc.errors import CacheDamaged
+from mkdocs_blogsvc.manifest import Manifest
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.pages import RenderedSite, render_pages
 from mkdocs_blogsvc.render import PagePaths, Renderer
