@@ -31,7 +31,7 @@ from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.seed import seed
 from tests.conftest import Owner, add_article, free_port, issue_access_token
 from tests.e2e.sites import CLIENT_ID, Service, snapshot, write_credentials
-from tests.e2e.test_build import json_ld, meta_property, parse
+from tests.e2e.test_build import Scripts, json_ld, meta_property, parse
 from tests.e2e.test_export import read, wait_for
 from tests.e2e.test_untrusted import hover_everything, pwn, served
 
@@ -116,16 +116,23 @@ def check_page(site_dir: Path, article: dict[str, Any]) -> None:
     html = page.read_text(encoding="utf-8")
     parsed = parse(page)
     (posting,) = json_ld(parsed)
+    url = f"{SITE_URL}blog/{article['slug']}/"
+    head = html.partition("</head>")[0]
+    assert head.count('<script type="application/ld+json">') == 1, "the JSON-LD is in <head>, once"
+    assert f'<link rel="canonical" href="{url}">' in head
     (og_image,) = meta_property(parsed, "og:image")
     assert og_image is not None and og_image.startswith(f"{SITE_URL}blog/images/")
-    if article["schemaOrgJson"] is not None:  # as the service sent it, its images the site's copies
+    if article["schemaOrgJson"] is not None:  # as the service sent it, its images the site's copies, the page named
+        entity = article["schemaOrgJson"].get("mainEntityOfPage")
         assert posting == {**article["schemaOrgJson"], "image": og_image, "headline": article["title"],
-                           "datePublished": article["publishedAt"], "dateModified": article["updatedAt"]}, article["slug"]
+                           "datePublished": article["publishedAt"], "dateModified": article["updatedAt"], "url": url,
+                           "mainEntityOfPage": {**entity, "@id": url} if isinstance(entity, dict) else url}, article["slug"]
     else:
         assert posting["@type"] == "BlogPosting" and posting["headline"] == article["title"]
         assert posting["datePublished"] == article["publishedAt"] and posting["image"] == og_image
+        assert posting["url"] == posting["mainEntityOfPage"] == url
     assert meta_property(parsed, "og:title") == [article["title"]]
-    assert meta_property(parsed, "og:url") == [f"{SITE_URL}blog/{article['slug']}/"]
+    assert meta_property(parsed, "og:url") == [url]
     assert meta_property(parsed, "article:published_time") == [article["publishedAt"]]
     assert meta_property(parsed, "article:tag") == article["tags"]
     served = site_dir / og_image.removeprefix(SITE_URL)
@@ -134,6 +141,33 @@ def check_page(site_dir: Path, article: dict[str, Any]) -> None:
     assert cover and (page.parent / cover.group(1)).resolve() == served.resolve(), "the cover is served from the site"
     chips = re.findall(r'<(?:a|span) [^>]*class="md-tag[^"]*"[^>]*>([^<]+)<', html)
     assert sorted(chips) == sorted(article["tags"]), article["slug"]
+
+
+def article_pages(site_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every built page with JSON-LD, by its URL: what a search engine or a link preview reads
+    in its `<head>` (the JSON-LD, the canonical URL, the Open Graph, `article:` and keywords tags)."""
+    found: dict[str, dict[str, Any]] = {}
+    for page in site_dir.rglob("index.html"):
+        text = page.read_text(encoding="utf-8")
+        head = parse_text(text.partition("</head>")[0] + "</head>")
+        if not json_ld(head):
+            continue
+        canonical = re.findall(r'<link rel="canonical" href="([^"]*)"', text)
+        found[page.parent.relative_to(site_dir).as_posix() + "/"] = {
+            "json_ld": json_ld(head), "canonical": canonical,
+            **{name: meta_property(head, name) for name in HEAD_TAGS},
+        }
+    return found
+
+
+HEAD_TAGS = ("og:type", "og:title", "og:description", "og:image", "og:url", "article:published_time",
+             "article:modified_time", "article:tag", "keywords")
+
+
+def parse_text(text: str) -> Scripts:
+    parser = Scripts()
+    parser.feed(text)
+    return parser
 
 
 def test_zensical_builds_the_exported_blog_and_follows_its_changes(
@@ -185,11 +219,17 @@ def test_one_mkdocs_yml_builds_with_mkdocs_and_the_plugin_and_with_zensical_from
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert "blogsvc: 12 new" in caplog.text
     assert len(json_ld(parse(page))) == 1 and meta_property(parse(page), "og:title") == [article["title"]]
+    by_the_plugin = article_pages(tmp_path / "site")
+    assert len(by_the_plugin) == 12
 
     monkeypatch.delenv("BLOGSVC_PLUGIN")  # the Zensical job: the same file, the plugin entry disabled
     export(config, "--theme-dir", str(tmp_path / "overrides"))
     zensical_build(tmp_path)
     assert len(json_ld(parse(page))) == 1 and meta_property(parse(page), "og:title") == [article["title"]]
+    by_zensical = article_pages(tmp_path / "site")
+    assert by_zensical.keys() == by_the_plugin.keys(), "the same URLs"
+    for url, found in by_zensical.items():  # the same head: JSON-LD naming the page, canonical, og:, article:
+        assert found == by_the_plugin[url], url
 
     caplog.clear()  # and MkDocs with the plugin disabled, on the exported files: no warning either
     build_site(config)
