@@ -166,7 +166,18 @@ def _remove(dest: Path, paths: set[str]) -> int:
         if path is not None and path.is_file():
             path.unlink()
             removed += 1
+            if relative.endswith(".html"):  # a redirect page's folder (`blog/old-slug/`), when now empty
+                _remove_empty_folders(dest, path.parent)
     return removed
+
+
+def _remove_empty_folders(dest: Path, folder: Path) -> None:
+    while folder != dest and dest in folder.parents:
+        try:
+            folder.rmdir()  # only an empty folder
+        except OSError:
+            return
+        folder = folder.parent
 
 
 @dataclass(frozen=True)

@@ -363,3 +363,78 @@ def test_an_exported_page_makes_zensical_load_no_third_party_script(
             browser.close()
     assert pwned is None and not [address for address in loaded if "unpkg.com" in address]
     assert "one" in text and "two" in text and "import js" in text, "the article's text stays"
+
+
+def sync_full(config: Path) -> None:
+    result = CliRunner().invoke(main, ["sync", "--full", "-f", str(config)])
+    assert result.exit_code == 0, result.output
+
+
+def test_after_a_slug_change_the_old_address_redirects_and_a_deletion_takes_page_and_redirect(
+    tmp_path: Path, service: Service, db: Database, seeded: tuple[Path, str],
+) -> None:
+    config, token = seeded
+    docs, site_dir = tmp_path / "docs", tmp_path / "site"
+    export(config, "--theme-dir", str(tmp_path / "overrides"))
+    moved, kept = published(service, token)[:2]
+    old, new = moved["slug"], "a-new-address"
+    content.update_article(db, moved["id"], content.ArticleInput(slug=new))
+    content.update_article(db, kept["id"], content.ArticleInput(slug="kept-elsewhere"))
+    mine = docs / "blog" / kept["slug"] / "index.html"  # the site's own file at an old address
+    mine.parent.mkdir(parents=True)
+    mine.write_text("<p>mine</p>\n")
+    sync_full(config)  # a slug change is not in contentHash: a full sync brings it in
+    output = export(config, "--theme-dir", str(tmp_path / "overrides"))
+    assert "1 redirect pages at earlier addresses" in output, output
+    assert f"blog/{kept['slug']}/index.html" in output and "no redirect page there" in output
+    assert mine.read_text() == "<p>mine</p>\n", "a file export did not write is never written over"
+    record = json.loads((docs / ".blogsvc-export.json").read_text())
+    assert f"blog/{old}/index.html" in record["instances"]["blog"]
+    assert f"blog/{kept['slug']}/index.html" not in record["instances"]["blog"]
+    zensical_build(tmp_path)
+
+    redirect = (site_dir / "blog" / old / "index.html").read_text(encoding="utf-8")
+    assert f'<meta http-equiv="refresh" content="0; url=../{new}/">' in redirect
+    assert f'<link rel="canonical" href="{SITE_URL}blog/{new}/">' in redirect
+    assert '<meta name="robots" content="noindex">' in redirect
+    assert f'<a href="../{new}/">{html.escape(moved["title"], quote=False)}</a>' in redirect
+    assert "<script" not in redirect
+    now = next(a for a in published(service, token) if a["id"] == moved["id"])
+    check_page(site_dir, now)  # the new address, named by its JSON-LD
+    assert (site_dir / "blog" / kept["slug"] / "index.html").read_text() == "<p>mine</p>\n"
+
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        "      credentials_file:", "      redirects: false\n      credentials_file:"), encoding="utf-8")
+    export(config)
+    assert not (docs / "blog" / old).exists(), "redirects: false removes the export's redirect pages"
+    config.write_text(config.read_text(encoding="utf-8").replace("      redirects: false\n", ""), encoding="utf-8")
+    export(config)
+    assert (docs / "blog" / old / "index.html").is_file(), "the history is kept in the cache meanwhile"
+
+    content.delete_article(db, moved["id"])
+    output = export(config)
+    assert "redirect pages" not in output
+    assert not (docs / "blog" / old).exists() and not (docs / "blog" / "posts" / f"{new}.md").exists()
+    zensical_build(tmp_path)
+    assert not (site_dir / "blog" / old).exists() and not (site_dir / "blog" / new).exists()
+    assert mine.is_file()
+
+
+def test_a_hostile_title_cannot_close_the_json_ld_in_zensical_s_head(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    hostile = '</script><script>document.title="pwned"</script> & <!-- \u2028'
+    add_article(db, owner.blog_id, hostile, slug="hostile", description="</script><script>x</script>",
+                schema_org_json={"@type": "BlogPosting", "headline": "x", "about": "</script><script>y</script>"})
+    config = one_site(tmp_path, service.url)
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    export(config, "--theme-dir", str(tmp_path / "overrides"))
+    zensical_build(tmp_path)
+    text = (tmp_path / "site" / "blog" / "hostile" / "index.html").read_text(encoding="utf-8")
+    head = text.partition("</head>")[0]
+    block = head.partition('<script type="application/ld+json">')[2].partition("</script>")[0]
+    data = json.loads(block)
+    assert data["headline"] == hostile and data["about"] == "</script><script>y</script>"
+    assert data["url"] == f"{SITE_URL}blog/hostile/"
+    assert "<" not in block and head.count("<script") == head.count("</script>")
+    assert "<script>document.title" not in text and "<script>x</script>" not in text
