@@ -23,8 +23,8 @@ CREATED = datetime(2026, 1, 31, 23, 30, 5, tzinfo=timezone.utc)
 CASES = {
     "default": ("  - blog\n", True),
     "slug": ('  - blog:\n      post_url_format: "{slug}"\n', True),
-    "month-files": ('  - blog:\n      blog_dir: news\n      post_url_date_format: yyyy/MM\n'
-                    '      post_url_format: "{date}/{file}"\n', False),
+    "month-files": (('  - blog:\n      blog_dir: news\n      post_url_date_format: yyyy/MM\n'
+                     '      post_url_format: "{date}/{file}"\n'), False),
     "no-blog": ("  - search\n", True),
 }
 
