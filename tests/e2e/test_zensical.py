@@ -41,7 +41,7 @@ HIDDEN = {"notes-on-a-plugin-architecture": "Notes on a plugin architecture",
           "our-old-deployment-checklist": "Our old deployment checklist"}
 
 
-def one_site(root: Path, base_url: str) -> Path:
+def one_site(root: Path, base_url: str, site_url: str | None = SITE_URL) -> Path:
     """A site whose one mkdocs.yml serves MkDocs with the plugin (BLOGSVC_PLUGIN=true) and
     Zensical with exported files (the plugin entry stays, disabled)."""
     (root / "docs" / "blog").mkdir(parents=True)
@@ -51,7 +51,7 @@ def one_site(root: Path, base_url: str) -> Path:
     config = root / "mkdocs.yml"
     config.write_text(
         "site_name: Field Notes\n"
-        f"site_url: {SITE_URL}\n"
+        + (f"site_url: {site_url}\n" if site_url else "") +
         "theme:\n  name: material\n  custom_dir: overrides\n"
         "plugins:\n"
         "  - search\n"
@@ -77,11 +77,12 @@ def seeded_owner(db: Database) -> Owner:
 
 
 @pytest.fixture
-def seeded(tmp_path: Path, service: Service, db: Database) -> tuple[Path, str]:
-    """The sample blog on the reference service and a site logged in to it: (mkdocs.yml, token)."""
+def seeded(tmp_path: Path, service: Service, db: Database, request: pytest.FixtureRequest) -> tuple[Path, str]:
+    """The sample blog on the reference service and a site logged in to it: (mkdocs.yml, token).
+    Indirect parametrization may give the site's `site_url` (None: none)."""
     seed(db, base_url_hint=service.url)
     token = issue_access_token(db, seeded_owner(db))
-    config = one_site(tmp_path, service.url)
+    config = one_site(tmp_path, service.url, getattr(request, "param", SITE_URL))
     write_credentials(tmp_path / "credentials.json", service.url, token)
     return config, token
 
@@ -205,6 +206,7 @@ def test_zensical_builds_the_exported_blog_and_follows_its_changes(
         (site_dir / "blog" / edited["slug"] / "index.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("seeded", [SITE_URL, None], indirect=True, ids=["site_url", "no-site_url"])
 def test_one_mkdocs_yml_builds_with_mkdocs_and_the_plugin_and_with_zensical_from_the_export(
     tmp_path: Path, service: Service, db: Database, seeded: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
