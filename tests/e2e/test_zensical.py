@@ -373,7 +373,8 @@ def sync_full(config: Path) -> None:
 
 
 def test_after_a_slug_change_the_old_address_redirects_and_a_deletion_takes_page_and_redirect(
-    tmp_path: Path, service: Service, db: Database, seeded: tuple[Path, str],
+    tmp_path: Path, service: Service, db: Database, seeded: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     config, token = seeded
     docs, site_dir = tmp_path / "docs", tmp_path / "site"
@@ -404,6 +405,15 @@ def test_after_a_slug_change_the_old_address_redirects_and_a_deletion_takes_page
     now = next(a for a in published(service, token) if a["id"] == moved["id"])
     check_page(site_dir, now)  # the new address, named by its JSON-LD
     assert (site_dir / "blog" / kept["slug"] / "index.html").read_text() == "<p>mine</p>\n"
+    assert redirect == (docs / "blog" / old / "index.html").read_text(encoding="utf-8"), "copied as it is"
+
+    build_site(config)  # MkDocs on the exported files (plugin disabled) copies the same page
+    assert (site_dir / "blog" / old / "index.html").read_text(encoding="utf-8") == redirect
+    monkeypatch.setenv("BLOGSVC_PLUGIN", "true")  # the plugin, from the same history in the cache
+    build_site(config)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert (site_dir / "blog" / old / "index.html").read_text(encoding="utf-8") == redirect, "the plugin's own, the same"
+    monkeypatch.delenv("BLOGSVC_PLUGIN")
 
     config.write_text(config.read_text(encoding="utf-8").replace(
         "      credentials_file:", "      redirects: false\n      credentials_file:"), encoding="utf-8")
