@@ -355,8 +355,8 @@ def _format_date(moment: datetime, pattern: str, language: str) -> str | None:
             parts.append(quoted or "'")
         elif literal is not None:
             parts.append(literal)
-        elif other is not None or field is None or (field[0] == "M" and len(field) > 2) or (field[0] == "d" and len(field) > 2):
-            return None
+        elif other is not None or field is None or (field[0] in "Md" and len(field) > 2):
+            return None  # a letter babel reads with locale data (`MMMM`: a month's name, `EEE`...)
         elif field[0] == "y":
             parts.append(f"{moment.year % 100:02d}" if len(field) == 2 else f"{moment.year:0{len(field)}d}")
         else:

@@ -1,9 +1,10 @@
 """The Zensical path (issue 9): `mkdocs-blogsvc export` into `docs`, then a real `zensical build`.
 
 Zensical runs no third-party plugins, so these tests check what its users get from the export
-alone: the article pages with their cover served from the site, the JSON-LD in the body, the
-Open Graph and `article:` tags from the theme override that export writes, the tags, and the
-blog's changes after a second export. One `mkdocs.yml` also builds with MkDocs and the plugin.
+alone: the article pages with their cover served from the site, the JSON-LD in `<head>` naming
+the page, the Open Graph and `article:` tags from the theme override that export writes, the
+tags, the blog's changes after a second export, and redirect pages at an article's earlier
+addresses. One `mkdocs.yml` also builds with MkDocs and the plugin, to the same URLs and heads.
 Zensical builds cost CPU: each test runs as few as it needs.
 """
 
