@@ -26,6 +26,7 @@ CASES = {
     "month-files": (('  - blog:\n      blog_dir: news\n      post_url_date_format: yyyy/MM\n'
                      '      post_url_format: "{date}/{file}"\n'), False),
     "no-blog": ("  - search\n", True),
+    "categories": ('  - blog:\n      post_url_format: "{categories}/{slug}"\n', True),  # none: empty
 }
 
 
