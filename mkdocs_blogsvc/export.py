@@ -3,7 +3,7 @@ for committing them or for generators that cannot run MkDocs plugins (Zensical),
 `export --watch`, which keeps doing so as the blog changes.
 
 The pages come from `pages.render_pages`, the same path a build takes (with the exported
-variant of each page: `render.ExportHead`). `DEST/.blogsvc-export.json` (`exportrecord`)
+variant of each page: `theme_override.ExportHead`). `DEST/.blogsvc-export.json` (`exportrecord`)
 records what the export owns (one list per blog, by blog_dir), so a later export removes its
 own files that are no longer part of the site (those of a blog_dir that mkdocs.yml no longer
 has included) and never touches anything else in DEST, another configured blog's files
