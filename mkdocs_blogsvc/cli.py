@@ -301,7 +301,9 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
         ServiceError,
         TransportError,
     )
-    from mkdocs_blogsvc.render import ExportHead, Renderer
+    from mkdocs_blogsvc.redirects import post_urls
+    from mkdocs_blogsvc.render import Renderer
+    from mkdocs_blogsvc.theme_override import ExportHead, override_in_use
 
     if not dest_text.strip():  # `export ""` or an unset variable: not the current folder
         raise ConfigurationError(f"DEST is {dest_text!r}: give the folder to export into, usually the site's docs_dir")
@@ -323,9 +325,11 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
         _say_theme_override(override, theme_dir, site)
 
     reported_left_out: set[str] = set()
+    urls = post_urls(site.blogs, settings.posts_dir, use_directory_urls=site.use_directory_urls, language=site.language)
+    in_head = override_in_use(site.custom_dir)  # else the JSON-LD goes at the end of each page's body
 
     def export_once(sync: bool, only_if_changed: bool) -> tuple[Any, Exported, int, int]:
-        from mkdocs_blogsvc.export import Exported, export_site
+        from mkdocs_blogsvc.export import Exported, export_site, redirect_files
         from mkdocs_blogsvc.pages import render_pages
         from mkdocs_blogsvc.sync import SyncReport, ever_synced
 
@@ -338,7 +342,7 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
                 )
             if only_if_changed and not report.changed:
                 return report, Exported(0, 0), len(contents.articles), 0
-            head = ExportHead(site.site_url, contents.manifest.blog_language)
+            head = ExportHead(site.site_url, contents.manifest.blog_language, urls, in_head)
             rendered = render_pages(cache, contents, renderer, blog_dir=settings.blog_dir,
                                     posts_dir=settings.posts_dir, with_index=with_index, export=head,
                                     base_url=settings.base_url)
@@ -346,8 +350,10 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
                 found = renderer.removed.get(page.article_id or "")
                 if found:
                     click.echo(f"{page.src_uri}: removed {found.summary()} (trust_article_html: true keeps it)")
+            moved, occupied = redirect_files(cache, contents, rendered, urls, dest, site_url=site.site_url,
+                                             language=contents.manifest.blog_language, enabled=settings.redirects)
             try:
-                exported = export_site(rendered, dest, settings.blog_dir,
+                exported = export_site(rendered, dest, settings.blog_dir, redirect_pages=moved,
                                        configured={instance.blog_dir for instance in site.instances})
             except OSError as exc:
                 raise ConfigurationError(
@@ -356,6 +362,10 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
             if new_left_out := sorted(set(exported.left_out) - reported_left_out):  # each path said once
                 reported_left_out.update(new_left_out)
                 click.echo(_left_out_message(dest, new_left_out), err=True)
+            if new_occupied := sorted(set(occupied + list(exported.occupied)) - reported_left_out):
+                reported_left_out.update(new_occupied)
+                click.echo(f"The old addresses {', '.join(new_occupied)} of articles are files or pages of the site: "
+                           "no redirect page there.", err=True)
             for gone, count in exported.retired.items():
                 click.echo(f"Removed {count} files that an earlier export wrote for blog_dir {gone!r}, which no "
                            "blogsvc instance of mkdocs.yml has now.")
@@ -379,7 +389,8 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
             click.echo(f"Warning: {empty}, until a sync succeeds.", err=True)
             _watch_export(settings, every, lambda: export_once(True, True))
             return
-    click.echo(f"Exported {pages} articles and {images} images to {dest} "
+    moved = f", {exported.redirects} redirect pages at earlier addresses" if exported.redirects else ""
+    click.echo(f"Exported {pages} articles and {images} images to {dest}{moved} "
                f"({exported.written} files written, {exported.removed} removed).")
     if watch:
         _watch_export(settings, every, lambda: export_once(True, True))

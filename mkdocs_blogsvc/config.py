@@ -11,6 +11,7 @@ import os
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from mkdocs.config import base
@@ -252,6 +253,11 @@ class Site:
     #: The folder of mkdocs.yml (relative paths in it start there) and `docs_dir`, absolute.
     config_dir: Path
     docs_dir: Path
+    #: Where the generator puts article pages (`redirects.post_urls`): the settings of each
+    #: enabled Material blog plugin, `use_directory_urls` and the theme's language.
+    blogs: tuple[dict[str, Any], ...] = ()
+    use_directory_urls: bool = True
+    language: str | None = None
 
 
 def load_site_settings(config_file: str | None) -> list[Settings]:
@@ -321,5 +327,10 @@ def load_site(config_file: str | None) -> Site:
         )
     custom_dir = getattr(site.theme, "custom_dir", None)
     config_dir = Path(site.config_file_path).resolve().parent if site.config_file_path else Path.cwd()
+    blogs = tuple({key: plugin.config.get(key) for key in ("blog_dir", "post_dir", "post_url_format", "post_url_date_format")}
+                  for plugin in site.plugins.values()
+                  if type(plugin).__module__.startswith("material.plugins.blog") and plugin.config.get("enabled", True))
+    language = site.theme.get("language") if hasattr(site.theme, "get") else None
     return Site(instances, site.site_url or None, Path(custom_dir).resolve() if custom_dir else None,
-                config_dir, Path(site.docs_dir).resolve())
+                config_dir, Path(site.docs_dir).resolve(), blogs, bool(site.use_directory_urls),
+                language if isinstance(language, str) else None)

@@ -3,13 +3,20 @@ for committing them or for generators that cannot run MkDocs plugins (Zensical),
 `export --watch`, which keeps doing so as the blog changes.
 
 The pages come from `pages.render_pages`, the same path a build takes (with the exported
-variant of each page: `render.ExportHead`). `DEST/.blogsvc-export.json` (`exportrecord`)
+variant of each page: `theme_override.ExportHead`). `DEST/.blogsvc-export.json` (`exportrecord`)
 records what the export owns (one list per blog, by blog_dir), so a later export removes its
 own files that are no longer part of the site (those of a blog_dir that mkdocs.yml no longer
 has included) and never touches anything else in DEST, another configured blog's files
 included: a file already at the path of an exported one that the record does not name (the
 site's own `blog/index.md`, a hand-written post) is left as it is, and that exported file left
 out.
+
+Redirects (`redirect_files`): export computes each article's address from mkdocs.yml
+(`redirects.PostUrls`), keeps the addresses each article had in the cache's manifest, the plugin's
+own record (`redirects.record`), and writes the plugin's redirect page for every earlier address
+of an article that still exists into DEST as a static file (`blog/old-slug/index.html`), which
+Zensical and MkDocs copy into the site as it is. They are files of the export like its pages:
+recorded, never written over a file the export did not write, removed with their article.
 
 A kill at any moment leaves a usable folder: every file is written atomically; images before
 the pages that show them; stale files are removed only after every new file is in place; and
@@ -20,17 +27,25 @@ if their article is gone), then listing only the new ones.
 
 from __future__ import annotations
 
+import posixpath
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mkdocs_blogsvc import watch
-from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, CredentialsError
+from mkdocs_blogsvc import redirects, watch
+from mkdocs_blogsvc.cache import Cache, CacheContents
+from mkdocs_blogsvc.errors import (
+    BlogServiceError,
+    CacheUnwritable,
+    ConfigurationError,
+    CredentialsError,
+)
 from mkdocs_blogsvc.exportrecord import drop_from_record, load_record, read_record, write_record
 from mkdocs_blogsvc.fileio import inside, temp_pattern, write_if_changed
-from mkdocs_blogsvc.pages import RenderedSite
+from mkdocs_blogsvc.manifest import Address
+from mkdocs_blogsvc.pages import RenderedSite, SiteFile
 
 
 @dataclass(frozen=True)
@@ -46,17 +61,24 @@ class Exported:
     pages: int = 0
     #: blog_dir -> files removed that an earlier export wrote for a blog_dir no instance has now.
     retired: dict[str, int] = field(default_factory=dict)
+    #: Redirect pages in DEST after the export (written or unchanged).
+    redirects: int = 0
+    #: docs-relative paths of redirect pages left out: DEST has a file there that is not the
+    #: export's own, or a page that builds at that address (a page of the site wins).
+    occupied: tuple[str, ...] = ()
 
 
-def export_site(site: RenderedSite, dest: Path, instance: str, *, configured: Collection[str] = ()) -> Exported:
+def export_site(site: RenderedSite, dest: Path, instance: str, *, configured: Collection[str] = (),
+                redirect_pages: Sequence[SiteFile] = ()) -> Exported:
     """Copy the rendered pages and images of the blog whose blog_dir is `instance` into `dest`
-    (docs-relative layout) as plain files; remove what earlier exports wrote for a blog_dir that
-    is not among `configured` any more (a renamed blog_dir: its copy would be built twice).
-    Raises `OSError` when `dest` cannot be written."""
+    (docs-relative layout) as plain files, and its `redirect_pages` (`redirect_files`); remove
+    what earlier exports wrote for a blog_dir that is not among `configured` any more (a renamed
+    blog_dir: its copy would be built twice). Raises `OSError` when `dest` cannot be written."""
     dest.mkdir(parents=True, exist_ok=True)
     previous = read_record(dest, instance)
     targets, left_out = [], []
-    for item in site.files():
+    redirect_paths = {item.src_uri for item in redirect_pages}
+    for item in [*site.files(), *redirect_pages]:
         target = inside(dest, item.src_uri)
         if target is None:
             continue
@@ -81,7 +103,60 @@ def export_site(site: RenderedSite, dest: Path, instance: str, *, configured: Co
                 retired[gone] = _remove(dest, set(paths) - current)
                 drop_from_record(dest, gone)
     pages = len(site.pages) - len(set(left_out).intersection(page.src_uri for page in site.pages))
-    return Exported(written, removed, tuple(left_out), pages, retired)
+    occupied = tuple(path for path in left_out if path in redirect_paths)
+    return Exported(written, removed, tuple(path for path in left_out if path not in redirect_paths), pages, retired,
+                    len(redirect_paths) - len(occupied), occupied)
+
+
+def redirect_files(
+    cache: Cache, contents: CacheContents, site: RenderedSite, urls: redirects.PostUrls, dest: Path, *,
+    site_url: str | None, language: str | None, enabled: bool = True,
+) -> tuple[list[SiteFile], list[str]]:
+    """The redirect pages of an export, and the old addresses where a page of `dest` builds.
+
+    Records where each exported article's page is now (computed by `urls`, as the generator
+    places it) in the manifest, as the plugin's build records the address it got, and saves the
+    manifest when that changed (the caller holds the cache's lock). With `enabled` (the
+    `redirects` setting), every earlier address of an article that still exists gets the
+    plugin's redirect page (`redirects.page`), except where a Markdown page of `dest` builds:
+    a page of the site wins over an old address. Raises `CacheUnwritable`."""
+    current: dict[str, Address] = {}
+    for page in site.pages:
+        if page.article_id is None:
+            continue
+        slug = posixpath.splitext(posixpath.basename(page.src_uri))[0]
+        address = urls.address(page.src_uri, slug, contents.articles[page.article_id].published_at)
+        if address is not None:
+            current[page.article_id] = address
+    manifest = contents.manifest
+    histories = redirects.record(manifest, current)
+    if manifest.unsaved:
+        try:
+            cache.save(manifest)
+        except OSError as exc:
+            raise CacheUnwritable(cache.root, exc) from None
+    if not enabled:
+        return [], []
+    files, occupied = [], []
+    for redirect in redirects.plan(histories, current):
+        if _builds_at(dest, redirect.source.path):
+            occupied.append(redirect.source.path)
+            continue
+        html = redirects.page(redirect, title=contents.articles[redirect.article_id].title, site_url=site_url,
+                              language=language)
+        files.append(SiteFile(redirect.source.path, "", redirect.article_id, html.encode("utf-8")))
+    return files, occupied
+
+
+def _builds_at(dest: Path, path: str) -> bool:
+    """Whether a Markdown page of `dest` is built at the site path `path` (MkDocs' and Zensical's
+    rule: `a/b.md`, `a/b/index.md` or `a/b/README.md` -> `a/b/index.html`; `a/b.md` -> `a/b.html`)."""
+    folder, name = posixpath.split(path)
+    if name == "index.html":
+        candidates = [f"{folder}.md", f"{folder}/index.md", f"{folder}/README.md"] if folder else ["index.md", "README.md"]
+    else:
+        candidates = [f"{posixpath.splitext(path)[0]}.md"]
+    return any((found := inside(dest, candidate)) is not None and found.is_file() for candidate in candidates)
 
 
 def _remove(dest: Path, paths: set[str]) -> int:
@@ -91,7 +166,18 @@ def _remove(dest: Path, paths: set[str]) -> int:
         if path is not None and path.is_file():
             path.unlink()
             removed += 1
+            if relative.endswith(".html"):  # a redirect page's folder (`blog/old-slug/`), when now empty
+                _remove_empty_folders(dest, path.parent)
     return removed
+
+
+def _remove_empty_folders(dest: Path, folder: Path) -> None:
+    while folder != dest and dest in folder.parents:
+        try:
+            folder.rmdir()  # only an empty folder
+        except OSError:
+            return
+        folder = folder.parent
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ what the page says, so on the site:
   string, a list or an `ImageObject`'s `url`/`contentUrl`/`thumbnailUrl`, wherever it sits)
   becomes the URL of the site's copy (absolute when `site_url` is set);
 - `url` and `mainEntityOfPage` of the article node name the page on the site when `site_url`
-  is set (a `mainEntityOfPage` object keeps its other keys and gets the page as `@id`); when
-  the page's URL is not known (no `site_url`, exported pages) they are removed: the service's
+  is set (a `mainEntityOfPage` object keeps its other keys and gets the page as `@id`); the
+  plugin reads the page's URL from the build, `export` computes it from mkdocs.yml
+  (`redirects.PostUrls`); when it is not known (no `site_url`) they are removed: the service's
   would tell search engines that the article's page is the service's, not this one;
 - `headline`, `datePublished` and `dateModified` of the article node (and of the article a
   page node names as its `mainEntity`) are the article's own title and dates (`facts`): the page shows them in its heading and its Open Graph tags, and
@@ -48,7 +49,7 @@ def localise(
 
     `images`: remote URL -> the site's URL of the downloaded copy (absolute with `site_url`,
     else relative to the page). `page_url`: the page's absolute URL, None when it is not known
-    (without `site_url`, in exported pages): then the node has no `url` or `mainEntityOfPage`.
+    (without `site_url`, or an export that cannot compute it): then the node has no `url` or `mainEntityOfPage`.
     `facts`: the article's `headline`, `datePublished` and `dateModified` (`article_facts`).
     `cover_url`: the site's URL of the cover image, added as `image` if the data has none.
     """

@@ -21,7 +21,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mkdocs_blogsvc import privacy
 from mkdocs_blogsvc.cache import Cache, CacheContents
@@ -30,7 +30,10 @@ from mkdocs_blogsvc.fileio import compact_json, sha256, write_if_changed
 from mkdocs_blogsvc.links import HostedBlog, Targets
 from mkdocs_blogsvc.manifest import Entry, PageRecord
 from mkdocs_blogsvc.models import Article
-from mkdocs_blogsvc.render import ArticleLinks, ExportHead, PagePaths, Renderer, assign_slugs
+from mkdocs_blogsvc.render import ArticleLinks, PagePaths, Renderer, assign_slugs
+
+if TYPE_CHECKING:
+    from mkdocs_blogsvc.theme_override import ExportHead
 
 #: The index page's title when the blog's name is not known yet.
 DEFAULT_INDEX_TITLE = "Blog"

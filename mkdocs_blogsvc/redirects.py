@@ -20,15 +20,22 @@ Rules (`plan`):
   (`write`): a page of the site always wins over an old address.
 
 No MkDocs imports: the plugin hands in plain paths and URLs.
+
+`mkdocs-blogsvc export` (for Zensical, which runs no plugin) cannot read the address a page
+got: it computes it from mkdocs.yml (`PostUrls`, as Material's blog plugin and Zensical's, which
+reads the same settings, place a post), keeps the same history in the same manifest record, and
+writes the same redirect pages into the docs folder (`export.redirect_files`).
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin
 
 import jinja2
@@ -163,3 +170,102 @@ def write(site_dir: Path, pages: Iterable[tuple[Redirect, str]]) -> WriteReport:
         atomic_write(target, data, durable=False)
         report.written.append(path)
     return report
+
+
+# --- where a post is placed, computed from mkdocs.yml (for `export`) -----------------------------
+
+
+@dataclass(frozen=True)
+class PostUrls:
+    """How the site's generator places an article page: Material's blog plugin (MkDocs) and
+    Zensical's blog, which reads the same settings of mkdocs.yml, move a post under `blog_dir`
+    to `post_url_format` (`{date}`, `{slug}`, `{file}`, `{categories}`); without a blog reading
+    `posts_dir` (`blog_dir` None) the page stays where its file is. Then MkDocs' rule:
+    `<path>/index.html` with `use_directory_urls`, else `<path>.html`."""
+
+    blog_dir: str | None = None
+    url_format: str = "{date}/{slug}"
+    date_format: str = "yyyy/MM/dd"
+    use_directory_urls: bool = True
+    language: str = "en"
+
+    def address(self, src_uri: str, slug: str, created: datetime) -> Address | None:
+        """The address of the page whose docs-relative file is `src_uri` (`<posts_dir>/<slug>.md`),
+        or None when `date_format` cannot be computed here (the page then names no URL)."""
+        if self.blog_dir is None:
+            path = src_uri
+        else:
+            date = _format_date(created.astimezone(timezone.utc), self.date_format, self.language) \
+                if "{date}" in self.url_format else ""
+            if date is None:
+                return None
+            stem = posixpath.splitext(posixpath.basename(src_uri))[0]
+            try:  # the exported pages name no categories: `{categories}` is empty, as for such a post
+                formatted = self.url_format.format(categories="", date=date, file=stem, slug=slug)
+            except (KeyError, IndexError, ValueError):
+                return None
+            path = posixpath.normpath(posixpath.join(self.blog_dir, posixpath.normpath(formatted.strip("/")) + ".md"))
+        return _page_address(path, self.use_directory_urls)
+
+
+def post_urls(blogs: Iterable[Mapping[str, Any]], posts_dir: str, *, use_directory_urls: bool,
+              language: str | None) -> PostUrls:
+    """The `PostUrls` of the blog that reads `posts_dir` among the site's blog plugin settings
+    (`blog_dir`, `post_dir`, `post_url_format`, `post_url_date_format` of each), or of plain pages."""
+    for blog in blogs:
+        blog_dir = str(blog.get("blog_dir", "blog"))
+        post_dir = posixpath.normpath(str(blog.get("post_dir", "{blog}/posts")).format(blog=blog_dir)).strip("/")
+        if posts_dir == post_dir or posts_dir.startswith(post_dir + "/") or post_dir == ".":
+            return PostUrls(blog_dir, str(blog.get("post_url_format", "{date}/{slug}")),
+                            str(blog.get("post_url_date_format", "yyyy/MM/dd")), use_directory_urls, language or "en")
+    return PostUrls(None, use_directory_urls=use_directory_urls, language=language or "en")
+
+
+def _page_address(src_uri: str, use_directory_urls: bool) -> Address:
+    """MkDocs' address of the page built from `src_uri` (`File._get_dest_path` and `url`)."""
+    parent, name = posixpath.split(src_uri)
+    stem = posixpath.splitext(name)[0]
+    if not use_directory_urls:
+        path = posixpath.join(parent, f"{stem}.html")
+        return Address(path, path)
+    folder = parent if stem in ("index", "README") else posixpath.join(parent, stem)
+    return Address(f"{folder}/" if folder else "./", posixpath.join(folder, "index.html"))
+
+
+#: The numeric fields of a CLDR date pattern (what babel formats for Material), quoted text, and
+#: everything else: letters outside these need babel's locale data.
+_DATE_TOKEN = re.compile(r"'([^']*)'|(y+|M+|d+)|([A-Za-z])|([^A-Za-z']+)")
+
+
+def _format_date(moment: datetime, pattern: str, language: str) -> str | None:
+    """`moment` in the blog's `post_url_date_format`, with babel as Material formats it when it is
+    installed (it comes with Material), else the numeric patterns (`yyyy/MM/dd`) here; None for
+    a pattern that needs babel's locale data without it."""
+    try:
+        from babel.core import UnknownLocaleError
+        from babel.dates import format_date, format_datetime
+    except ImportError:
+        pass
+    else:
+        locale = language.replace("-", "_")
+        try:
+            if pattern in ("full", "long", "medium", "short"):
+                return str(format_date(moment, format=pattern, locale=locale))
+            return str(format_datetime(moment, format=pattern, locale=locale))
+        except (UnknownLocaleError, ValueError):
+            return None
+    parts: list[str] = []
+    for match in _DATE_TOKEN.finditer(pattern):
+        quoted, field, other, literal = match.groups()
+        if quoted is not None:
+            parts.append(quoted or "'")
+        elif literal is not None:
+            parts.append(literal)
+        elif other is not None or field is None or (field[0] in "Md" and len(field) > 2):
+            return None  # a letter babel reads with locale data (`MMMM`: a month's name, `EEE`...)
+        elif field[0] == "y":
+            parts.append(f"{moment.year % 100:02d}" if len(field) == 2 else f"{moment.year:0{len(field)}d}")
+        else:
+            value = moment.month if field[0] == "M" else moment.day
+            parts.append(f"{value:0{len(field)}d}")
+    return "".join(parts)

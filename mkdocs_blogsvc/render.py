@@ -46,6 +46,7 @@ from mkdocs_blogsvc.shared import slugify
 
 if TYPE_CHECKING:  # imported when a page is rendered: a build with nothing changed renders none
     from mkdocs_blogsvc.removals import Removed
+    from mkdocs_blogsvc.theme_override import ExportHead
 
 MAX_SLUG = 100
 #: Used with `fullmatch` only: `match` with `$` would accept a trailing newline ("abc\n").
@@ -288,9 +289,9 @@ class Renderer:
     ) -> str:
         """The Markdown page of `article`: YAML front matter, heading, cover image, body.
 
-        With `export` (pages for generators that run no plugins, see `ExportHead`), the front
-        matter also carries the head tags' values in a `blogsvc` mapping, and the page ends
-        with the JSON-LD, after everything the page template produced. With `links`, links to
+        With `export` (pages for generators that run no plugins, see
+        `theme_override.ExportHead`), the front matter also carries the head tags' values in a
+        `blogsvc` mapping, and the page may end with a copy of the JSON-LD. With `links`, links to
         other articles on the service point at their pages on the site."""
         here = posixpath.dirname(paths.src_uri)
 
@@ -315,14 +316,7 @@ class Renderer:
             body = cleaned.text
             self.removed[article.id] = cleaned.removed
         heading, body = _split_heading(body)
-        extra = None
-        if export is not None:
-            image_url = export.image_url(article, paths)
-            extra = {key: value for key, value in (
-                ("published", format_timestamp(article.published_at)),
-                ("modified", format_timestamp(article.updated_at)),
-                ("image", neutral(image_url) if image_url else None),
-            ) if value is not None}
+        extra = export.front_matter(article, slug, paths) if export is not None else None
         text = self.page_template.render(
             f"article {article.id}",
             article=article,
@@ -334,17 +328,7 @@ class Renderer:
             body=body.strip("\n"),
         )
         text = escape_snippets(text)
-        if export is None:
-            return text
-        image_url = export.image_url(article, paths)
-        data = jsonld.localise(
-            self.json_ld(article, page_url=None, image_url=image_url, language=export.language),
-            images=export.site_images(paths), page_url=None, facts=article_facts(article), cover_url=image_url,
-        )
-        # A raw HTML block of its own (blank lines around it): Python-Markdown passes it through.
-        # Keys sorted: an article fresh from the service and the same read back from the cache
-        # must give the same file, which is then not rewritten.
-        return f'{text.rstrip()}\n\n<script type="application/ld+json">{script_json(data, sort_keys=True)}</script>\n'
+        return text if export is None else export.finish(text, article, slug, paths)
 
     def index(self, title: str, items: Sequence[tuple[Article, str]], src_uri: str) -> str:
         """The blog index (used without Material's blog plugin): newest first."""
@@ -369,11 +353,7 @@ class Renderer:
         """The HTML inserted before `</head>` of the article's page. `images`: remote URL -> the
         site's URL of each image downloaded, so the JSON-LD names the site's copies
         (`jsonld.localise`); `image_url` is the cover's URL on the site when it was downloaded."""
-        data = self.json_ld(article, page_url=page_url, image_url=image_url, language=language)
-        if article.schema_org_json is not None:
-            local_cover = image_url if image_url != article.cover_image_url else None
-            data = jsonld.localise(data, images=images or {}, page_url=page_url, facts=article_facts(article),
-                                   cover_url=local_cover)
+        data = head_json_ld(article, page_url=page_url, image_url=image_url, language=language, images=images)
         return self.head_template.render(
             f"article {article.id}",
             article=article,
@@ -397,34 +377,6 @@ class Renderer:
         if article.schema_org_json is not None:
             return article.schema_org_json
         return blog_posting(article, page_url=page_url, image_url=image_url, language=language)
-
-
-@dataclass(frozen=True)
-class ExportHead:
-    """What an exported page needs to carry the plugin's head tags without the plugin.
-
-    The page's own URL depends on the generator (Material's and Zensical's blog plugins have
-    their own URL formats), so it is left out of the JSON-LD; the theme override takes it from
-    `page.canonical_url`. Images are absolute (`site_url` + their path in the site) when
-    `site_url` is set, as social networks need; without it the JSON-LD and `og:image` name
-    no image unless the cover was not downloaded (then its remote URL)."""
-
-    site_url: str | None
-    language: str | None
-
-    def image_url(self, article: Article, paths: PagePaths) -> str | None:
-        if not article.cover_image_url:
-            return None
-        local = paths.images.get(article.cover_image_url)
-        if local is None:
-            return article.cover_image_url
-        return f"{self.site_url.rstrip('/')}/{local}" if self.site_url else None
-
-    def site_images(self, paths: PagePaths) -> dict[str, str]:
-        """Remote URL -> absolute URL of the site's copy (empty without `site_url`)."""
-        if not self.site_url:
-            return {}
-        return {url: f"{self.site_url.rstrip('/')}/{local}" for url, local in paths.images.items()}
 
 
 def _load(env: jinja2.Environment, override: Path | None, name: str, setting: str) -> _Template:
@@ -549,6 +501,20 @@ def article_facts(article: Article) -> dict[str, str]:
         "datePublished": format_timestamp(article.published_at),
         "dateModified": format_timestamp(article.updated_at),
     }
+
+
+def head_json_ld(
+    article: Article, *, page_url: str | None, image_url: str | None, language: str | None,
+    images: Mapping[str, str] | None = None,
+) -> Any:
+    """The JSON-LD of the article's page, as the plugin's head and the exported page's both carry
+    it (one function: the same data either way). Arguments as for `Renderer.head`."""
+    data = Renderer.json_ld(article, page_url=page_url, image_url=image_url, language=language)
+    if article.schema_org_json is not None:
+        local_cover = image_url if image_url != article.cover_image_url else None
+        data = jsonld.localise(data, images=images or {}, page_url=page_url, facts=article_facts(article),
+                               cover_url=local_cover)
+    return data
 
 
 def blog_posting(article: Article, *, page_url: str | None, image_url: str | None, language: str | None) -> dict[str, Any]:

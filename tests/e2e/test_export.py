@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 import yaml
@@ -303,23 +303,33 @@ def test_exported_tricks_carry_nothing_executable_into_a_build_without_the_plugi
         assert "Intro." in page.read_text(encoding="utf-8")
 
 
-def test_exported_json_ld_does_not_name_the_services_page(
+def test_exported_json_ld_names_the_site_page_not_the_services(
     tmp_path: Path, service: Service, db: Database, owner: Owner,
 ) -> None:
-    """The export cannot know the page's URL: the service's `url` and `mainEntityOfPage` (its
-    hosted page) are left out rather than kept, even with a site_url."""
+    """The export computes the page's address from mkdocs.yml (here plain pages, no blog plugin):
+    the service's `url` and `mainEntityOfPage` (its hosted page) become the site's page, as in
+    the plugin's pages; without a site_url they are left out rather than kept."""
     hosted = f"{service.url}/blogs/{owner.blog_slug}/hosted"
     add_article(db, owner.blog_id, "Hosted", schema_org_json={
         "@context": "https://schema.org", "@type": "BlogPosting", "headline": "Hosted", "url": hosted,
         "mainEntityOfPage": {"@type": "WebPage", "@id": hosted},
     })
     config = site(tmp_path, service, db, owner)
+    page = tmp_path / "docs" / "blog" / "posts" / "hosted.md"
+
+    def body_json_ld() -> Any:
+        text = page.read_text(encoding="utf-8")
+        return json.loads(text.rpartition('<script type="application/ld+json">')[2].partition("</script>")[0])
+
+    run_export(config)
+    data = body_json_ld()
+    assert data.keys() == {"@context", "@type", "headline", "datePublished", "dateModified"}
     config.write_text("site_url: https://example.com/docs/\n" + config.read_text(encoding="utf-8"), encoding="utf-8")
     run_export(config)
-    text = (tmp_path / "docs" / "blog" / "posts" / "hosted.md").read_text(encoding="utf-8")
-    data = json.loads(text.rpartition('<script type="application/ld+json">')[2].partition("</script>")[0])
-    assert data.keys() == {"@context", "@type", "headline", "datePublished", "dateModified"}
+    data = body_json_ld()
     assert (data["@type"], data["headline"]) == ("BlogPosting", "Hosted")
+    assert data["url"] == "https://example.com/docs/blog/posts/hosted/"
+    assert data["mainEntityOfPage"] == {"@type": "WebPage", "@id": data["url"]}
 
 
 def test_export_leaves_files_it_did_not_write_as_they_are_and_never_removes_them(

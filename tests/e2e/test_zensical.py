@@ -1,9 +1,10 @@
 """The Zensical path (issue 9): `mkdocs-blogsvc export` into `docs`, then a real `zensical build`.
 
 Zensical runs no third-party plugins, so these tests check what its users get from the export
-alone: the article pages with their cover served from the site, the JSON-LD in the body, the
-Open Graph and `article:` tags from the theme override that export writes, the tags, and the
-blog's changes after a second export. One `mkdocs.yml` also builds with MkDocs and the plugin.
+alone: the article pages with their cover served from the site, the JSON-LD in `<head>` naming
+the page, the Open Graph and `article:` tags from the theme override that export writes, the
+tags, the blog's changes after a second export, and redirect pages at an article's earlier
+addresses. One `mkdocs.yml` also builds with MkDocs and the plugin, to the same URLs and heads.
 Zensical builds cost CPU: each test runs as few as it needs.
 """
 
@@ -31,7 +32,7 @@ from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.seed import seed
 from tests.conftest import Owner, add_article, free_port, issue_access_token
 from tests.e2e.sites import CLIENT_ID, Service, snapshot, write_credentials
-from tests.e2e.test_build import json_ld, meta_property, parse
+from tests.e2e.test_build import Scripts, json_ld, meta_property, parse
 from tests.e2e.test_export import read, wait_for
 from tests.e2e.test_untrusted import hover_everything, pwn, served
 
@@ -41,7 +42,7 @@ HIDDEN = {"notes-on-a-plugin-architecture": "Notes on a plugin architecture",
           "our-old-deployment-checklist": "Our old deployment checklist"}
 
 
-def one_site(root: Path, base_url: str) -> Path:
+def one_site(root: Path, base_url: str, site_url: str | None = SITE_URL) -> Path:
     """A site whose one mkdocs.yml serves MkDocs with the plugin (BLOGSVC_PLUGIN=true) and
     Zensical with exported files (the plugin entry stays, disabled)."""
     (root / "docs" / "blog").mkdir(parents=True)
@@ -51,7 +52,7 @@ def one_site(root: Path, base_url: str) -> Path:
     config = root / "mkdocs.yml"
     config.write_text(
         "site_name: Field Notes\n"
-        f"site_url: {SITE_URL}\n"
+        + (f"site_url: {site_url}\n" if site_url else "") +
         "theme:\n  name: material\n  custom_dir: overrides\n"
         "plugins:\n"
         "  - search\n"
@@ -77,11 +78,12 @@ def seeded_owner(db: Database) -> Owner:
 
 
 @pytest.fixture
-def seeded(tmp_path: Path, service: Service, db: Database) -> tuple[Path, str]:
-    """The sample blog on the reference service and a site logged in to it: (mkdocs.yml, token)."""
+def seeded(tmp_path: Path, service: Service, db: Database, request: pytest.FixtureRequest) -> tuple[Path, str]:
+    """The sample blog on the reference service and a site logged in to it: (mkdocs.yml, token).
+    Indirect parametrization may give the site's `site_url` (None: none)."""
     seed(db, base_url_hint=service.url)
     token = issue_access_token(db, seeded_owner(db))
-    config = one_site(tmp_path, service.url)
+    config = one_site(tmp_path, service.url, getattr(request, "param", SITE_URL))
     write_credentials(tmp_path / "credentials.json", service.url, token)
     return config, token
 
@@ -116,16 +118,23 @@ def check_page(site_dir: Path, article: dict[str, Any]) -> None:
     html = page.read_text(encoding="utf-8")
     parsed = parse(page)
     (posting,) = json_ld(parsed)
+    url = f"{SITE_URL}blog/{article['slug']}/"
+    head = html.partition("</head>")[0]
+    assert head.count('<script type="application/ld+json">') == 1, "the JSON-LD is in <head>, once"
+    assert f'<link rel="canonical" href="{url}">' in head
     (og_image,) = meta_property(parsed, "og:image")
     assert og_image is not None and og_image.startswith(f"{SITE_URL}blog/images/")
-    if article["schemaOrgJson"] is not None:  # as the service sent it, its images the site's copies
+    if article["schemaOrgJson"] is not None:  # as the service sent it, its images the site's copies, the page named
+        entity = article["schemaOrgJson"].get("mainEntityOfPage")
         assert posting == {**article["schemaOrgJson"], "image": og_image, "headline": article["title"],
-                           "datePublished": article["publishedAt"], "dateModified": article["updatedAt"]}, article["slug"]
+                           "datePublished": article["publishedAt"], "dateModified": article["updatedAt"], "url": url,
+                           "mainEntityOfPage": {**entity, "@id": url} if isinstance(entity, dict) else url}, article["slug"]
     else:
         assert posting["@type"] == "BlogPosting" and posting["headline"] == article["title"]
         assert posting["datePublished"] == article["publishedAt"] and posting["image"] == og_image
+        assert posting["url"] == posting["mainEntityOfPage"] == url
     assert meta_property(parsed, "og:title") == [article["title"]]
-    assert meta_property(parsed, "og:url") == [f"{SITE_URL}blog/{article['slug']}/"]
+    assert meta_property(parsed, "og:url") == [url]
     assert meta_property(parsed, "article:published_time") == [article["publishedAt"]]
     assert meta_property(parsed, "article:tag") == article["tags"]
     served = site_dir / og_image.removeprefix(SITE_URL)
@@ -134,6 +143,33 @@ def check_page(site_dir: Path, article: dict[str, Any]) -> None:
     assert cover and (page.parent / cover.group(1)).resolve() == served.resolve(), "the cover is served from the site"
     chips = re.findall(r'<(?:a|span) [^>]*class="md-tag[^"]*"[^>]*>([^<]+)<', html)
     assert sorted(chips) == sorted(article["tags"]), article["slug"]
+
+
+def article_pages(site_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every built page with JSON-LD, by its URL: what a search engine or a link preview reads
+    in its `<head>` (the JSON-LD, the canonical URL, the Open Graph, `article:` and keywords tags)."""
+    found: dict[str, dict[str, Any]] = {}
+    for page in site_dir.rglob("index.html"):
+        text = page.read_text(encoding="utf-8")
+        head = parse_text(text.partition("</head>")[0] + "</head>")
+        if not json_ld(head):
+            continue
+        canonical = re.findall(r'<link rel="canonical" href="([^"]*)"', text)
+        found[page.parent.relative_to(site_dir).as_posix() + "/"] = {
+            "json_ld": json_ld(head), "canonical": canonical,
+            **{name: meta_property(head, name) for name in HEAD_TAGS},
+        }
+    return found
+
+
+HEAD_TAGS = ("og:type", "og:title", "og:description", "og:image", "og:url", "article:published_time",
+             "article:modified_time", "article:tag", "keywords")
+
+
+def parse_text(text: str) -> Scripts:
+    parser = Scripts()
+    parser.feed(text)
+    return parser
 
 
 def test_zensical_builds_the_exported_blog_and_follows_its_changes(
@@ -171,6 +207,7 @@ def test_zensical_builds_the_exported_blog_and_follows_its_changes(
         (site_dir / "blog" / edited["slug"] / "index.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("seeded", [SITE_URL, None], indirect=True, ids=["site_url", "no-site_url"])
 def test_one_mkdocs_yml_builds_with_mkdocs_and_the_plugin_and_with_zensical_from_the_export(
     tmp_path: Path, service: Service, db: Database, seeded: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
@@ -185,11 +222,17 @@ def test_one_mkdocs_yml_builds_with_mkdocs_and_the_plugin_and_with_zensical_from
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert "blogsvc: 12 new" in caplog.text
     assert len(json_ld(parse(page))) == 1 and meta_property(parse(page), "og:title") == [article["title"]]
+    by_the_plugin = article_pages(tmp_path / "site")
+    assert len(by_the_plugin) == 12
 
     monkeypatch.delenv("BLOGSVC_PLUGIN")  # the Zensical job: the same file, the plugin entry disabled
     export(config, "--theme-dir", str(tmp_path / "overrides"))
     zensical_build(tmp_path)
     assert len(json_ld(parse(page))) == 1 and meta_property(parse(page), "og:title") == [article["title"]]
+    by_zensical = article_pages(tmp_path / "site")
+    assert by_zensical.keys() == by_the_plugin.keys(), "the same URLs"
+    for url, found in by_zensical.items():  # the same head: JSON-LD naming the page, canonical, og:, article:
+        assert found == by_the_plugin[url], url
 
     caplog.clear()  # and MkDocs with the plugin disabled, on the exported files: no warning either
     build_site(config)
@@ -323,3 +366,88 @@ def test_an_exported_page_makes_zensical_load_no_third_party_script(
             browser.close()
     assert pwned is None and not [address for address in loaded if "unpkg.com" in address]
     assert "one" in text and "two" in text and "import js" in text, "the article's text stays"
+
+
+def sync_full(config: Path) -> None:
+    result = CliRunner().invoke(main, ["sync", "--full", "-f", str(config)])
+    assert result.exit_code == 0, result.output
+
+
+def test_after_a_slug_change_the_old_address_redirects_and_a_deletion_takes_page_and_redirect(
+    tmp_path: Path, service: Service, db: Database, seeded: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    config, token = seeded
+    docs, site_dir = tmp_path / "docs", tmp_path / "site"
+    export(config, "--theme-dir", str(tmp_path / "overrides"))
+    moved, kept = published(service, token)[:2]
+    old, new = moved["slug"], "a-new-address"
+    content.update_article(db, moved["id"], content.ArticleInput(slug=new))
+    content.update_article(db, kept["id"], content.ArticleInput(slug="kept-elsewhere"))
+    mine = docs / "blog" / kept["slug"] / "index.html"  # the site's own file at an old address
+    mine.parent.mkdir(parents=True)
+    mine.write_text("<p>mine</p>\n")
+    sync_full(config)  # a slug change is not in contentHash: a full sync brings it in
+    output = export(config, "--theme-dir", str(tmp_path / "overrides"))
+    assert "1 redirect pages at earlier addresses" in output, output
+    assert f"blog/{kept['slug']}/index.html" in output and "no redirect page there" in output
+    assert mine.read_text() == "<p>mine</p>\n", "a file export did not write is never written over"
+    record = json.loads((docs / ".blogsvc-export.json").read_text())
+    assert f"blog/{old}/index.html" in record["instances"]["blog"]
+    assert f"blog/{kept['slug']}/index.html" not in record["instances"]["blog"]
+    zensical_build(tmp_path)
+
+    redirect = (site_dir / "blog" / old / "index.html").read_text(encoding="utf-8")
+    assert f'<meta http-equiv="refresh" content="0; url=../{new}/">' in redirect
+    assert f'<link rel="canonical" href="{SITE_URL}blog/{new}/">' in redirect
+    assert '<meta name="robots" content="noindex">' in redirect
+    assert f'<a href="../{new}/">{html.escape(moved["title"], quote=False)}</a>' in redirect
+    assert "<script" not in redirect
+    now = next(a for a in published(service, token) if a["id"] == moved["id"])
+    check_page(site_dir, now)  # the new address, named by its JSON-LD
+    assert (site_dir / "blog" / kept["slug"] / "index.html").read_text() == "<p>mine</p>\n"
+    assert redirect == (docs / "blog" / old / "index.html").read_text(encoding="utf-8"), "copied as it is"
+
+    build_site(config)  # MkDocs on the exported files (plugin disabled) copies the same page
+    assert (site_dir / "blog" / old / "index.html").read_text(encoding="utf-8") == redirect
+    monkeypatch.setenv("BLOGSVC_PLUGIN", "true")  # the plugin, from the same history in the cache
+    build_site(config)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert (site_dir / "blog" / old / "index.html").read_text(encoding="utf-8") == redirect, "the plugin's own, the same"
+    monkeypatch.delenv("BLOGSVC_PLUGIN")
+
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        "      credentials_file:", "      redirects: false\n      credentials_file:"), encoding="utf-8")
+    export(config)
+    assert not (docs / "blog" / old).exists(), "redirects: false removes the export's redirect pages"
+    config.write_text(config.read_text(encoding="utf-8").replace("      redirects: false\n", ""), encoding="utf-8")
+    export(config)
+    assert (docs / "blog" / old / "index.html").is_file(), "the history is kept in the cache meanwhile"
+
+    content.delete_article(db, moved["id"])
+    output = export(config)
+    assert "redirect pages" not in output
+    assert not (docs / "blog" / old).exists() and not (docs / "blog" / "posts" / f"{new}.md").exists()
+    zensical_build(tmp_path)
+    assert not (site_dir / "blog" / old).exists() and not (site_dir / "blog" / new).exists()
+    assert mine.is_file()
+
+
+def test_a_hostile_title_cannot_close_the_json_ld_in_zensical_s_head(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    hostile = '</script><script>document.title="pwned"</script> & <!-- \u2028'
+    add_article(db, owner.blog_id, hostile, slug="hostile", description="</script><script>x</script>",
+                schema_org_json={"@type": "BlogPosting", "headline": "x", "about": "</script><script>y</script>"})
+    config = one_site(tmp_path, service.url)
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    export(config, "--theme-dir", str(tmp_path / "overrides"))
+    zensical_build(tmp_path)
+    text = (tmp_path / "site" / "blog" / "hostile" / "index.html").read_text(encoding="utf-8")
+    head = text.partition("</head>")[0]
+    block = head.partition('<script type="application/ld+json">')[2].partition("</script>")[0]
+    data = json.loads(block)
+    assert data["headline"] == hostile and data["about"] == "</script><script>y</script>"
+    assert data["url"] == f"{SITE_URL}blog/hostile/"
+    assert "<" not in block and head.count("<script") == head.count("</script>")
+    assert "<script>document.title" not in text and "<script>x</script>" not in text

@@ -337,7 +337,7 @@ def test_a_remote_cover_is_not_added_to_the_services_json_ld() -> None:
 
 
 def test_exported_pages_name_the_cover_absolute_or_remote() -> None:
-    from mkdocs_blogsvc.render import ExportHead
+    from mkdocs_blogsvc.theme_override import ExportHead
 
     paths = PagePaths("blog/posts/s.md", {"https://img.test/cover.png": "blog/images/c.png"})
     assert ExportHead("https://e.test/site/", None).image_url(article(), paths) == "https://e.test/site/blog/images/c.png"
