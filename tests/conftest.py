@@ -32,6 +32,13 @@ IN_PROCESS_URL = "http://testserver"
 pytest_plugins = ["tests.e2e.sites", "tests.plugin.auth_helpers", "tests.postgres"]
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """`--update-golden`: tests/plugin/test_golden.py rewrites its golden files from what the
+    renderer writes now, instead of failing on a difference (then review `git diff`)."""
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite tests/plugin/golden/ from the renderer's output (review git diff after)")
+
+
 @pytest.fixture(autouse=True)
 def not_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test runs as on a person's machine unless it sets `CI` itself: the suite runs in CI
