@@ -233,17 +233,12 @@ def _locked_cache(settings: Settings) -> Iterator[Cache]:
 
 
 def _run_sync(settings: Settings, cache: Cache, *, full: bool = False) -> tuple[CacheContents, SyncReport]:
-    """One sync into the cache; the caller holds the cache lock. `full` asks for every article."""
-    from mkdocs_blogsvc.connection import connect
-    from mkdocs_blogsvc.sync import sync_cache
+    """One sync into the cache, as the plugin's (the caller holds the cache lock)."""
+    from mkdocs_blogsvc.coordinator import run_sync
+    from mkdocs_blogsvc.logs import log
 
     _show_plugin_warnings()
-    with connect(settings) as service:
-        service.client.begin_deadline()  # one deadline for the whole sync: `timeout`
-        return sync_cache(
-            cache, service.client, download_images=settings.download_images,
-            full_sync_interval=0 if full else settings.full_sync_interval,
-        )
+    return run_sync(settings, cache, warn=log.warning, full=full)
 
 
 @main.command()

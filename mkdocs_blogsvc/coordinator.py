@@ -43,7 +43,7 @@ from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.sync import SyncReport, ever_synced, sync_cache
 
 #: What `poll` waits while the background sync is switched off in mkdocs.yml (a rebuild wakes it).
-PAUSED = 3600.0
+PAUSED = watch.PAUSED
 
 
 class SyncCoordinator:
@@ -66,8 +66,8 @@ class SyncCoordinator:
         self.lock = threading.Lock()
         self._holds_lock = False
         self._held_cache: Cache | None = None
-        self._poll_errors = watch.WarnOnce(log)  # reset when a background sync succeeds
-        self._poll_notices = watch.WarnOnce(log)  # never reset: shown once per `mkdocs serve`
+        self._poll_errors = watch.WarnOnce(log.warning)  # reset when a background sync succeeds
+        self._poll_notices = watch.WarnOnce(log.warning)  # never reset: shown once per `mkdocs serve`
 
     def update(self, settings: Settings, config_file: str | None = None) -> None:
         """New settings at a `mkdocs serve` rebuild (mkdocs.yml may have changed)."""
@@ -165,17 +165,8 @@ class SyncCoordinator:
         self, settings: Settings, cache: Cache, contents: CacheContents | None, *, warn: Callable[[str], object]
     ) -> tuple[CacheContents, SyncReport]:
         """One sync into `cache`, the build's and the background one alike. The caller holds
-        its locks (`self.cache` may already be another one: mkdocs.yml changed while serving). Raises `BlogServiceError` (`CacheUnwritable` included)."""
-        with connection.connect(settings) as service:
-            service.client.begin_deadline()  # one deadline for the whole sync: `timeout`
-            expires = service.tokens.refresh_expires_soon()
-            if expires is not None:
-                warn(
-                    f"the stored refresh token expires on {expires:%Y-%m-%d %H:%M} UTC; run "
-                    "`mkdocs-blogsvc login` before then (the credentials cannot be renewed afterwards)"
-                )
-            return sync_cache(cache, service.client, download_images=settings.download_images, contents=contents,
-                              full_sync_interval=settings.full_sync_interval)
+        its locks (`self.cache` may already be another one: mkdocs.yml changed while serving)."""
+        return run_sync(settings, cache, contents, warn=warn)
 
     def poll(self) -> float:
         """One round of the background sync under `mkdocs serve`; returns the seconds to wait.
@@ -241,6 +232,24 @@ class SyncCoordinator:
             f"the background sync failed unexpectedly ({type(exc).__name__}: {redact(str(exc))[:300]}); "
             "trying again in a few seconds; if it persists, please report it with the build's log"
         )
+
+
+def run_sync(settings: Settings, cache: Cache, contents: CacheContents | None = None, *,
+             warn: Callable[[str], object], full: bool = False) -> tuple[CacheContents, SyncReport]:
+    """One sync into `cache` (whose lock the caller holds): the one way the plugin, `sync` and
+    `export` sync. One deadline for the whole sync (`timeout`); a warning when the stored
+    refresh token expires soon; `full` asks for every article. Raises `BlogServiceError`
+    (`CacheUnwritable` included)."""
+    with connection.connect(settings) as service:
+        service.client.begin_deadline()
+        expires = service.tokens.refresh_expires_soon()
+        if expires is not None:
+            warn(
+                f"the stored refresh token expires on {expires:%Y-%m-%d %H:%M} UTC; run "
+                "`mkdocs-blogsvc login` before then (the credentials cannot be renewed afterwards)"
+            )
+        return sync_cache(cache, service.client, download_images=settings.download_images, contents=contents,
+                          full_sync_interval=0 if full else settings.full_sync_interval)
 
 
 def _modified(path: str | None) -> tuple[str, int] | None:

@@ -190,6 +190,45 @@ class ExportRound:
     removed: int = 0
 
 
+class ExportWatch:
+    """The rounds of `export --watch`: the same background sync as under `mkdocs serve`, on the
+    same poller (`watch.Poller`): one sync request per round, files written only when the blog
+    changed. A failure that may pass (the service down, the cache busy) is warned about once per
+    distinct message (`watch.WarnOnce`) and tried again at the next round; one that cannot
+    (credentials to renew, a setting, a template) ends the watch (`failed`)."""
+
+    def __init__(self, export_round: Callable[[], ExportRound], interval: float, *, say: Callable[[str], None],
+                 warn: Callable[[str], None], clock: Callable[[], float] = time.monotonic) -> None:
+        self.export_round = export_round
+        self.interval = interval
+        self.say = say
+        self.failures = watch.WarnOnce(warn)
+        self.clock = clock
+        #: the failure that ended the watch.
+        self.failed: BlogServiceError | None = None
+        self.ended = threading.Event()
+
+    def step(self) -> float:
+        """One round; the seconds to wait before the next, counted from the start of this one."""
+        started = self.clock()
+        try:
+            result = self.export_round()
+        except (CredentialsError, ConfigurationError) as exc:
+            self.failed = exc
+            self.ended.set()
+            return watch.PAUSED
+        except BlogServiceError as exc:
+            self.failures.warn(f"the sync failed ({exc}); the exported files stay as they are; "
+                               f"trying again every {self.interval:g} s")
+        else:
+            if self.failures.reset():
+                self.say("the sync works again")
+            if result.changed:
+                self.say(f"{time.strftime('%H:%M:%S')} {result.summary}: "
+                         f"{result.written} files written, {result.removed} removed")
+        return max(0.0, self.interval - (self.clock() - started))
+
+
 def keep_exporting(
     export_round: Callable[[], ExportRound],
     interval: float,
@@ -197,31 +236,27 @@ def keep_exporting(
     *,
     say: Callable[[str], None],
     warn: Callable[[str], None],
-    clock: Callable[[], float] = time.monotonic,
 ) -> None:
-    """Run `export_round` every `interval` seconds until `stop` is set (Ctrl-C, SIGTERM).
+    """Run `export_round` every `interval` seconds (`ExportWatch`) until `stop` is set (Ctrl-C,
+    SIGTERM): then the round in progress ends before this returns (never in the middle of
+    writing). A failure that cannot pass propagates."""
+    rounds = ExportWatch(export_round, interval, say=say, warn=warn)
 
-    The same background sync as under `mkdocs serve`: one sync request per round, files written
-    only when the blog changed. A failure that may pass (the service down, the cache busy) is
-    warned about once per distinct message (`watch.warning_key`) and tried again at the next round; one that cannot
-    (credentials to renew, a setting, a template) ends the watch by propagating.
-    """
-    last_error: str | None = None
-    while not stop.is_set():
-        started = clock()
-        try:
-            result = export_round()
-        except (CredentialsError, ConfigurationError):
-            raise
-        except BlogServiceError as exc:
-            if watch.warning_key(str(exc)) != last_error:  # "retry after N seconds" counting down is one failure
-                warn(f"the sync failed ({exc}); the exported files stay as they are; trying again every {interval:g} s")
-                last_error = watch.warning_key(str(exc))
-        else:
-            if last_error is not None:
-                say("the sync works again")
-                last_error = None
-            if result.changed:
-                say(f"{time.strftime('%H:%M:%S')} {result.summary}: "
-                    f"{result.written} files written, {result.removed} removed")
-        stop.wait(max(0.0, interval - (clock() - started)))
+    def step() -> float:
+        if stop.is_set():
+            rounds.ended.set()
+            return watch.PAUSED
+        return rounds.step()
+
+    def crashed(exc: Exception) -> None:
+        rounds.failures.warn(f"the export failed unexpectedly ({type(exc).__name__}: {exc}); trying again")
+
+    poller = watch.Poller(step, on_crash=crashed, name="blogsvc-export-watch")
+    poller.start()
+    try:
+        while not rounds.ended.wait(0.2) and not stop.is_set():
+            pass
+    finally:
+        poller.stop(timeout=None)  # the round in progress ends first
+    if rounds.failed is not None:
+        raise rounds.failed

@@ -13,7 +13,6 @@ No MkDocs imports: the plugin adapts this to its hooks.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import threading
@@ -22,6 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 _NUMBER = re.compile(r"\d+")
+#: What a step waits while there is nothing to do until it is woken (switched off, stopping).
+PAUSED = 3600.0
 
 
 def warning_key(message: str) -> str:
@@ -34,15 +35,15 @@ class WarnOnce:
     every few seconds while the service is down). Warnings that differ only in their numbers
     are the same one: a rate-limited service's "retry after N seconds" counts down."""
 
-    def __init__(self, log: logging.Logger | logging.LoggerAdapter[logging.Logger]) -> None:
-        self.log = log
+    def __init__(self, warn: Callable[[str], object]) -> None:
+        self._warn = warn
         self.seen: set[str] = set()
 
     def warn(self, message: str) -> None:
         key = warning_key(message)
         if key not in self.seen:
             self.seen.add(key)
-            self.log.warning(message)
+            self._warn(message)
 
     def reset(self) -> bool:
         """Forget what was shown; True when something had been (the problem is gone)."""
@@ -77,9 +78,10 @@ class Poller:
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Ask the thread to end and wait a little (a sync in flight ends at its HTTP timeout;
-        the thread is a daemon, so it never keeps the process alive)."""
+    def stop(self, timeout: float | None = 5.0) -> None:
+        """Ask the thread to end and wait `timeout` seconds for it, None: until the step in
+        progress ends (a sync in flight ends at its deadline; the thread is a daemon, so it
+        never keeps the process alive)."""
         self._stop.set()
         self._wake.set()
         if self._thread.is_alive():

@@ -1,4 +1,5 @@
-"""`export.keep_exporting`, the loop of `export --watch`: what it says, when it stops."""
+"""`export.keep_exporting`, the loop of `export --watch` on the background sync's poller: what it
+says, when it stops."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from mkdocs_blogsvc.errors import NotLoggedIn, RateLimited, TransportError
-from mkdocs_blogsvc.export import ExportRound, keep_exporting
+from mkdocs_blogsvc.export import ExportRound, ExportWatch, keep_exporting
 
 NOTHING = ExportRound("blogsvc: 0 new, 0 updated, 0 deleted, 3 unchanged in 0.01 s", False)
 ONE_NEW = ExportRound("blogsvc: 1 new, 0 updated, 0 deleted, 3 unchanged in 0.01 s", True, 1, 0)
@@ -61,15 +62,6 @@ def test_credentials_to_renew_end_the_watch() -> None:
 
 def test_waits_the_interval_counted_from_the_start_of_each_round() -> None:
     times = iter([0.0, 0.4, 10.0, 10.1])
-    waits: list[float] = []
-
-    class Recording(threading.Event):
-        def wait(self, timeout: float | None = None) -> bool:
-            waits.append(timeout or 0.0)
-            if len(waits) == 2:
-                self.set()
-            return self.is_set()
-
-    stop = Recording()
-    keep_exporting(lambda: NOTHING, 1.0, stop, say=print, warn=print, clock=lambda: next(times))
+    rounds = ExportWatch(lambda: NOTHING, 1.0, say=print, warn=print, clock=lambda: next(times))
+    waits = [rounds.step(), rounds.step()]
     assert waits == pytest.approx([0.6, 0.9])
