@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from mkdocs_blogsvc import access, connection, watch
@@ -54,8 +54,18 @@ class SyncCoordinator:
     changed.
     """
 
-    def __init__(self, settings: Settings, config_file: str | None = None) -> None:
+    def __init__(
+        self, settings: Settings, config_file: str | None = None, *,
+        connect: Callable[[Settings], connection.Connection] = connection.connect,
+        clock: Callable[[], float] = time.monotonic,
+        environ: Mapping[str, str] = os.environ,
+    ) -> None:
+        """`connect`, `clock` (monotonic seconds) and `environ` are the seams tests replace: a
+        connection over `httpx.MockTransport`, a clock they move, an environment with or without CI."""
         self.settings = settings
+        self._connect = connect
+        self._clock = clock
+        self._environ = environ
         self.cache = Cache(settings.cache_dir)
         #: mkdocs.yml, and its modification time when `settings` were read from it.
         self._read_from = _modified(config_file)
@@ -118,7 +128,7 @@ class SyncCoordinator:
     def _seconds_until_due(self, settings: Settings) -> float:
         if self.last_sync_attempt is None:
             return 0.0
-        return self.last_sync_attempt + settings.sync_interval - time.monotonic()
+        return self.last_sync_attempt + settings.sync_interval - self._clock()
 
     def _sync_if_due(self, cache: Cache, contents: CacheContents, is_serve: bool) -> tuple[CacheContents, SyncReport, str]:
         """Sync unless offline or (under `mkdocs serve`) a sync was tried less than sync_interval ago."""
@@ -131,15 +141,15 @@ class SyncCoordinator:
                     "this build; set offline: false to sync them (in CI, restore .cache/ as the CI recipe does)"
                 )
             return contents, cached, " (offline: built from the cache)"
-        if not access.has_credentials(settings):
+        if not access.has_credentials(settings, self._environ):
             # A contributor or a fork's pull request: warn and build without the blog (or from
             # the cache); in CI, or with on_missing_credentials: fail, stop (NotLoggedIn).
-            log.warning(access.build_without(settings, len(contents.articles)))
+            log.warning(access.build_without(settings, len(contents.articles), self._environ))
             reason = "built from the cache" if contents.articles else "built without the blog"
             return contents, cached, f" (no credentials: {reason})"
         if is_serve and self._seconds_until_due(settings) > 0:
             return contents, cached, f" (last sync attempt less than {settings.sync_interval} s ago: built from the cache)"
-        self.last_sync_attempt = time.monotonic()
+        self.last_sync_attempt = self._clock()
         try:
             contents, report = self._sync(settings, cache, contents, warn=log.warning)
         except (CredentialsError, ConfigurationError, CacheUnwritable):
@@ -151,7 +161,7 @@ class SyncCoordinator:
             # an outage to wait out, so this stops the build too.
             raise ConfigurationError(f"the sync with {settings.base_url} failed: {exc}") from None
         except BlogServiceError as exc:
-            stops = access.sync_failure_stops(settings, ever_synced(contents))
+            stops = access.sync_failure_stops(settings, ever_synced(contents), self._environ)
             if stops is not None:
                 raise SyncFailed(f"blogsvc: the sync with {settings.base_url} failed: {exc}; {stops}") from exc
             log.warning(
@@ -166,7 +176,7 @@ class SyncCoordinator:
     ) -> tuple[CacheContents, SyncReport]:
         """One sync into `cache`, the build's and the background one alike. The caller holds
         its locks (`self.cache` may already be another one: mkdocs.yml changed while serving)."""
-        return run_sync(settings, cache, contents, warn=warn)
+        return run_sync(settings, cache, contents, warn=warn, connect=self._connect)
 
     def poll(self) -> float:
         """One round of the background sync under `mkdocs serve`; returns the seconds to wait.
@@ -202,9 +212,9 @@ class SyncCoordinator:
     def _poll_locked(self, settings: Settings, cache: Cache) -> float:
         if (wait := self._seconds_until_due(settings)) > 0:
             return wait  # the build that just ended synced
-        if not access.has_credentials(settings):
+        if not access.has_credentials(settings, self._environ):
             return settings.sync_interval  # the build warned; sync once someone logs in
-        self.last_sync_attempt = time.monotonic()
+        self.last_sync_attempt = self._clock()
         try:
             _, report = self._sync(settings, cache, None, warn=self._poll_notices.warn)
         except CacheUnwritable as exc:
@@ -234,13 +244,15 @@ class SyncCoordinator:
         )
 
 
-def run_sync(settings: Settings, cache: Cache, contents: CacheContents | None = None, *,
-             warn: Callable[[str], object], full: bool = False) -> tuple[CacheContents, SyncReport]:
+def run_sync(
+    settings: Settings, cache: Cache, contents: CacheContents | None = None, *, warn: Callable[[str], object],
+    full: bool = False, connect: Callable[[Settings], connection.Connection] = connection.connect,
+) -> tuple[CacheContents, SyncReport]:
     """One sync into `cache` (whose lock the caller holds): the one way the plugin, `sync` and
     `export` sync. One deadline for the whole sync (`timeout`); a warning when the stored
     refresh token expires soon; `full` asks for every article. Raises `BlogServiceError`
     (`CacheUnwritable` included)."""
-    with connection.connect(settings) as service:
+    with connect(settings) as service:
         service.client.begin_deadline()
         expires = service.tokens.refresh_expires_soon()
         if expires is not None:

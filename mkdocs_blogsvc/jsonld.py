@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mkdocs_blogsvc.models import Article, format_timestamp
+
 #: schema.org types of the node that describes the page itself.
 ARTICLE_TYPES = frozenset({
     "Article", "BlogPosting", "NewsArticle", "TechArticle", "Report", "ScholarlyArticle",
@@ -98,3 +100,44 @@ def _describe_page(node: dict[str, Any], page_url: str | None, cover_url: str | 
         node.pop("mainEntityOfPage", None)
     if cover_url and not node.get("image"):
         node["image"] = cover_url
+
+
+def article_facts(article: Article) -> dict[str, str]:
+    """The article's title and dates in schema.org's names. They win over the same fields of the
+    service's `schemaOrgJson` (`jsonld.localise`), which may predate the article's last edit."""
+    return {
+        "headline": article.title,
+        "datePublished": format_timestamp(article.published_at),
+        "dateModified": format_timestamp(article.updated_at),
+    }
+
+
+def for_page(
+    article: Article, *, page_url: str | None, image_url: str | None, language: str | None,
+    images: Mapping[str, str] | None = None,
+) -> Any:
+    """The JSON-LD of the article's page, as the plugin's head and the exported page's both carry
+    it (one function: the same data either way): the service's `schemaOrgJson` made to describe
+    the page (`localise`), or, when it is null, a schema.org BlogPosting. Arguments as for
+    `render.Renderer.head`."""
+    if article.schema_org_json is None:
+        return blog_posting(article, page_url=page_url, image_url=image_url, language=language)
+    local_cover = image_url if image_url != article.cover_image_url else None
+    return localise(article.schema_org_json, images=images or {}, page_url=page_url, facts=article_facts(article),
+                    cover_url=local_cover)
+
+
+def blog_posting(article: Article, *, page_url: str | None, image_url: str | None, language: str | None) -> dict[str, Any]:
+    """A schema.org BlogPosting for articles whose `schemaOrgJson` is null."""
+    data: dict[str, Any] = {
+        "@context": "https://schema.org",
+        "@type": "BlogPosting",
+        **article_facts(article),
+        "description": article.description,
+        "image": image_url,
+        "keywords": list(article.seo_keywords) or None,
+        "inLanguage": language,
+        "url": page_url,
+        "mainEntityOfPage": page_url,
+    }
+    return {key: value for key, value in data.items() if value is not None}

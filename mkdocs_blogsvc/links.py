@@ -93,7 +93,7 @@ class Target:
 class Targets:
     """The articles a link can point at: by id and by the service's slug. Two articles sharing
     a slug (the service may allow it): the slug names the older, the one the site gives the
-    plain slug to (see `render.assign_slugs`)."""
+    plain slug to (see `slugs.assign_slugs`)."""
 
     def __init__(self, pages: Iterable[tuple[Listed, str]]) -> None:
         #: consumed once, by the first look-up (a generator costs nothing until then)

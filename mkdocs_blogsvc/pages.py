@@ -30,7 +30,8 @@ from mkdocs_blogsvc.fileio import compact_json, sha256, write_if_changed
 from mkdocs_blogsvc.links import HostedBlog, Targets
 from mkdocs_blogsvc.manifest import Entry, PageRecord
 from mkdocs_blogsvc.models import Article
-from mkdocs_blogsvc.render import ArticleLinks, PagePaths, Renderer, assign_slugs
+from mkdocs_blogsvc.render import ArticleLinks, PagePaths, Renderer
+from mkdocs_blogsvc.slugs import assign_slugs
 
 if TYPE_CHECKING:
     from mkdocs_blogsvc.theme_override import ExportHead

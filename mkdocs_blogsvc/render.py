@@ -24,7 +24,7 @@ import importlib.metadata
 import json
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -41,64 +41,11 @@ from mkdocs_blogsvc.errors import BadTemplate
 from mkdocs_blogsvc.links import HostedBlog, Targets
 from mkdocs_blogsvc.links import rewrite as rewrite_links
 from mkdocs_blogsvc.logs import log
-from mkdocs_blogsvc.models import Article, Listed, format_timestamp
-from mkdocs_blogsvc.shared import slugify
+from mkdocs_blogsvc.models import Article, format_timestamp
 
 if TYPE_CHECKING:  # imported when a page is rendered: a build with nothing changed renders none
     from mkdocs_blogsvc.removals import Removed
     from mkdocs_blogsvc.theme_override import ExportHead
-
-MAX_SLUG = 100
-#: Used with `fullmatch` only: `match` with `$` would accept a trailing newline ("abc\n").
-_VALID_SLUG = re.compile(r"[a-z0-9-]{1,100}")
-_ID_CHARS = re.compile(r"[^a-z0-9]")
-
-
-# --- slugs ------------------------------------------------------------------------------------
-
-
-def is_safe_slug(slug: str) -> bool:
-    return bool(_VALID_SLUG.fullmatch(slug)) and slug.strip("-") != ""
-
-
-def safe_slug(article: Listed) -> str:
-    """The article's slug if it is safe as a file and URL name, else one made from title and id."""
-    if is_safe_slug(article.slug):
-        return article.slug
-    suffix = _ID_CHARS.sub("", article.id.lower())[-8:] or _short_hash(article.id)
-    stem = slugify(article.title, max_length=MAX_SLUG - len(suffix) - 1)
-    return f"{stem}-{suffix}"
-
-
-def _short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
-
-
-def assign_slugs(articles: Iterable[Listed]) -> dict[str, str]:
-    """Article id -> unique safe slug. Deterministic: the oldest article keeps a shared slug,
-    later ones get `-2`, `-3`... (ordered by publication time, then id)."""
-    taken: set[str] = set()
-    slugs: dict[str, str] = {}
-    for article in sorted(articles, key=lambda a: (a.published_at, a.id)):
-        slug = safe_slug(article)
-        if slug != article.slug:
-            log.warning(
-                "article %r has an unusable slug %r; using %r instead (change the slug on the service to choose)",
-                article.id, article.slug[:120], slug,
-            )
-        if slug in taken:
-            base, number = slug[: MAX_SLUG - 4].rstrip("-"), 2
-            while f"{base}-{number}" in taken:
-                number += 1
-            log.warning(
-                "articles share the slug %r; article %s uses %r (give one of them another slug on the service)",
-                slug, article.id, f"{base}-{number}",
-            )
-            slug = f"{base}-{number}"
-        taken.add(slug)
-        slugs[article.id] = slug
-    return slugs
-
 
 # --- escaping -----------------------------------------------------------------------------
 
@@ -353,7 +300,7 @@ class Renderer:
         """The HTML inserted before `</head>` of the article's page. `images`: remote URL -> the
         site's URL of each image downloaded, so the JSON-LD names the site's copies
         (`jsonld.localise`); `image_url` is the cover's URL on the site when it was downloaded."""
-        data = head_json_ld(article, page_url=page_url, image_url=image_url, language=language, images=images)
+        data = jsonld.for_page(article, page_url=page_url, image_url=image_url, language=language, images=images)
         return self.head_template.render(
             f"article {article.id}",
             article=article,
@@ -369,14 +316,6 @@ class Renderer:
             tags=article.tags,
             keywords=", ".join(article.seo_keywords),
         )
-
-
-    @staticmethod
-    def json_ld(article: Article, *, page_url: str | None, image_url: str | None, language: str | None) -> Any:
-        """The article's `schemaOrgJson` unchanged, or (when null) a schema.org BlogPosting."""
-        if article.schema_org_json is not None:
-            return article.schema_org_json
-        return blog_posting(article, page_url=page_url, image_url=image_url, language=language)
 
 
 def _load(env: jinja2.Environment, override: Path | None, name: str, setting: str) -> _Template:
@@ -491,43 +430,3 @@ def description(article: Article) -> str | None:
 
 def _utc(moment: datetime) -> datetime:
     return moment.replace(microsecond=(moment.microsecond // 1000) * 1000)
-
-
-def article_facts(article: Article) -> dict[str, str]:
-    """The article's title and dates in schema.org's names. They win over the same fields of the
-    service's `schemaOrgJson` (`jsonld.localise`), which may predate the article's last edit."""
-    return {
-        "headline": article.title,
-        "datePublished": format_timestamp(article.published_at),
-        "dateModified": format_timestamp(article.updated_at),
-    }
-
-
-def head_json_ld(
-    article: Article, *, page_url: str | None, image_url: str | None, language: str | None,
-    images: Mapping[str, str] | None = None,
-) -> Any:
-    """The JSON-LD of the article's page, as the plugin's head and the exported page's both carry
-    it (one function: the same data either way). Arguments as for `Renderer.head`."""
-    data = Renderer.json_ld(article, page_url=page_url, image_url=image_url, language=language)
-    if article.schema_org_json is not None:
-        local_cover = image_url if image_url != article.cover_image_url else None
-        data = jsonld.localise(data, images=images or {}, page_url=page_url, facts=article_facts(article),
-                               cover_url=local_cover)
-    return data
-
-
-def blog_posting(article: Article, *, page_url: str | None, image_url: str | None, language: str | None) -> dict[str, Any]:
-    """A schema.org BlogPosting for articles whose `schemaOrgJson` is null."""
-    data: dict[str, Any] = {
-        "@context": "https://schema.org",
-        "@type": "BlogPosting",
-        **article_facts(article),
-        "description": article.description,
-        "image": image_url,
-        "keywords": list(article.seo_keywords) or None,
-        "inLanguage": language,
-        "url": page_url,
-        "mainEntityOfPage": page_url,
-    }
-    return {key: value for key, value in data.items() if value is not None}

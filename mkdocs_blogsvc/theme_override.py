@@ -88,7 +88,7 @@ class ExportHead:
     The page's address is computed from mkdocs.yml (`urls`, as the generator's blog places the
     post: `redirects.PostUrls`), so the JSON-LD names it (`url`, `mainEntityOfPage`) and the
     site's copies of its images, absolute with `site_url`, else relative to the page: the same
-    data as the plugin's page (`render.head_json_ld`). Without `urls` the page's address is not
+    data as the plugin's page (`jsonld.for_page`). Without `urls` the page's address is not
     known: the JSON-LD then names no page, and no image without `site_url`. `in_head`: the
     theme uses the override (`override_in_use`); otherwise the JSON-LD is also written at the end
     of the page body."""
@@ -129,10 +129,11 @@ class ExportHead:
     def json_ld(self, article: Article, slug: str, paths: PagePaths) -> str:
         """The page's JSON-LD, serialised for a `<script>` element (no value can close it), keys
         sorted: an unchanged article gives an unchanged file."""
-        from mkdocs_blogsvc.render import head_json_ld, script_json
+        from mkdocs_blogsvc.jsonld import for_page
+        from mkdocs_blogsvc.render import script_json
 
         page_url, page_path = self._page(article, slug, paths)
-        data = head_json_ld(article, page_url=page_url, image_url=self.image_url(article, paths, page_path),
+        data = for_page(article, page_url=page_url, image_url=self.image_url(article, paths, page_path),
                             language=self.language, images=self.site_images(paths, page_path))
         return str(script_json(data, sort_keys=True))
 

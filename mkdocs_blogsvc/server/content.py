@@ -47,8 +47,8 @@ from mkdocs_blogsvc.server.serialize import article_json
 
 # Re-exported (`X as X`): the admin CLI and the admin tests name them through this module.
 from mkdocs_blogsvc.shared import DEFAULT_BASE_URL as DEFAULT_BASE_URL  # noqa: PLC0414
-from mkdocs_blogsvc.shared import MAX_SLUG_LENGTH as MAX_SLUG_LENGTH  # noqa: PLC0414
-from mkdocs_blogsvc.shared import slugify
+from mkdocs_blogsvc.slugs import MAX_SLUG_LENGTH as MAX_SLUG_LENGTH  # noqa: PLC0414
+from mkdocs_blogsvc.slugs import slugify
 
 #: ISO 639-1: the two-letter codes a blog's `language` may take.
 _LANGUAGE_CODES = (

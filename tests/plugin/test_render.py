@@ -13,16 +13,15 @@ import pytest
 import yaml
 from material.plugins.blog.structure.config import PostConfig
 
+from mkdocs_blogsvc import jsonld
 from mkdocs_blogsvc.errors import BadTemplate, ConfigurationError
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.render import (
     PagePaths,
     Renderer,
-    assign_slugs,
-    is_safe_slug,
-    safe_slug,
     script_json,
 )
+from mkdocs_blogsvc.slugs import assign_slugs, is_safe_slug, safe_slug
 
 EVIL = "</script><script>alert(1)</script>"
 
@@ -324,7 +323,7 @@ def test_the_index_title_from_the_service_is_escaped() -> None:
 
 
 def test_a_blog_posting_without_keywords_has_no_keywords() -> None:
-    data = Renderer.json_ld(article(seoKeywords=[]), page_url=None, image_url=None, language=None)
+    data = jsonld.for_page(article(seoKeywords=[]), page_url=None, image_url=None, language=None)
     assert "keywords" not in data
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mkdocs_blogsvc.shared import slugify
+from mkdocs_blogsvc.slugs import slugify
 
 
 @pytest.mark.parametrize(("title", "slug"), [

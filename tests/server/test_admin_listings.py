@@ -194,7 +194,7 @@ def test_update_article_slug_moves_the_article_on_the_api(db: Database, owner: O
 @pytest.mark.parametrize(
     ("slug", "message"),
     [
-        ("Bad_Slug", "invalid article slug 'Bad_Slug': use lowercase letters, digits and single hyphens, at most 80 characters"),
+        ("Bad_Slug", "invalid article slug 'Bad_Slug': use lowercase letters, digits and single hyphens, at most 100 characters"),
         ("two--hyphens", "invalid article slug 'two--hyphens'"),
         ("-leading", "invalid article slug '-leading'"),
         ("", "invalid article slug ''"),
