@@ -76,7 +76,7 @@ def build_without(settings: config.Settings, cached_articles: int, environ: Mapp
             else "and on_missing_credentials is fail"
         )
         raise errors.NotLoggedIn(
-            f"blogsvc: {_missing(settings)}, {why}: run `mkdocs-blogsvc login`, or in CI give the job the "
+            f"{_missing(settings)}, {why}: run `mkdocs-blogsvc login`, or in CI give the job the "
             f"{config.ENV_REFRESH_TOKEN} secret or restore the credentials file (see the CI recipe); set "
             "`on_missing_credentials: warn` in mkdocs.yml for builds that may leave the blog out (pull-request previews)"
         )

@@ -43,14 +43,11 @@ class BackgroundSync:
         self.watches.watch(templates, signal)
 
     def start(self, enabled: bool) -> None:
-        """Start the background sync unless it runs or the settings keep it off; wake it when it
-        runs (new settings count from now on). Called after each build, never before the build's
-        own sync, which a background sync found due at the same moment would race (the site
-        would rebuild twice)."""
+        """Start the background sync unless it runs or the settings keep it off. Called once
+        serving and after each build, never before the build's own sync, which a background sync
+        found due at the same moment would race (the site would rebuild twice)."""
         settings, coordinator, watches = self.coordinator.settings, self.coordinator, self.watches
         if self.poller is not None or not enabled or not _syncs_in_background(settings):
-            if self.poller is not None:
-                self.poller.wake()
             return
 
         def prepared() -> bool:
@@ -68,8 +65,12 @@ class BackgroundSync:
         self.poller = watch.Poller(step, ready=watches.ready, on_crash=coordinator.poll_crashed,
                                    name=f"blogsvc-sync-{settings.blog_dir}")
         self.poller.start()
-        self.poller.wake()
         log.info(f"checking {settings.base_url} for changes every {settings.sync_interval} s")
+
+    def wake(self) -> None:
+        """After a rebuild: new settings count from now on (a shorter sync_interval, switched on)."""
+        if self.poller is not None:
+            self.poller.wake()
 
     def stop(self) -> None:
         if self.poller is not None:

@@ -227,7 +227,7 @@ class Cache:
         (on_wait or log.info)(self.wait_message())
         if not self.try_acquire(limit):
             raise CacheBusy(
-                f"blogsvc: the cache in {self.root} is still in use by another process "
+                f"the cache in {self.root} is still in use by another process "
                 f"(a build, `mkdocs serve` or `mkdocs-blogsvc sync`/`export`) after {limit:.0f} s; "
                 "wait for it to finish (or stop it), then try again"
             )
@@ -323,7 +323,7 @@ class Cache:
             article = None
         if article is None or article.id != article_id:
             raise CacheDamaged(
-                f"blogsvc: the cached article file {self.root / relative} changed during the build; "
+                f"the cached article file {self.root / relative} changed during the build; "
                 f"delete the cache folder {self.root} and build again"
             )
         return article

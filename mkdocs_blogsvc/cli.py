@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from mkdocs_blogsvc import __version__
-from mkdocs_blogsvc.errors import BlogServiceError
+from mkdocs_blogsvc.errors import BlogServiceError, prefixed
 
 if TYPE_CHECKING:  # imported where used: `--help` and the server commands stay fast
     from datetime import datetime
@@ -265,7 +265,7 @@ def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addre
             click.echo(f"{label:8} {contents.articles[article_id].title}  ({article_id})")
     for article_id in report.deleted:
         click.echo(f"deleted  {article_id}")
-    click.echo(f"blogsvc: {report.summary()}")
+    click.echo(prefixed(report.summary()))
     if report.image_failures or report.skipped:
         click.echo(f"{len(report.image_failures)} images not downloaded, {len(report.skipped)} articles skipped (see the warnings above)")
 
@@ -445,7 +445,7 @@ def _watch_export(settings: Settings, interval: int, export_round: Callable[[], 
 
     def one_round() -> ExportRound:
         report, exported, _, _ = export_round()
-        return ExportRound(f"blogsvc: {report.summary()}", report.changed, exported.written, exported.removed)
+        return ExportRound(prefixed(report.summary()), report.changed, exported.written, exported.removed)
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     click.echo(f"Watching {settings.base_url} for changes every {interval} s; Ctrl-C stops.")

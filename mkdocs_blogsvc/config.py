@@ -105,7 +105,7 @@ class Settings:
         scope = " ".join(config.scope.split())
         if "articles:read" not in scope.split():
             raise ConfigurationError(
-                f"blogsvc: scope must include articles:read (the plugin reads the articles with it), not {config.scope!r}: "
+                f"scope must include articles:read (the plugin reads the articles with it), not {config.scope!r}: "
                 f"fix it in mkdocs.yml (default {DEFAULT_SCOPE!r})"
             )
         return cls(
@@ -136,7 +136,7 @@ class Settings:
         """The client id; `ConfigurationError` saying where to set it when it is missing."""
         if not self.client_id:
             raise ConfigurationError(
-                "blogsvc: client_id is not set: add `client_id` to the plugin's settings in mkdocs.yml "
+                "client_id is not set: add `client_id` to the plugin's settings in mkdocs.yml "
                 f"or set {ENV_CLIENT_ID}"
             )
         return self.client_id
@@ -152,18 +152,18 @@ class Settings:
         cache_dir = self.cache_dir.resolve()
         if cache_dir == docs_dir or docs_dir in cache_dir.parents:
             raise ConfigurationError(
-                f"blogsvc: cache_dir ({self.cache_dir}) is inside docs_dir; writing there would make "
+                f"cache_dir ({self.cache_dir}) is inside docs_dir; writing there would make "
                 "`mkdocs serve` rebuild in a loop: use a folder outside docs_dir (default .cache/blogsvc)"
             )
         if cache_dir in docs_dir.parents:
             raise ConfigurationError(
-                f"blogsvc: cache_dir ({self.cache_dir}) contains docs_dir; the cache would write into "
+                f"cache_dir ({self.cache_dir}) contains docs_dir; the cache would write into "
                 "docs_dir: use a folder of its own outside docs_dir (default .cache/blogsvc)"
             )
         credentials_file = self.credentials_file.resolve()
         if docs_dir in credentials_file.parents:
             raise ConfigurationError(
-                f"blogsvc: credentials_file ({self.credentials_file}) is inside docs_dir; it would be "
+                f"credentials_file ({self.credentials_file}) is inside docs_dir; it would be "
                 "published with the site, and each token refresh would make `mkdocs serve` rebuild: "
                 "use a path outside docs_dir (default .blogsvc/credentials.json), then run `mkdocs-blogsvc login`"
             )
@@ -192,13 +192,13 @@ def _check_range(name: str, value: float, low: int, high: int, hint: str, *,
     lowest = f"more than {low}" if above_minimum else f"{low} or more"
     if isinstance(value, bool):
         raise ConfigurationError(
-            f"blogsvc: {name} must be a number ({lowest} and at most {high}{unit}), not {value}: "
+            f"{name} must be a number ({lowest} and at most {high}{unit}), not {value}: "
             f"fix it in mkdocs.yml ({hint})"
         )
     if low < value <= high or (value == low and not above_minimum):
         return
     raise ConfigurationError(
-        f"blogsvc: {name} must be {lowest} and at most {high}{unit}, not {value}: fix it in mkdocs.yml ({hint})"
+        f"{name} must be {lowest} and at most {high}{unit}, not {value}: fix it in mkdocs.yml ({hint})"
     )
 
 
@@ -209,23 +209,23 @@ def _base_url(value: str) -> str:
     surfacing later as a failed request."""
     base_url = value.strip()
     if not base_url.startswith(("http://", "https://")):
-        raise ConfigurationError(f"blogsvc: base_url must start with http:// or https://, not {value!r}")
+        raise ConfigurationError(f"base_url must start with http:// or https://, not {value!r}")
     try:
         parts = urlsplit(base_url)
         host, _port = parts.hostname, parts.port  # `port` raises ValueError unless 0 to 65535
     except ValueError as exc:
         raise ConfigurationError(
-            f"blogsvc: base_url {value!r} is not a valid URL ({exc}): set it in mkdocs.yml to the service's "
+            f"base_url {value!r} is not a valid URL ({exc}): set it in mkdocs.yml to the service's "
             "address, such as https://blogs.example.com"
         ) from None
     if not host:
         raise ConfigurationError(
-            f"blogsvc: base_url {value!r} has no host name: set it in mkdocs.yml to the service's address, "
+            f"base_url {value!r} has no host name: set it in mkdocs.yml to the service's address, "
             "such as https://blogs.example.com"
         )
     if parts.query or parts.fragment or " " in base_url or not base_url.isprintable():
         raise ConfigurationError(
-            f"blogsvc: base_url {value!r} must be the service's address only "
+            f"base_url {value!r} must be the service's address only "
             "(no spaces or control characters, no query or fragment), such as https://blogs.example.com"
         )
     return base_url.rstrip("/")
@@ -236,7 +236,7 @@ def _site_path(name: str, value: str) -> str:
     cleaned = posixpath.normpath(value.replace("\\", "/")).strip("/")
     if not cleaned or cleaned == "." or cleaned.split("/")[0] == ".." or value.startswith("/"):
         raise ConfigurationError(
-            f"blogsvc: {name} must be a folder inside docs_dir, not {value!r}: give a relative folder such as blog"
+            f"{name} must be a folder inside docs_dir, not {value!r}: give a relative folder such as blog"
         )
     return cleaned
 

@@ -163,7 +163,7 @@ class SyncCoordinator:
         except BlogServiceError as exc:
             stops = access.sync_failure_stops(settings, ever_synced(contents), self._environ)
             if stops is not None:
-                raise SyncFailed(f"blogsvc: the sync with {settings.base_url} failed: {exc}; {stops}") from exc
+                raise SyncFailed(f"the sync with {settings.base_url} failed: {exc}; {stops}") from exc
             log.warning(
                 f"the sync with {settings.base_url} failed ({exc}); the site is built from the cache "
                 f"({len(contents.articles)} articles). Set on_error: fail to stop the build instead"

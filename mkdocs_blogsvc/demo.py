@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mkdocs_blogsvc import config
-from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, LoginError
+from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, LoginError, prefixed
 
 if TYPE_CHECKING:  # the server side is imported where used: it needs the [server] extra
     from mkdocs_blogsvc.server import content
@@ -124,7 +124,7 @@ def build_site(config_file: Path) -> list[SyncReport]:
 
 def _summary(reports: list[SyncReport]) -> str:
     """The build's summary line, as the plugin logs it (`blogsvc: 12 new, ...`)."""
-    return "\n".join(f"blogsvc: {report.summary()}" for report in reports)
+    return "\n".join(prefixed(report.summary()) for report in reports)
 
 
 def _change_blog(db: Database, blog_slug: str) -> None:

@@ -140,6 +140,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             self._end_build(session)
         if self.background is not None:  # `mkdocs serve`: mkdocs.yml may have switched the background sync on
             self.background.start(enabled=self.config.enabled)
+            self.background.wake()
 
     def on_build_error(self, *, error: Exception) -> None:
         session, self.session = self.session, None

@@ -143,7 +143,7 @@ class _Template:
             return self.template.render(**context)
         except _RENDER_ERRORS as exc:
             raise BadTemplate(
-                f"blogsvc: {self.label} cannot be rendered ({what}): {_describe(exc, self.filename)}"
+                f"{self.label} cannot be rendered ({what}): {_describe(exc, self.filename)}"
             ) from None
 
 
@@ -331,11 +331,11 @@ def _load(env: jinja2.Environment, override: Path | None, name: str, setting: st
         source = override.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise BadTemplate(f"blogsvc: {label} cannot be read ({reason})") from None
+        raise BadTemplate(f"{label} cannot be read ({reason})") from None
     try:
         code = env.compile(source, name=override.name, filename=filename)
     except jinja2.TemplateError as exc:
-        raise BadTemplate(f"blogsvc: {label} cannot be loaded: {_describe(exc, filename)}") from None
+        raise BadTemplate(f"{label} cannot be loaded: {_describe(exc, filename)}") from None
     return _Template(env.template_class.from_code(env, code, env.make_globals(None)), label, filename, source)
 
 

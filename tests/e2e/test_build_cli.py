@@ -84,7 +84,7 @@ def test_export_with_a_broken_template_fails_in_one_line(tmp_path: Path, service
     result = CliRunner().invoke(main, ["export", str(tmp_path / "docs"), "-f", str(config)])
     assert result.exit_code == 1 and result.exception is not None and isinstance(result.exception, SystemExit)
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and re.match(rf"Error: blogsvc: page_template \S+page\.j2 {expected}", lines[0]), result.output
+    assert len(lines) == 1 and re.match(rf"Error: page_template \S+page\.j2 {expected}", lines[0]), result.output
     assert not (tmp_path / "docs" / "blog" / "posts" / "one.md").exists()
 
 
@@ -100,7 +100,7 @@ def test_sync_and_export_wait_for_the_cache_lock_then_fail_in_one_line(tmp_path:
         result = CliRunner().invoke(main, args)
     assert result.exit_code == 1, result.output
     assert result.output.startswith(f"Waiting for another process that is using the cache in {tmp_path / '.cache' / 'blogsvc'}...\n")
-    assert "Error: blogsvc: the cache in " in result.output and "is still in use by another process" in result.output
+    assert "Error: the cache in " in result.output and "is still in use by another process" in result.output
     assert "Traceback" not in result.output and "/api/v1/sync" not in service.requests
     assert CliRunner().invoke(main, args).exit_code == 0, "the lock is free again"
 

@@ -53,7 +53,7 @@ def test_a_broken_base_url_is_a_configuration_error_naming_it(base_url: str, fra
     with pytest.raises(errors.ConfigurationError) as caught:
         resolve(base_url=base_url)
     message = str(caught.value)
-    assert message.startswith("blogsvc: base_url") and fragment in message and repr(base_url) in message
+    assert message.startswith("base_url") and fragment in message and repr(base_url) in message
 
 
 def test_the_cli_reports_a_broken_base_url_in_one_line(tmp_path: Path) -> None:
@@ -63,7 +63,7 @@ def test_the_cli_reports_a_broken_base_url_in_one_line(tmp_path: Path) -> None:
     )
     result = CliRunner().invoke(main, ["status", "-f", str(tmp_path / "mkdocs.yml")])
     assert result.exit_code == 1 and "Traceback" not in result.output
-    expected = ("Error: blogsvc: base_url 'http://host:abc' is not a valid URL "
+    expected = ("Error: base_url 'http://host:abc' is not a valid URL "
                 "(Port could not be cast to integer value as 'abc'): set it in mkdocs.yml to the service's "
                 "address, such as https://blogs.example.com")
     assert result.output.strip().splitlines() == [expected]
@@ -93,13 +93,13 @@ def test_a_yes_or_no_for_a_number_is_refused_in_one_line(setting: str) -> None:
     with pytest.raises(errors.ConfigurationError) as caught:
         resolve(**{setting: True})
     message = str(caught.value)
-    assert message.startswith(f"blogsvc: {setting} must be a number") and "not True: fix it in mkdocs.yml" in message
+    assert message.startswith(f"{setting} must be a number") and "not True: fix it in mkdocs.yml" in message
     assert "\n" not in message
 
 
 @pytest.mark.parametrize("scope", ["articles:readonly", "blog:read", "articles:read-all blog:read"])
 def test_the_scope_must_name_articles_read_itself(scope: str) -> None:
-    with pytest.raises(errors.ConfigurationError, match=f"^blogsvc: scope must include articles:read .*not {scope!r}"):
+    with pytest.raises(errors.ConfigurationError, match=f"^scope must include articles:read .*not {scope!r}"):
         resolve(scope=scope)
 
 
@@ -112,7 +112,7 @@ def test_the_scope_is_written_with_single_spaces() -> None:
 def test_site_folders_must_be_inside_docs_dir(setting: str, value: str) -> None:
     with pytest.raises(errors.ConfigurationError) as caught:
         resolve(**{setting: value})
-    assert str(caught.value) == (f"blogsvc: {setting} must be a folder inside docs_dir, not {value!r}: "
+    assert str(caught.value) == (f"{setting} must be a folder inside docs_dir, not {value!r}: "
                                  "give a relative folder such as blog")
 
 
@@ -152,5 +152,5 @@ def test_plugin_files_in_docs_dir_are_refused_however_the_path_is_written(
     settings = resolve(**{setting: value})
     if setting == "credentials_file" and value == "docs":
         return  # docs_dir itself as a file name: not inside it
-    with pytest.raises(errors.ConfigurationError, match=f"blogsvc: {setting} .* docs_dir"):
+    with pytest.raises(errors.ConfigurationError, match=f"^{setting} .* docs_dir"):
         settings.check_outside_docs(tmp_path / "docs")

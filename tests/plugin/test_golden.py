@@ -30,7 +30,8 @@ import pytest
 from mkdocs.utils import get_relative_url
 
 from mkdocs_blogsvc.models import Article
-from mkdocs_blogsvc.render import ExportHead, PagePaths, Renderer
+from mkdocs_blogsvc.render import PagePaths, Renderer
+from mkdocs_blogsvc.theme_override import ExportHead
 
 GOLDEN = Path(__file__).with_name("golden")
 UPDATE_COMMAND = "pytest tests/plugin/test_golden.py --update-golden"

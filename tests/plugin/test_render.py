@@ -186,7 +186,7 @@ def test_a_custom_page_template_failing_at_render_time_names_file_line_and_messa
     with pytest.raises(BadTemplate) as caught:
         renderer.page(article(), "hello-world", PagePaths("blog/posts/a.md", {}))
     assert str(caught.value) == (
-        f"blogsvc: page_template {page} cannot be rendered (article ck1abcdefghijklmnopqrstuv): line 3: 'artcle' is undefined"
+        f"page_template {page} cannot be rendered (article ck1abcdefghijklmnopqrstuv): line 3: 'artcle' is undefined"
     )
     assert isinstance(caught.value, ConfigurationError) and caught.value.__cause__ is None
 
@@ -209,7 +209,7 @@ def test_a_custom_template_that_cannot_be_loaded_names_the_file(tmp_path: Path, 
         page.write_text(source)
     elif isinstance(source, bytes):
         page.write_bytes(source)
-    with pytest.raises(BadTemplate, match=f"^blogsvc: page_template {re.escape(str(page))} {expected}"):
+    with pytest.raises(BadTemplate, match=f"^page_template {re.escape(str(page))} {expected}"):
         Renderer(page)
 
 

@@ -198,7 +198,7 @@ def test_update_article_slug_moves_the_article_on_the_api(db: Database, owner: O
         ("two--hyphens", "invalid article slug 'two--hyphens'"),
         ("-leading", "invalid article slug '-leading'"),
         ("", "invalid article slug ''"),
-        ("x" * 81, f"invalid article slug '{'x' * 81}'"),
+        ("x" * 101, f"invalid article slug '{'x' * 101}'"),
         ("olá", "invalid article slug 'olá'"),
     ],
 )
