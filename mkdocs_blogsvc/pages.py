@@ -1,7 +1,9 @@
 """The blog's pages in the cache: every cached article rendered to a Markdown page (and the
 index page), written only when changed, and the list of files a site adds (`render_pages`).
 
-Shared by the plugin's on_files and `mkdocs-blogsvc export`, so both produce the same pages.
+Shared by the plugin's build and `mkdocs-blogsvc export`, so both produce the same pages. In two
+steps: `plan` decides (which files, where, which pages are stale) without writing anything;
+`write` renders and writes the stale pages (`exported` renders the export's variant in memory).
 No network, no MkDocs imports; the caller holds the cache's lock. A page is rendered by
 `render.Renderer`; this module decides paths, writes files and records in the manifest (in
 memory: the caller saves it) the rendered pages, so that pages no longer rendered are removed.
@@ -102,16 +104,38 @@ def render_pages(
         raise CacheUnwritable(cache.root, exc) from None
 
 
-def _render(
-    cache: Cache, contents: CacheContents, renderer: Renderer, *, blog_dir: str, posts_dir: str, with_index: bool,
-    export: ExportHead | None, base_url: str | None,
-) -> RenderedSite:
-    site = RenderedSite()
-    manifest = contents.manifest
+@dataclass(frozen=True, slots=True)
+class PlannedPage:
+    """A page the site has: its file, the article it shows (None: the index), its slug and
+    images, the hash of its inputs, and whether the file on disk is already that page."""
 
-    articles, summaries = contents.articles, contents.articles.summaries
+    file: SiteFile
+    slug: str
+    images: dict[str, str]
+    inputs: str
+    current: bool
+
+
+@dataclass
+class SitePlan:
+    """What `plan` decided, before anything is rendered or written."""
+
+    images: list[SiteFile]
+    pages: list[PlannedPage]
+    links: ArticleLinks | None
+    #: the index page, with its title (None: the site has its own, or Material's blog makes it).
+    index: PlannedPage | None = None
+    index_title: str = DEFAULT_INDEX_TITLE
+
+
+def plan(cache: Cache, contents: CacheContents, renderer: Renderer, *, blog_dir: str, posts_dir: str,
+         with_index: bool, base_url: str | None) -> SitePlan:
+    """The pure step: which files the site has, where, and which pages must be rendered (reads
+    only the pages' stats: a build with nothing changed renders and reads none)."""
+    manifest, summaries = contents.manifest, contents.articles.summaries
     slugs = assign_slugs(summaries.values())
     image_src: dict[str, str] = {}
+    images: list[SiteFile] = []
     seen: set[str] = set()
     for entry in manifest.entries.values():
         for url, relative in entry.images.items():
@@ -120,65 +144,100 @@ def _render(
             path = cache.locate(relative)
             if path is not None and src not in seen:
                 seen.add(src)
-                site.images.append(SiteFile(src, path))
+                images.append(SiteFile(src, path))
     links = _links(contents, slugs, posts_dir, base_url)
     fingerprint = renderer.fingerprint
+    pages: list[PlannedPage] = []
     # In the order of their paths, as MkDocs lists the files of docs_dir: the site (its sitemap,
     # the order of equal-dated posts) is the same whatever order the manifest or the sync had.
     for article_id, slug in sorted(slugs.items(), key=lambda item: item[1]):
         src_uri = f"{posts_dir}/{slug}.md"
         entry = manifest.entries[article_id]
-        images = {url: image_src[url] for url in entry.images} if entry.images else {}
-        page = SiteFile(src_uri, cache.page_file(src_uri), article_id)
-        if export is not None:
-            text = renderer.page(articles[article_id], slug, PagePaths(src_uri, images), export=export, links=links)
-            site.pages.append(SiteFile(src_uri, page.path, article_id, text.encode("utf-8")))
-            continue
-        site.pages.append(page)
+        page_images = {url: image_src[url] for url in entry.images} if entry.images else {}
+        file = SiteFile(src_uri, cache.page_file(src_uri), article_id)
         previous = entry.page
         held = previous.links or () if previous is not None else ()
-        inputs = _inputs(fingerprint, entry.article_sha256, slug, src_uri, sorted(images.items()),
+        inputs = _inputs(fingerprint, entry.article_sha256, slug, src_uri, sorted(page_images.items()),
                          _link_inputs(links, held))
-        if _is_current(page.path, inputs, previous):
+        pages.append(PlannedPage(file, slug, page_images, inputs, _is_current(file.path, inputs, previous)))
+    site = SitePlan(images, pages, links)
+    if with_index:
+        src_uri = f"{blog_dir}/index.md"
+        site.index_title = manifest.blog_name or DEFAULT_INDEX_TITLE
+        file = SiteFile(src_uri, cache.page_file(src_uri))
+        inputs = _inputs(fingerprint, site.index_title, src_uri, sorted(
+            (page.file.src_uri, manifest.entries[page.file.article_id].article_sha256)
+            for page in pages if page.file.article_id))
+        site.index = PlannedPage(file, "", {}, inputs, _is_current(file.path, inputs, manifest.index_page))
+    return site
+
+
+def _render(
+    cache: Cache, contents: CacheContents, renderer: Renderer, *, blog_dir: str, posts_dir: str, with_index: bool,
+    export: ExportHead | None, base_url: str | None,
+) -> RenderedSite:
+    planned = plan(cache, contents, renderer, blog_dir=blog_dir, posts_dir=posts_dir, with_index=with_index,
+                   base_url=base_url)
+    return exported(planned, contents, renderer, export) if export is not None else \
+        write(planned, cache, contents, renderer)
+
+
+def _index_items(site: SitePlan, contents: CacheContents) -> list[tuple[Article, str]]:
+    return [(contents.articles[page.file.article_id], page.file.src_uri) for page in site.pages if page.file.article_id]
+
+
+def exported(site: SitePlan, contents: CacheContents, renderer: Renderer, export: ExportHead) -> RenderedSite:
+    """The export's variant of every page, in memory: the cache's own pages and its manifest,
+    the plugin's, are left as they are."""
+    rendered = RenderedSite(images=list(site.images))
+    for page in site.pages:
+        article_id = page.file.article_id
+        assert article_id is not None
+        text = renderer.page(contents.articles[article_id], page.slug, PagePaths(page.file.src_uri, page.images),
+                             export=export, links=site.links)
+        rendered.pages.append(SiteFile(page.file.src_uri, page.file.path, article_id, text.encode("utf-8")))
+    if site.index is not None:
+        text = renderer.index(site.index_title, _index_items(site, contents), site.index.file.src_uri)
+        rendered.index = SiteFile(site.index.file.src_uri, site.index.file.path, data=text.encode("utf-8"))
+    return rendered
+
+
+def write(site: SitePlan, cache: Cache, contents: CacheContents, renderer: Renderer) -> RenderedSite:
+    """The write step: render and write the pages that are not current (only when their bytes
+    differ), record them in the manifest (in memory: the caller saves it), and remove the cache's
+    pages no longer rendered."""
+    manifest, links, fingerprint = contents.manifest, site.links, renderer.fingerprint
+    rendered = RenderedSite(images=list(site.images), pages=[page.file for page in site.pages],
+                            index=site.index.file if site.index is not None else None)
+    for page in site.pages:
+        if page.current:
             continue  # the usual page of a build with nothing changed: nothing rendered, nothing read
-        text = renderer.page(articles[article_id], slug, PagePaths(src_uri, images), links=links)
-        written, record = _write_page(page.path, text, inputs)
+        article_id, src_uri = page.file.article_id, page.file.src_uri
+        assert article_id is not None
+        entry = manifest.entries[article_id]
+        text = renderer.page(contents.articles[article_id], page.slug, PagePaths(src_uri, page.images), links=links)
+        written, record = _write_page(page.file.path, text, page.inputs)
         if links is not None:  # the links the page holds now
             now = tuple(links.found.get(article_id, ()))
             record = replace(record, links=now, inputs=_inputs(
-                fingerprint, entry.article_sha256, slug, src_uri, sorted(images.items()), _link_inputs(links, now)))
+                fingerprint, entry.article_sha256, page.slug, src_uri, sorted(page.images.items()),
+                _link_inputs(links, now)))
         removed = renderer.removed.get(article_id)  # logged by every build (`markdown_removed`)
-        site.written += written
+        rendered.written += written
         manifest.set_page(article_id, replace(
             record, removed=removed.to_json() if removed else None,
             remote=tuple(privacy.remote_hosts(text)),  # kept from Material's privacy plugin (`remote_hosts` below)
         ))
-    if with_index:
-        src_uri = f"{blog_dir}/index.md"
-        def items() -> list[tuple[Article, str]]:
-            return [(articles[p.article_id], p.src_uri) for p in site.pages if p.article_id]
-
-        title = manifest.blog_name or DEFAULT_INDEX_TITLE
-        if export is not None:
-            text = renderer.index(title, items(), src_uri)
-            site.index = SiteFile(src_uri, cache.page_file(src_uri), data=text.encode("utf-8"))
-            return site  # the cache's pages and its manifest are the plugin's: untouched
-        site.index = SiteFile(src_uri, cache.page_file(src_uri))
-        inputs = _inputs(renderer.fingerprint, title, src_uri, sorted(
-            (p.src_uri, manifest.entries[p.article_id].article_sha256) for p in site.pages if p.article_id
-        ))
-        if not _is_current(site.index.path, inputs, manifest.index_page):
-            written, record = _write_page(site.index.path, renderer.index(title, items(), src_uri), inputs)
-            site.written += written
-            manifest.set_index_page(record)
-    if export is not None:
-        return site  # the cache's pages and its manifest are the plugin's: untouched
-
-    rendered = sorted(cache.page_name(f.src_uri) for f in [*site.pages, *([site.index] if site.index else [])])
-    if rendered != sorted(set(manifest.rendered)):
-        cache.remove_unowned(set(manifest.rendered), set(rendered))
-        manifest.set_rendered(rendered)
-    return site
+    if site.index is not None and not site.index.current:
+        text = renderer.index(site.index_title, _index_items(site, contents), site.index.file.src_uri)
+        written, record = _write_page(site.index.file.path, text, site.index.inputs)
+        rendered.written += written
+        manifest.set_index_page(record)
+    names = sorted(cache.page_name(f.src_uri) for f in [*rendered.pages, *([rendered.index] if rendered.index else [])])
+    if names != sorted(set(manifest.rendered)):
+        cache.remove_unowned(set(manifest.rendered), set(names))
+        manifest.set_rendered(names)
+    return rendered
 
 
 def remote_hosts(contents: CacheContents) -> set[str]:

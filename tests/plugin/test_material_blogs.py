@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mkdocs_blogsvc.plugin import _check_post_dir
+from mkdocs_blogsvc.material import check_post_dir
 
 
 def blog(blog_dir: str, post_dir: str = "{blog}/posts") -> SimpleNamespace:
@@ -24,11 +24,11 @@ def blog(blog_dir: str, post_dir: str = "{blog}/posts") -> SimpleNamespace:
 def test_posts_read_by_one_of_the_blogs_give_no_warning(
     blogs: list[SimpleNamespace], posts_dir: str, caplog: pytest.LogCaptureFixture,
 ) -> None:
-    _check_post_dir(blogs, posts_dir)
+    check_post_dir(blogs, posts_dir)
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def test_posts_no_blog_reads_are_warned_about_naming_every_blog(caplog: pytest.LogCaptureFixture) -> None:
-    _check_post_dir([blog("blog"), blog("notas")], "news/posts")
+    check_post_dir([blog("blog"), blog("notas")], "news/posts")
     (record,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert "posts_dir is 'news/posts' but Material's blog plugin reads posts from 'blog/posts' or 'notas/posts'" in record.getMessage()
