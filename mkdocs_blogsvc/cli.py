@@ -320,7 +320,8 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
     if watch and (offline or settings.offline):
         raise ConfigurationError("--watch syncs with the service: it cannot run offline (--offline, offline: true)")
     # a broken template fails before the sync
-    renderer = Renderer(settings.page_template, settings.head_template, sanitise=not settings.trust_article_html)
+    renderer = Renderer(settings.page_template, settings.head_template, sanitise=not settings.trust_article_html,
+                        optimize_images=settings.optimize_images, image_budget=settings.timeout)
     if override is not None and theme_dir is not None:
         _say_theme_override(override, theme_dir, site)
 

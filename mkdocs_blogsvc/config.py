@@ -62,6 +62,8 @@ class BlogServiceConfig(base.Config):
     trust_article_html = c.Type(bool, default=False)
     redirects = c.Type(bool, default=True)
     full_sync_interval = c.Type(int, default=86400)
+    # WebP variants of the article images at a few widths (Pillow; see variants.py).
+    optimize_images = c.Type(bool, default=False)
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class Settings:
     trust_article_html: bool = False
     redirects: bool = True
     full_sync_interval: int = 86400
+    optimize_images: bool = False
 
     @classmethod
     def from_config(cls, config: BlogServiceConfig, config_file_path: str | os.PathLike[str] | None) -> Settings:
@@ -129,6 +132,7 @@ class Settings:
             trust_article_html=config.trust_article_html,
             redirects=config.redirects,
             full_sync_interval=config.full_sync_interval,
+            optimize_images=config.optimize_images,
         )
 
     def require_client_id(self) -> str:

@@ -15,6 +15,8 @@ what the page says, so on the site:
   page node names as its `mainEntity`) are the article's own title and dates (`facts`): the page shows them in its heading and its Open Graph tags, and
   the service's data may be older than its last edit (written when the article was generated);
 - when the data names no `image` and the article's cover was downloaded, the cover is added;
+  with its size known, the cover (added, or named as a plain URL) is an `ImageObject` with
+  `width` and `height` (what search engines read for rich results);
 - everything else is kept exactly as the service sent it.
 
 Only the article node is rewritten for `url`: the top-level object, or the `@graph` entries
@@ -43,6 +45,7 @@ def localise(
     page_url: str | None,
     facts: Mapping[str, str],
     cover_url: str | None = None,
+    cover_size: tuple[int, int] | None = None,
 ) -> Any:
     """A copy of `data` (JSON values) for the site's page.
 
@@ -59,7 +62,7 @@ def localise(
         else:
             nodes = [replaced]
         for node in nodes:
-            _describe_page(node, page_url, cover_url)
+            _describe_page(node, page_url, cover_url, cover_size)
             for described in (node, node.get("mainEntity")):  # a WebPage's article too
                 if _is_article(described):
                     described.update(facts)
@@ -84,7 +87,13 @@ def _is_article(node: Any) -> bool:
     return any(isinstance(item, str) and item in ARTICLE_TYPES for item in kinds)
 
 
-def _describe_page(node: dict[str, Any], page_url: str | None, cover_url: str | None) -> None:
+def image_object(url: str, size: tuple[int, int]) -> dict[str, Any]:
+    """A schema.org ImageObject of an image on the site whose size is known."""
+    return {"@type": "ImageObject", "url": url, "width": size[0], "height": size[1]}
+
+
+def _describe_page(node: dict[str, Any], page_url: str | None, cover_url: str | None,
+                   cover_size: tuple[int, int] | None = None) -> None:
     if page_url:
         node["url"] = page_url
         entity = node.get("mainEntityOfPage")
@@ -97,3 +106,5 @@ def _describe_page(node: dict[str, Any], page_url: str | None, cover_url: str | 
         node.pop("mainEntityOfPage", None)
     if cover_url and not node.get("image"):
         node["image"] = cover_url
+    if cover_url and cover_size and node.get("image") == cover_url:
+        node["image"] = image_object(cover_url, cover_size)

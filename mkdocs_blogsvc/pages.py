@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mkdocs_blogsvc import privacy
+from mkdocs_blogsvc import imagesizes, privacy
 from mkdocs_blogsvc.cache import Cache, CacheContents, Entry
 from mkdocs_blogsvc.errors import CacheUnwritable
 from mkdocs_blogsvc.fileio import compact_json, sha256, write_if_changed
@@ -67,6 +67,8 @@ class RenderedSite:
     images: list[SiteFile] = field(default_factory=list)
     index: SiteFile | None = None
     written: int = 0
+    #: every image's size and variants (`imagesizes`), for the pages' markup and head tags.
+    image_table: imagesizes.ImageTable = field(default_factory=imagesizes.ImageTable)
 
     def files(self) -> Iterator[SiteFile]:
         """Every file of the site: images, article pages, the index page."""
@@ -121,6 +123,11 @@ def _render(
             if path is not None and src not in seen:
                 seen.add(src)
                 site.images.append(SiteFile(src, path))
+    site.image_table = imagesizes.prepare(cache, manifest, blog_dir=blog_dir, optimize=renderer.optimize_images,
+                                          budget=renderer.image_budget)
+    site.images.extend(SiteFile(src, path) for src, path in site.image_table.variant_files)
+    if export is None and image_src:
+        cache.link_images_for_feeds(posts_dir, blog_dir)  # feeds give the cover's byte length
     links = _links(contents, slugs, posts_dir, base_url)
     changed = False
     fingerprint = renderer.fingerprint

@@ -58,6 +58,8 @@ from mkdocs_blogsvc.config import BlogServiceConfig, Settings
 from mkdocs_blogsvc.coordinator import SyncCoordinator
 from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable
 from mkdocs_blogsvc.exportrecord import read_record
+from mkdocs_blogsvc.imagemarkup import ImageMarkup
+from mkdocs_blogsvc.imagesizes import ImageInfo
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import ArticleSummary
 from mkdocs_blogsvc.outputs import PageOutputs
@@ -111,6 +113,9 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         self.contents: CacheContents | None = None
         #: the sanitised HTML and head tags of this build's article pages, from on_files to on_post_build.
         self.outputs: PageOutputs | None = None
+        #: the images' sizes and variants in every page's HTML (`imagemarkup`), and by docs path.
+        self.image_markup = ImageMarkup()
+        self.image_table: dict[str, ImageInfo] = {}
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
         self.is_serve = command == "serve"
@@ -145,9 +150,11 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             self.renderer = Renderer(
                 self.settings.page_template, self.settings.head_template,
                 sanitise=not self.settings.trust_article_html,
+                optimize_images=self.settings.optimize_images, image_budget=self.settings.timeout,
             )
         except BlogServiceError as exc:
             raise PluginError(str(exc)) from None
+        config.markdown_extensions.append(self.image_markup)
         return None
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
@@ -191,6 +198,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             log.debug(f"the addresses of {len(hosts)} external hosts of article pages kept from Material's privacy plugin")
         with collector.paused():
             self._add_files(files, config, contents, site)
+        self.image_table, self.image_markup.images = site.image_table.by_src, site.image_table.by_name()
         report.duration = time.perf_counter() - started
         self.last_report = report
         log.info(report.summary() + reason)
@@ -352,8 +360,10 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         local_cover = on_site(found.cover_src) if found.cover_src else None
         images = {url: local for url, src in found.downloaded.items() if (local := on_site(src))}
         article_id = found.summary.id
+        cover_info = self.image_table.get(found.cover_src) if local_cover and found.cover_src else None
         inputs = outputs.key(outputs.HEAD, article_id, self.renderer.head_fingerprint, found.article_sha256,
-                             page_url, local_cover, self.language, sorted(images.items()))
+                             page_url, local_cover, self.language, sorted(images.items()),
+                             cover_info.key() if cover_info else None)
         kept = self.outputs.get(article_id, outputs.HEAD, inputs)
         if kept is None:
             try:
@@ -361,6 +371,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
                 kept = {"text": self.renderer.head(
                     article, page_url=page_url, image_url=local_cover or article.cover_image_url,
                     language=self.language, images=images,
+                    image_size=(cover_info.width, cover_info.height) if cover_info else None,
                 )}
             except BlogServiceError as exc:  # a custom head_template that cannot be rendered, a damaged cache
                 raise PluginError(_message(exc)) from None

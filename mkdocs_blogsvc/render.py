@@ -254,11 +254,15 @@ class Renderer:
     """
 
     def __init__(
-        self, page_template: Path | None = None, head_template: Path | None = None, *, sanitise: bool = True
+        self, page_template: Path | None = None, head_template: Path | None = None, *, sanitise: bool = True,
+        optimize_images: bool = False, image_budget: float = 30.0,
     ) -> None:
         markdown_env, html_env = _environment(False), _environment(True)
         #: article bodies pass `sanitize.clean_markdown` (off with `trust_article_html: true`).
         self.sanitise = sanitise
+        #: WebP variants of the images (`imagesizes.prepare`), made within `image_budget` seconds.
+        self.optimize_images = optimize_images
+        self.image_budget = image_budget
         #: article id -> what the last `page` call removed from its body (pages are rendered
         #: again only when their inputs change, so this names the articles rendered this time).
         self.removed: dict[str, Removed] = {}
@@ -364,16 +368,19 @@ class Renderer:
 
     def head(
         self, article: Article, *, page_url: str | None, image_url: str | None, language: str | None,
-        images: Mapping[str, str] | None = None,
+        images: Mapping[str, str] | None = None, image_size: tuple[int, int] | None = None,
     ) -> str:
         """The HTML inserted before `</head>` of the article's page. `images`: remote URL -> the
         site's URL of each image downloaded, so the JSON-LD names the site's copies
-        (`jsonld.localise`); `image_url` is the cover's URL on the site when it was downloaded."""
+        (`jsonld.localise`); `image_url` is the cover's URL on the site when it was downloaded,
+        `image_size` its intrinsic width and height when known (`og:image:width`, ImageObject)."""
         data = self.json_ld(article, page_url=page_url, image_url=image_url, language=language)
         if article.schema_org_json is not None:
             local_cover = image_url if image_url != article.cover_image_url else None
             data = jsonld.localise(data, images=images or {}, page_url=page_url, facts=article_facts(article),
-                                   cover_url=local_cover)
+                                   cover_url=local_cover, cover_size=image_size)
+        elif image_url and image_size:
+            data["image"] = jsonld.image_object(image_url, image_size)
         return self.head_template.render(
             f"article {article.id}",
             article=article,
@@ -383,6 +390,7 @@ class Renderer:
             title=article.title,
             description=description(article),
             image=image_url,
+            image_size=image_size,
             url=page_url,
             published=format_timestamp(article.published_at),
             modified=format_timestamp(article.updated_at),
