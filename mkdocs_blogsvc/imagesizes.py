@@ -101,6 +101,9 @@ def prepare(
         if not (isinstance(record, dict) and record.get("size") == stat.st_size
                 and record.get("mtimeNs") == stat.st_mtime_ns):
             record = _look_at(path, stat)
+            if "reason" in record:  # an image bomb: once, when first seen
+                log.warning("image %s of article %s keeps its original only, without a size: %s; "
+                            "replace the image on the service", relative, owners[relative], record["reason"])
         records[relative] = record
         if not isinstance(record.get("width"), int):
             continue  # no readable header: the page keeps today's bare <img>
@@ -113,7 +116,7 @@ def prepare(
                         and all(f"variants/{name}" in existing for _w, name in wanted)):
                     variants = held  # the usual image of a build with nothing changed
                 elif clock() < ends:
-                    variants = _make(cache, path, record, wanted, owners[relative])
+                    variants = _make(cache, path, relative, record, wanted, owners[relative])
                     table.made += len(variants)
                 else:
                     postponed += 1
@@ -134,7 +137,7 @@ def prepare(
 
 def _look_at(path: str, stat: os.stat_result) -> dict[str, Any]:
     """A new record: the header's size (no pixel decoded) and the content's hash."""
-    from mkdocs_blogsvc.variants import read_header  # Pillow: only for an image not seen before
+    from mkdocs_blogsvc.variants import Unusable, read_header  # Pillow: only for an image not seen before
 
     record: dict[str, Any] = {"size": stat.st_size, "mtimeNs": stat.st_mtime_ns}
     try:
@@ -142,7 +145,11 @@ def _look_at(path: str, stat: os.stat_result) -> dict[str, Any]:
             record["sha256"] = sha256(file.read())
     except OSError:
         return record
-    header = read_header(path)
+    try:
+        header = read_header(path)
+    except Unusable as exc:
+        record["reason"] = str(exc)
+        return record
     if header is not None:
         record.update(width=header.width, height=header.height, animated=header.animated)
     return record
@@ -163,7 +170,8 @@ def _variants(record: dict[str, Any]) -> tuple[Variant, ...]:
         return ()
 
 
-def _make(cache: Cache, path: str, record: dict[str, Any], wanted: list[tuple[int, str]], article_id: str) -> tuple[Variant, ...]:
+def _make(cache: Cache, path: str, relative: str, record: dict[str, Any], wanted: list[tuple[int, str]],
+          article_id: str) -> tuple[Variant, ...]:
     """Decode the image once and write its variants; on a refusal, one warning naming the
     article, recorded so that no later build decodes it again."""
     from mkdocs_blogsvc.variants import Unusable, make_variants
@@ -174,11 +182,12 @@ def _make(cache: Cache, path: str, record: dict[str, Any], wanted: list[tuple[in
         made = make_variants(data, tuple(w for w, _name in wanted))
     except Unusable as exc:
         record.update(refused=SETTINGS, reason=str(exc), variants=[])
-        log.warning("image %s of article %s keeps its original only: %s",
-                    path.rsplit(os.sep, 1)[-1], article_id, exc)
+        log.warning("image %s of article %s keeps its original only (no WebP variants): %s; "
+                    "replace the image on the service", relative, article_id, exc)
         return ()
     except OSError as exc:
-        log.warning("image variants of article %s not made (%s)", article_id, exc)
+        log.warning("WebP variants of image %s of article %s not made (%s): the page offers the original; "
+                    "the next build tries again", relative, article_id, exc)
         return ()
     names = dict(wanted)
     variants = []

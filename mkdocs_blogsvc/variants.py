@@ -51,7 +51,8 @@ class Header:
 
 
 def read_header(path: str | Path) -> Header | None:
-    """The size in the image's header (no pixel decoded), or None when it cannot be read."""
+    """The size in the image's header (no pixel decoded), or None when it cannot be read.
+    Raises `Unusable` for a header claiming so many pixels that Pillow refuses to open it."""
     from PIL import Image
 
     try:
@@ -60,7 +61,9 @@ def read_header(path: str | Path) -> Header | None:
             with Image.open(path) as image:
                 width, height = image.size
                 animated = bool(getattr(image, "is_animated", False))
-    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError, EOFError):
+    except Image.DecompressionBombError as exc:
+        raise Unusable(f"its header claims more than {MAX_PIXELS} pixels ({exc})") from None
+    except (OSError, ValueError, SyntaxError, EOFError):
         return None
     if width <= 0 or height <= 0:
         return None
