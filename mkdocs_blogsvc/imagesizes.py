@@ -137,7 +137,10 @@ def prepare(
 
 def _look_at(path: str, stat: os.stat_result) -> dict[str, Any]:
     """A new record: the header's size (no pixel decoded) and the content's hash."""
-    from mkdocs_blogsvc.variants import Unusable, read_header  # Pillow: only for an image not seen before
+    from mkdocs_blogsvc.variants import (  # Pillow: only for an image not seen before
+        Unusable,
+        read_header,
+    )
 
     record: dict[str, Any] = {"size": stat.st_size, "mtimeNs": stat.st_mtime_ns}
     try:
