@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw, ImageFilter
 
 
 def photo_like(width: int = 1600, height: int = 900, *, seed: int = 7, fmt: str = "PNG") -> bytes:
-    """A deterministic photo-like image, encoded as `fmt`."""
+    """A photo-like image, encoded as `fmt` (its shapes are fixed by `seed`, its grain is random)."""
     gradient = Image.linear_gradient("L").resize((width, height))
     red = gradient
     green = gradient.transpose(Image.Transpose.ROTATE_90).resize((width, height))
