@@ -341,7 +341,7 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
                 )
             if only_if_changed and not report.changed:
                 return report, Exported(0, 0), len(contents.articles), 0
-            head = ExportHead(site.site_url, contents.manifest.blog_language)
+            head = ExportHead(site.site_url, contents.manifest.blog_language, attr_list=site.attr_list)
             rendered = render_pages(cache, contents, renderer, blog_dir=settings.blog_dir,
                                     posts_dir=settings.posts_dir, with_index=with_index, export=head,
                                     base_url=settings.base_url)

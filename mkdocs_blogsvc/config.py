@@ -241,6 +241,8 @@ class Site:
     #: The folder of mkdocs.yml (relative paths in it start there) and `docs_dir`, absolute.
     config_dir: Path
     docs_dir: Path
+    #: Whether `markdown_extensions` has attr_list: exported pages then carry image sizes.
+    attr_list: bool = False
 
 
 def load_site_settings(config_file: str | None) -> list[Settings]:
@@ -310,5 +312,6 @@ def load_site(config_file: str | None) -> Site:
         )
     custom_dir = getattr(site.theme, "custom_dir", None)
     config_dir = Path(site.config_file_path).resolve().parent if site.config_file_path else Path.cwd()
+    attr_list = any(str(name) in ("attr_list", "markdown.extensions.attr_list") for name in site.markdown_extensions)
     return Site(instances, site.site_url or None, Path(custom_dir).resolve() if custom_dir else None,
-                config_dir, Path(site.docs_dir).resolve())
+                config_dir, Path(site.docs_dir).resolve(), attr_list)

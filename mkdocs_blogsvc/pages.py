@@ -125,7 +125,8 @@ def _render(
                 site.images.append(SiteFile(src, path))
     site.image_table = imagesizes.prepare(cache, manifest, blog_dir=blog_dir, optimize=renderer.optimize_images,
                                           budget=renderer.image_budget)
-    site.images.extend(SiteFile(src, path) for src, path in site.image_table.variant_files)
+    if export is None:  # exported pages offer the originals only (see imagemarkup)
+        site.images.extend(SiteFile(src, path) for src, path in site.image_table.variant_files)
     if export is None and image_src:
         cache.link_images_for_feeds(posts_dir, blog_dir)  # feeds give the cover's byte length
     links = _links(contents, slugs, posts_dir, base_url)
@@ -139,7 +140,10 @@ def _render(
         images = {url: image_src[url] for url in entry.images} if entry.images else {}
         page = SiteFile(src_uri, cache.page_file(src_uri), article_id)
         if export is not None:
-            text = renderer.page(articles[article_id], slug, PagePaths(src_uri, images), export=export, links=links)
+            sizes = {url: (info.width, info.height) for url, src in images.items()
+                     if (info := site.image_table.by_src.get(src))}
+            text = renderer.page(articles[article_id], slug, PagePaths(src_uri, images, sizes), export=export,
+                                 links=links)
             site.pages.append(SiteFile(src_uri, page.path, article_id, text.encode("utf-8")))
             continue
         site.pages.append(page)

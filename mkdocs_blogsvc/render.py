@@ -241,6 +241,8 @@ class PagePaths:
     src_uri: str
     #: remote URL -> docs-relative path of the local copy, for images downloaded.
     images: Mapping[str, str]
+    #: remote URL -> (width, height) of the local copy, for exported pages (`ExportHead.attr_list`).
+    sizes: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
 class Renderer:
@@ -302,9 +304,11 @@ class Renderer:
             target = paths.images.get(url)
             return posixpath.relpath(target, here) if target else None
 
-        cover = None
+        cover, cover_attrs, sized = None, "", export is not None and export.attr_list
         if article.cover_image_url:
             cover = local(article.cover_image_url) or md_url(article.cover_image_url)
+            if sized and (size := paths.sizes.get(article.cover_image_url)):
+                cover_attrs = image_attrs(size, lazy=False)
         body = article.content
         for url in sorted(article.inline_image_urls, key=len, reverse=True):
             relative = local(url)
@@ -318,6 +322,9 @@ class Renderer:
             cleaned = clean_markdown(body)
             body = cleaned.text
             self.removed[article.id] = cleaned.removed
+        if sized:  # after the sanitiser, which escapes an article's own `{`; the plugin's pages get
+            # these from `imagemarkup`, after MkDocs rewrote the links
+            body = _size_inline_images(body, article, paths, local, first_is_lazy=cover is not None)
         heading, body = _split_heading(body)
         extra = None
         if export is not None:
@@ -335,6 +342,7 @@ class Renderer:
             heading=heading or f"# {md_text(article.title)}",
             cover=cover,
             cover_alt=md_text(article.title),
+            cover_attrs=cover_attrs,
             body=body.strip("\n"),
         )
         text = escape_snippets(text)
@@ -419,6 +427,8 @@ class ExportHead:
 
     site_url: str | None
     language: str | None
+    #: whether the site's Markdown has attr_list: images then carry their size (`image_attrs`).
+    attr_list: bool = False
 
     def image_url(self, article: Article, paths: PagePaths) -> str | None:
         if not article.cover_image_url:
@@ -485,6 +495,27 @@ def _fingerprint(*sources: str) -> str:
         digest.update(part.encode("utf-8"))
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def image_attrs(size: tuple[int, int], *, lazy: bool) -> str:
+    """attr_list's `{ ... }` after a Markdown image: its size, and lazy loading (exported pages)."""
+    extra = ' loading="lazy" decoding="async"' if lazy else ""
+    return f'{{ width="{size[0]}" height="{size[1]}"{extra} }}'
+
+
+def _size_inline_images(body: str, article: Article, paths: PagePaths, local: Callable[[str], str | None],
+                        *, first_is_lazy: bool) -> str:
+    """Each Markdown image `](<local copy>)` of the body followed by its attr_list size."""
+    lazy = first_is_lazy
+    for url in article.inline_image_urls:
+        relative, size = local(url), paths.sizes.get(url)
+        if not relative or not size:
+            continue
+        marker = f"]({relative})"
+        if marker in body:
+            body = body.replace(marker, marker + image_attrs(size, lazy=lazy))
+            lazy = True
+    return body
 
 
 def _split_heading(body: str) -> tuple[str | None, str]:

@@ -148,3 +148,36 @@ def test_hostile_images_keep_their_original_with_one_warning(
     with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.blogsvc"):
         run_build(config)  # refused once: not decoded again, not warned about again
     assert not [r for r in caplog.records if "keeps its original" in r.getMessage()]
+
+
+def test_export_writes_the_sizes_as_attr_list_and_zensical_builds_them(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    """Zensical runs no plugin: the exported page itself carries each image's size (attr_list,
+    when the site enables it), the cover eager, the inline image lazy."""
+    from click.testing import CliRunner
+
+    from mkdocs_blogsvc.cli import main
+    from tests.e2e.sites import CLIENT_ID
+    from tests.e2e.test_zensical import zensical_build
+
+    pictured(db, owner, "Pictured", PHOTO, SMALL, description="A lead.")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Home\n")
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(
+        "site_name: Exported\nsite_url: https://example.test/\nmarkdown_extensions: [attr_list]\nplugins:\n"
+        f"  - blogsvc:\n      enabled: false\n      base_url: {service.url}\n      client_id: {CLIENT_ID}\n"
+        "      credentials_file: credentials.json\n      optimize_images: true\n", encoding="utf-8")
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    result = CliRunner().invoke(main, ["export", str(tmp_path / "docs"), "-f", str(config)])
+    assert result.exit_code == 0, result.output
+    markdown = (tmp_path / "docs" / "blog" / "posts" / "pictured.md").read_text(encoding="utf-8")
+    assert '.png){ width="1600" height="900" }' in markdown
+    assert '.png){ width="320" height="200" loading="lazy" decoding="async" }' in markdown
+    assert not list((tmp_path / "docs").rglob("*.webp"))  # exported pages offer the originals only
+    zensical_build(tmp_path)
+    html = next((tmp_path / "site").rglob("pictured/index.html")).read_text(encoding="utf-8")
+    cover, inline = [tag for tag in img_tags(html) if "images/" in tag.get("src", "")]
+    assert (cover["width"], cover["height"]) == ("1600", "900") and "loading" not in cover
+    assert (inline["width"], inline["loading"], inline["decoding"]) == ("320", "lazy", "async")
