@@ -621,8 +621,9 @@ class Cache:
     def sweep_temp_files(self) -> None:
         """Remove the temp files of writers killed mid-write (the caller holds the lock, so no
         live writer owns one). Only our folders, only our writer's temp-file names."""
-        found = [path for name in (MANIFEST_NAME, OUTPUTS_NAME, PENDING_NAME) for path in self.root.glob(f".{name}.*.tmp")]
-        for folder in (ARTICLES_DIR, IMAGES_DIR):
+        found = [path for name in (MANIFEST_NAME, OUTPUTS_NAME, PENDING_NAME, IMAGE_TABLE_NAME)
+                 for path in self.root.glob(f".{name}.*.tmp")]
+        for folder in (ARTICLES_DIR, IMAGES_DIR, VARIANTS_DIR):
             found += (self.root / folder).glob(".*.tmp")
         found += (self.root / PAGES_DIR).rglob(".*.tmp")
         for path in found:
