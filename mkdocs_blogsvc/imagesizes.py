@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -105,11 +106,12 @@ def prepare(
                 log.warning("image %s of article %s keeps its original only, without a size: %s; "
                             "replace the image on the service", relative, owners[relative], record["reason"])
         records[relative] = record
-        if not isinstance(record.get("width"), int):
-            continue  # no readable header: the page keeps today's bare <img>
+        width, height = record.get("width"), record.get("height")
+        if not (type(width) is int and type(height) is int and width > 0 and height > 0):
+            continue  # no readable header (or a damaged table): the page keeps today's bare <img>
         variants: tuple[Variant, ...] = ()
         if optimize and extension in RASTER_TYPES and not record.get("animated"):
-            wanted = _wanted(cache, record)
+            wanted = _wanted(cache, record, width)
             if wanted and record.get("refused") != SETTINGS:
                 held = _variants(record)
                 if ([v.name for v in held] == [name for _w, name in wanted]
@@ -124,7 +126,7 @@ def prepare(
             elif record.get("refused") == SETTINGS:  # warned about when it was refused
                 log.debug("image %s of article %s keeps its original only: %s", relative, owners[relative],
                           record.get("reason"))
-        info = ImageInfo(record["width"], record["height"], stat.st_size, variants)
+        info = ImageInfo(width, height, stat.st_size, variants)
         table.by_src[f"{blog_dir}/{relative}"] = info
         for variant in variants:
             table.variant_files.append((f"{blog_dir}/images/{variant.name}", str(cache.root / "variants" / variant.name)))
@@ -158,12 +160,12 @@ def _look_at(path: str, stat: os.stat_result) -> dict[str, Any]:
     return record
 
 
-def _wanted(cache: Cache, record: dict[str, Any]) -> list[tuple[int, str]]:
+def _wanted(cache: Cache, record: dict[str, Any], width: int) -> list[tuple[int, str]]:
     """(width, file name) of each variant the image should have."""
     digest = record.get("sha256")
-    if not isinstance(digest, str):
+    if not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest)):  # the table may be damaged
         return []
-    return [(w, cache.variant_name(digest, SETTINGS, w).rsplit("/", 1)[-1]) for w in widths_for(record["width"])]
+    return [(w, cache.variant_name(digest, SETTINGS, w).rsplit("/", 1)[-1]) for w in widths_for(width)]
 
 
 def _variants(record: dict[str, Any]) -> tuple[Variant, ...]:
