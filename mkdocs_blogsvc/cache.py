@@ -13,6 +13,9 @@ path in the manifest is relative to it, POSIX style):
     outputs.pack                                          OUTPUTS_NAME: the article pages' sanitised HTML and
                                                           head tags, with the hash of their inputs (`outputs`)
     sync-in-progress                                      PENDING_NAME: a sync is writing or dropping files
+    images.json                                           IMAGE_TABLE_NAME: each image's size and variants (`imagesizes`)
+    variants/<sha256(image)[:24]>-<settings>-<width>.webp VARIANTS_DIR: WebP variants (`optimize_images`)
+    docs/<posts_dir>/<blog_dir>/images -> ../../images    the images where feeds look for a page's cover
 
 The manifest is written atomically and durably (`fileio.atomic_write`), so a process killed at
 any point leaves the old manifest or the new one. The files it names are content-addressed or
@@ -71,6 +74,10 @@ ARTICLES_DIR = "articles"
 IMAGES_DIR = "images"
 PAGES_DIR = "docs"
 OUTPUTS_NAME = "outputs.pack"
+IMAGE_TABLE_NAME = "images.json"
+VARIANTS_DIR = "variants"
+#: The names `variant_name` gives, the only ones `sweep_variants` deletes.
+_VARIANT_FILE = re.compile(r"[0-9a-f]{24}-[a-z0-9-]{1,60}-[0-9]{1,5}\.webp")
 #: Exists while a sync writes or drops article and image files (see the module doc).
 PENDING_NAME = "sync-in-progress"
 #: The names `article_name` and `image_name` give, the only ones `finish_pending` deletes.
@@ -198,6 +205,54 @@ class Cache:
     def image_name(url: str, extension: str) -> str:
         """`images/<sha256(url)[:32]>.<ext>`: stable, safe, collision-free."""
         return f"{IMAGES_DIR}/{sha256(url)[:32]}.{extension}"
+
+    @property
+    def image_table_path(self) -> Path:
+        return self.root / IMAGE_TABLE_NAME
+
+    @staticmethod
+    def variant_name(digest: str, settings: str, width: int) -> str:
+        """`variants/<sha256(image)[:24]>-<settings>-<width>.webp`: keyed by the image's content
+        and the settings that made it, so a changed image or setting never reuses a stale file."""
+        return f"{VARIANTS_DIR}/{digest[:24]}-{settings}-{width}.webp"
+
+    def existing_variants(self) -> set[str]:
+        """The variant files on disk (manifest paths): one directory listing."""
+        try:
+            return {f"{VARIANTS_DIR}/{found.name}" for found in os.scandir(self.root / VARIANTS_DIR)
+                    if _VARIANT_FILE.fullmatch(found.name)}
+        except OSError:
+            return set()
+
+    def sweep_variants(self, existing: set[str], keep: set[str]) -> None:
+        """Delete the variant files no cached image needs any more (a deleted article's, an
+        image's made with other settings, all of them with `optimize_images` off): only files
+        of `variant_name`'s naming, only in `variants/`."""
+        for relative in sorted(existing - keep):
+            if _VARIANT_FILE.fullmatch(relative.removeprefix(f"{VARIANTS_DIR}/")):
+                (self.root / relative).unlink(missing_ok=True)
+
+    def link_images_for_feeds(self, posts_dir: str, blog_dir: str) -> None:
+        """Make `<blog_dir>/images/...` resolve from the folder of the article pages, where
+        mkdocs-rss-plugin looks for a page's `image` (`Path(page.abs_src_path).parent / image`)
+        to give its enclosure a byte length; without it the feed says `length="None"`. A
+        symbolic link to `images/` (created once); where links cannot be made, a debug line."""
+        if not safe_relative(f"{posts_dir}/{blog_dir}"):
+            return
+        link = self.root / PAGES_DIR / posts_dir / blog_dir / IMAGES_DIR
+        target = os.path.relpath(self.root / IMAGES_DIR, link.parent)
+        try:
+            if os.readlink(link) == target:
+                return
+        except OSError:
+            pass
+        try:
+            link.parent.mkdir(parents=True, exist_ok=True)
+            if link.is_symlink():
+                link.unlink()
+            os.symlink(target, link, target_is_directory=True)
+        except OSError as exc:
+            log.debug("feeds cannot size the covers: no link to the images in %s (%s)", link.parent, exc)
 
     # --- the cross-process lock --------------------------------------------------------------
 
@@ -426,8 +481,9 @@ class Cache:
     def sweep_temp_files(self) -> None:
         """Remove the temp files of writers killed mid-write (the caller holds the lock, so no
         live writer owns one). Only our folders, only our writer's temp-file names."""
-        found = [path for name in (MANIFEST_NAME, OUTPUTS_NAME, PENDING_NAME) for path in self.root.glob(f".{name}.*.tmp")]
-        for folder in (ARTICLES_DIR, IMAGES_DIR):
+        found = [path for name in (MANIFEST_NAME, OUTPUTS_NAME, PENDING_NAME, IMAGE_TABLE_NAME)
+                 for path in self.root.glob(f".{name}.*.tmp")]
+        for folder in (ARTICLES_DIR, IMAGES_DIR, VARIANTS_DIR):
             found += (self.root / folder).glob(".*.tmp")
         found += (self.root / PAGES_DIR).rglob(".*.tmp")
         for path in found:

@@ -315,7 +315,8 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
     if watch and (offline or settings.offline):
         raise ConfigurationError("--watch syncs with the service: it cannot run offline (--offline, offline: true)")
     # a broken template fails before the sync
-    renderer = Renderer(settings.page_template, settings.head_template, sanitise=not settings.trust_article_html)
+    renderer = Renderer(settings.page_template, settings.head_template, sanitise=not settings.trust_article_html,
+                        optimize_images=settings.optimize_images, image_budget=settings.timeout)
     if override is not None and theme_dir is not None:
         _say_theme_override(override, theme_dir, site)
 
@@ -337,7 +338,7 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
                 )
             if only_if_changed and not report.changed:
                 return report, Exported(0, 0), len(contents.articles), 0
-            head = ExportHead(site.site_url, contents.manifest.blog_language, urls, in_head)
+            head = ExportHead(site.site_url, contents.manifest.blog_language, urls, in_head, attr_list=site.attr_list)
             rendered = render_pages(cache, contents, renderer, blog_dir=settings.blog_dir,
                                     posts_dir=settings.posts_dir, with_index=with_index, export=head,
                                     base_url=settings.base_url)

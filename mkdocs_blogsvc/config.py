@@ -63,6 +63,8 @@ class BlogServiceConfig(base.Config):
     trust_article_html = c.Type(bool, default=False)
     redirects = c.Type(bool, default=True)
     full_sync_interval = c.Type(int, default=86400)
+    # WebP variants of the article images at a few widths (Pillow; see variants.py).
+    optimize_images = c.Type(bool, default=False)
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,7 @@ class Settings:
     trust_article_html: bool = False
     redirects: bool = True
     full_sync_interval: int = 86400
+    optimize_images: bool = False
 
     @classmethod
     def from_config(cls, config: BlogServiceConfig, config_file_path: str | os.PathLike[str] | None) -> Settings:
@@ -130,6 +133,7 @@ class Settings:
             trust_article_html=config.trust_article_html,
             redirects=config.redirects,
             full_sync_interval=config.full_sync_interval,
+            optimize_images=config.optimize_images,
         )
 
     def require_client_id(self) -> str:
@@ -258,6 +262,8 @@ class Site:
     blogs: tuple[dict[str, Any], ...] = ()
     use_directory_urls: bool = True
     language: str | None = None
+    #: Whether `markdown_extensions` has attr_list: exported pages then carry image sizes.
+    attr_list: bool = False
 
 
 def load_site_settings(config_file: str | None) -> list[Settings]:
@@ -331,6 +337,7 @@ def load_site(config_file: str | None) -> Site:
                   for plugin in site.plugins.values()
                   if type(plugin).__module__.startswith("material.plugins.blog") and plugin.config.get("enabled", True))
     language = site.theme.get("language") if hasattr(site.theme, "get") else None
+    attr_list = any(str(name) in ("attr_list", "markdown.extensions.attr_list") for name in site.markdown_extensions)
     return Site(instances, site.site_url or None, Path(custom_dir).resolve() if custom_dir else None,
                 config_dir, Path(site.docs_dir).resolve(), blogs, bool(site.use_directory_urls),
-                language if isinstance(language, str) else None)
+                language if isinstance(language, str) else None, attr_list)

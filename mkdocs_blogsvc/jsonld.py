@@ -16,6 +16,8 @@ what the page says, so on the site:
   page node names as its `mainEntity`) are the article's own title and dates (`facts`): the page shows them in its heading and its Open Graph tags, and
   the service's data may be older than its last edit (written when the article was generated);
 - when the data names no `image` and the article's cover was downloaded, the cover is added;
+  with its size known, the cover (added, or named as a plain URL) is an `ImageObject` with
+  `width` and `height` (what search engines read for rich results);
 - everything else is kept exactly as the service sent it.
 
 Only the article node is rewritten for `url`: the top-level object, or the `@graph` entries
@@ -46,6 +48,7 @@ def localise(
     page_url: str | None,
     facts: Mapping[str, str],
     cover_url: str | None = None,
+    cover_size: tuple[int, int] | None = None,
 ) -> Any:
     """A copy of `data` (JSON values) for the site's page.
 
@@ -62,7 +65,7 @@ def localise(
         else:
             nodes = [replaced]
         for node in nodes:
-            _describe_page(node, page_url, cover_url)
+            _describe_page(node, page_url, cover_url, cover_size)
             for described in (node, node.get("mainEntity")):  # a WebPage's article too
                 if _is_article(described):
                     described.update(facts)
@@ -87,7 +90,13 @@ def _is_article(node: Any) -> bool:
     return any(isinstance(item, str) and item in ARTICLE_TYPES for item in kinds)
 
 
-def _describe_page(node: dict[str, Any], page_url: str | None, cover_url: str | None) -> None:
+def image_object(url: str, size: tuple[int, int]) -> dict[str, Any]:
+    """A schema.org ImageObject of an image on the site whose size is known."""
+    return {"@type": "ImageObject", "url": url, "width": size[0], "height": size[1]}
+
+
+def _describe_page(node: dict[str, Any], page_url: str | None, cover_url: str | None,
+                   cover_size: tuple[int, int] | None = None) -> None:
     if page_url:
         node["url"] = page_url
         entity = node.get("mainEntityOfPage")
@@ -100,6 +109,8 @@ def _describe_page(node: dict[str, Any], page_url: str | None, cover_url: str | 
         node.pop("mainEntityOfPage", None)
     if cover_url and not node.get("image"):
         node["image"] = cover_url
+    if cover_url and cover_size and node.get("image") == cover_url:
+        node["image"] = image_object(cover_url, cover_size)
 
 
 def article_facts(article: Article) -> dict[str, str]:
@@ -114,17 +125,20 @@ def article_facts(article: Article) -> dict[str, str]:
 
 def for_page(
     article: Article, *, page_url: str | None, image_url: str | None, language: str | None,
-    images: Mapping[str, str] | None = None,
+    images: Mapping[str, str] | None = None, image_size: tuple[int, int] | None = None,
 ) -> Any:
     """The JSON-LD of the article's page, as the plugin's head and the exported page's both carry
     it (one function: the same data either way): the service's `schemaOrgJson` made to describe
     the page (`localise`), or, when it is null, a schema.org BlogPosting. Arguments as for
     `render.Renderer.head`."""
     if article.schema_org_json is None:
-        return blog_posting(article, page_url=page_url, image_url=image_url, language=language)
+        data = blog_posting(article, page_url=page_url, image_url=image_url, language=language)
+        if image_url and image_size:
+            data["image"] = image_object(image_url, image_size)
+        return data
     local_cover = image_url if image_url != article.cover_image_url else None
     return localise(article.schema_org_json, images=images or {}, page_url=page_url, facts=article_facts(article),
-                    cover_url=local_cover)
+                    cover_url=local_cover, cover_size=image_size)
 
 
 def blog_posting(article: Article, *, page_url: str | None, image_url: str | None, language: str | None) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mkdocs_blogsvc import privacy
+from mkdocs_blogsvc import imagesizes, privacy
 from mkdocs_blogsvc.cache import Cache, CacheContents
 from mkdocs_blogsvc.errors import CacheUnwritable
 from mkdocs_blogsvc.fileio import compact_json, sha256, write_if_changed
@@ -69,6 +69,8 @@ class RenderedSite:
     images: list[SiteFile] = field(default_factory=list)
     index: SiteFile | None = None
     written: int = 0
+    #: every image's size and variants (`imagesizes`), by its docs path.
+    image_table: imagesizes.ImageTable = field(default_factory=imagesizes.ImageTable)
 
     def files(self) -> Iterator[SiteFile]:
         """Every file of the site: images, article pages, the index page."""
@@ -178,22 +180,34 @@ def _render(
 ) -> RenderedSite:
     planned = plan(cache, contents, renderer, blog_dir=blog_dir, posts_dir=posts_dir, with_index=with_index,
                    base_url=base_url)
-    return exported(planned, contents, renderer, export) if export is not None else \
-        write(planned, cache, contents, renderer)
+    table = imagesizes.prepare(cache, contents.manifest, blog_dir=blog_dir, optimize=renderer.optimize_images,
+                               budget=renderer.image_budget)
+    if export is not None:  # exported pages offer the originals only (see imagemarkup)
+        rendered = exported(planned, contents, renderer, export, table)
+    else:
+        rendered = write(planned, cache, contents, renderer)
+        rendered.images.extend(SiteFile(src, path) for src, path in table.variant_files)
+        if planned.images:
+            cache.link_images_for_feeds(posts_dir, blog_dir)  # feeds give the cover's byte length
+    rendered.image_table = table
+    return rendered
 
 
 def _index_items(site: SitePlan, contents: CacheContents) -> list[tuple[Article, str]]:
     return [(contents.articles[page.file.article_id], page.file.src_uri) for page in site.pages if page.file.article_id]
 
 
-def exported(site: SitePlan, contents: CacheContents, renderer: Renderer, export: ExportHead) -> RenderedSite:
+def exported(site: SitePlan, contents: CacheContents, renderer: Renderer, export: ExportHead,
+             table: imagesizes.ImageTable) -> RenderedSite:
     """The export's variant of every page, in memory: the cache's own pages and its manifest,
     the plugin's, are left as they are."""
     rendered = RenderedSite(images=list(site.images))
     for page in site.pages:
         article_id = page.file.article_id
         assert article_id is not None
-        text = renderer.page(contents.articles[article_id], page.slug, PagePaths(page.file.src_uri, page.images),
+        sizes = {url: (info.width, info.height) for url, src in page.images.items()
+                 if (info := table.by_src.get(src))}
+        text = renderer.page(contents.articles[article_id], page.slug, PagePaths(page.file.src_uri, page.images, sizes),
                              export=export, links=site.links)
         rendered.pages.append(SiteFile(page.file.src_uri, page.file.path, article_id, text.encode("utf-8")))
     if site.index is not None:

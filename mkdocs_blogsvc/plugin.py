@@ -37,6 +37,7 @@ from mkdocs_blogsvc.background import BackgroundSync
 from mkdocs_blogsvc.config import BlogServiceConfig, Settings, check_exclusive
 from mkdocs_blogsvc.coordinator import SyncCoordinator
 from mkdocs_blogsvc.errors import BlogServiceError, prefixed
+from mkdocs_blogsvc.imagemarkup import ImageMarkup
 from mkdocs_blogsvc.render import Renderer
 from mkdocs_blogsvc.session import BuildSession
 from mkdocs_blogsvc.sync import SyncReport
@@ -64,6 +65,8 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         self.session: BuildSession | None = None
         #: what the last build's sync changed (the demo prints it).
         self.last_report: SyncReport | None = None
+        #: the Markdown extension that writes the images' sizes and variants (`imagemarkup`).
+        self.image_markup = ImageMarkup()
         #: under `mkdocs serve` with live reload: its server (from on_serve) and the background sync.
         self.server: Any = None
         self.background: BackgroundSync | None = None
@@ -94,7 +97,9 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             ])
             settings.check_outside_docs(Path(config.docs_dir))
             self.renderer = Renderer(settings.page_template, settings.head_template,
-                                     sanitise=not settings.trust_article_html)
+                                     sanitise=not settings.trust_article_html,
+                                     optimize_images=settings.optimize_images, image_budget=settings.timeout)
+        config.markdown_extensions.append(self.image_markup)  # image sizes and variants in every page's HTML
         return None
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
@@ -104,8 +109,9 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if not self.config.enabled or self.coordinator is None or self.renderer is None:
             return
         with _as_plugin_error():  # the locks are released in on_post_build / on_build_error
-            self.session = BuildSession.begin(self.coordinator, self.renderer, docs_dir=Path(config.docs_dir),
-                                              plugins=config.plugins.values(), is_serve=self.is_serve)
+            self.session = BuildSession.begin(self.coordinator, self.renderer, self.image_markup,
+                                              docs_dir=Path(config.docs_dir), plugins=config.plugins.values(),
+                                              is_serve=self.is_serve)
 
     @event_priority(50)  # before Material's blog plugin (-50), which reads posts in on_files
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files | None:

@@ -189,6 +189,8 @@ class PagePaths:
     src_uri: str
     #: remote URL -> docs-relative path of the local copy, for images downloaded.
     images: Mapping[str, str]
+    #: remote URL -> (width, height) of the local copy, for exported pages (`ExportHead.attr_list`).
+    sizes: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
 class Renderer:
@@ -202,11 +204,15 @@ class Renderer:
     """
 
     def __init__(
-        self, page_template: Path | None = None, head_template: Path | None = None, *, sanitise: bool = True
+        self, page_template: Path | None = None, head_template: Path | None = None, *, sanitise: bool = True,
+        optimize_images: bool = False, image_budget: float = 30.0,
     ) -> None:
         markdown_env, html_env = _environment(False), _environment(True)
         #: article bodies pass `sanitize.clean_markdown` (off with `trust_article_html: true`).
         self.sanitise = sanitise
+        #: WebP variants of the images (`imagesizes.prepare`), made within `image_budget` seconds.
+        self.optimize_images = optimize_images
+        self.image_budget = image_budget
         #: article id -> what the last `page` call removed from its body (pages are rendered
         #: again only when their inputs change, so this names the articles rendered this time).
         self.removed: dict[str, Removed] = {}
@@ -246,9 +252,11 @@ class Renderer:
             target = paths.images.get(url)
             return posixpath.relpath(target, here) if target else None
 
-        cover = None
+        cover, cover_attrs, sized = None, "", export is not None and export.attr_list
         if article.cover_image_url:
             cover = local(article.cover_image_url) or md_url(article.cover_image_url)
+            if sized and (size := paths.sizes.get(article.cover_image_url)):
+                cover_attrs = image_attrs(size, lazy=False)
         body = article.content
         for url in sorted(article.inline_image_urls, key=len, reverse=True):
             relative = local(url)
@@ -262,6 +270,9 @@ class Renderer:
             cleaned = clean_markdown(body)
             body = cleaned.text
             self.removed[article.id] = cleaned.removed
+        if sized:  # after the sanitiser, which escapes an article's own `{`; the plugin's pages get
+            # these from `imagemarkup`, after MkDocs rewrote the links
+            body = _size_inline_images(body, article, paths, local, first_is_lazy=cover is not None)
         heading, body = _split_heading(body)
         extra = export.front_matter(article, slug, paths) if export is not None else None
         text = self.page_template.render(
@@ -272,6 +283,7 @@ class Renderer:
             heading=heading or f"# {md_text(article.title)}",
             cover=cover,
             cover_alt=md_text(article.title),
+            cover_attrs=cover_attrs,
             body=body.strip("\n"),
         )
         text = escape_snippets(text)
@@ -295,12 +307,14 @@ class Renderer:
 
     def head(
         self, article: Article, *, page_url: str | None, image_url: str | None, language: str | None,
-        images: Mapping[str, str] | None = None,
+        images: Mapping[str, str] | None = None, image_size: tuple[int, int] | None = None,
     ) -> str:
         """The HTML inserted before `</head>` of the article's page. `images`: remote URL -> the
         site's URL of each image downloaded, so the JSON-LD names the site's copies
-        (`jsonld.localise`); `image_url` is the cover's URL on the site when it was downloaded."""
-        data = jsonld.for_page(article, page_url=page_url, image_url=image_url, language=language, images=images)
+        (`jsonld.localise`); `image_url` is the cover's URL on the site when it was downloaded,
+        `image_size` its intrinsic width and height when known (`og:image:width`, ImageObject)."""
+        data = jsonld.for_page(article, page_url=page_url, image_url=image_url, language=language, images=images,
+                               image_size=image_size)
         return self.head_template.render(
             f"article {article.id}",
             article=article,
@@ -310,6 +324,7 @@ class Renderer:
             title=article.title,
             description=description(article),
             image=image_url,
+            image_size=image_size,
             url=page_url,
             published=format_timestamp(article.published_at),
             modified=format_timestamp(article.updated_at),
@@ -368,6 +383,27 @@ def _fingerprint(*sources: str) -> str:
         digest.update(part.encode("utf-8"))
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def image_attrs(size: tuple[int, int], *, lazy: bool) -> str:
+    """attr_list's `{ ... }` after a Markdown image: its size, and lazy loading (exported pages)."""
+    extra = ' loading="lazy" decoding="async"' if lazy else ""
+    return f'{{ width="{size[0]}" height="{size[1]}"{extra} }}'
+
+
+def _size_inline_images(body: str, article: Article, paths: PagePaths, local: Callable[[str], str | None],
+                        *, first_is_lazy: bool) -> str:
+    """Each Markdown image `](<local copy>)` of the body followed by its attr_list size."""
+    lazy = first_is_lazy
+    for url in article.inline_image_urls:
+        relative, size = local(url), paths.sizes.get(url)
+        if not relative or not size:
+            continue
+        marker = f"]({relative})"
+        if marker in body:
+            body = body.replace(marker, marker + image_attrs(size, lazy=lazy))
+            lazy = True
+    return body
 
 
 def _split_heading(body: str) -> tuple[str | None, str]:

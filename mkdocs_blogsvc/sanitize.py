@@ -48,9 +48,10 @@ from mkdocs_blogsvc.removals import Cleaned, Removed
 
 #: Elements kept: nh3's defaults (tables, lists, headings, `details`, `img`, `a`, `sup`, `kbd`,
 #: `figure`, `code`, `pre`...) plus what MkDocs' Markdown extensions write: task-list and
-#: content-tab inputs with their labels, and the inline SVG of Material's icons.
+#: content-tab inputs with their labels, the inline SVG of Material's icons, and the
+#: `<picture>` with WebP `<source>` of `optimize_images` (`imagemarkup`).
 ALLOWED_TAGS: frozenset[str] = frozenset(nh3.ALLOWED_TAGS | {
-    "details", "summary", "figure", "figcaption", "input", "label", "svg", "path", "g",
+    "details", "summary", "figure", "figcaption", "input", "label", "svg", "path", "g", "picture", "source",
 })
 
 #: Elements dropped together with what they contain (browsers do not show it as text).
@@ -68,7 +69,8 @@ ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     "*": {"class", "id", "title", "lang", "dir"},
     "a": {"href", "hreflang", "name"},
     "div": {"data-tabs"},  # pymdownx.tabbed's tab count
-    "img": {"src", "alt", "width", "height", "loading", "align"},
+    "img": {"src", "alt", "width", "height", "loading", "decoding", "align"},
+    "source": {"type", "srcset", "sizes", "width", "height"},
     "td": {"colspan", "rowspan", "align", "headers", "style"},
     "th": {"colspan", "rowspan", "align", "headers", "scope", "style"},
     "ol": {"start", "type", "reversed"},
@@ -171,7 +173,20 @@ def _join_lt_references(text: str) -> str:
     return _LT_REFERENCE.sub(lambda found: found.group(0) + _WORD_JOINER, text)
 
 
+def _safe_srcset(value: str) -> str | None:
+    """A `srcset` whose every candidate URL is relative or has an allowed scheme (nh3 checks
+    `src` and `href` only), else None."""
+    for candidate in value.split(","):
+        url = candidate.strip().split(" ", 1)[0]
+        scheme = url_scheme(url)
+        if scheme is not None and scheme not in URL_SCHEMES:
+            return None
+    return value
+
+
 def _html_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
+    if attribute == "srcset":
+        return _safe_srcset(value)
     if attribute == "title":
         return None if "<" in value else value
     if attribute == "class":
@@ -199,6 +214,8 @@ _MARKDOWN_ACTIVE = re.compile(r"[`\\\[\]{}]")
 
 def _markdown_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
     if attribute == "id" and not _allowed_id(value) or attribute == "title" and "<" in value:
+        return None
+    if attribute == "srcset" and _safe_srcset(value) is None:
         return None
     kept = _without_classes(value, ARTICLE_CLASSES) if attribute == "class" else value
     return None if kept is None or _MARKDOWN_ACTIVE.search(kept) else kept

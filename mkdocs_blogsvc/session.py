@@ -27,6 +27,7 @@ from mkdocs_blogsvc.cache import CacheContents
 from mkdocs_blogsvc.coordinator import SyncCoordinator
 from mkdocs_blogsvc.errors import CacheUnwritable, SiteUnwritable
 from mkdocs_blogsvc.exportrecord import read_record
+from mkdocs_blogsvc.imagemarkup import ImageMarkup
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.manifest import Address
 from mkdocs_blogsvc.models import ArticleSummary
@@ -51,9 +52,11 @@ class BuildSession:
     """The state of one build. Created by `begin` (which holds the cache's locks until the
     coordinator's `end_build`); every method raises `BlogServiceError` subclasses only."""
 
-    def __init__(self, coordinator: SyncCoordinator, renderer: Renderer, contents: CacheContents,
-                 site: RenderedSite, exported: set[str], report: SyncReport, reason: str, started: float) -> None:
+    def __init__(self, coordinator: SyncCoordinator, renderer: Renderer, markup: ImageMarkup,
+                 contents: CacheContents, site: RenderedSite, exported: set[str], report: SyncReport, reason: str,
+                 started: float) -> None:
         self.coordinator = coordinator
+        self.markup = markup
         self.settings = coordinator.settings
         self.renderer = renderer
         self.contents = contents
@@ -70,8 +73,8 @@ class BuildSession:
         self.outputs: PageOutputs | None = None
 
     @classmethod
-    def begin(cls, coordinator: SyncCoordinator, renderer: Renderer, *, docs_dir: Path, plugins: Iterable[Any],
-              is_serve: bool) -> BuildSession:
+    def begin(cls, coordinator: SyncCoordinator, renderer: Renderer, markup: ImageMarkup, *, docs_dir: Path,
+              plugins: Iterable[Any], is_serve: bool) -> BuildSession:
         """Take the cache, sync if due, and render the pages that need it (before MkDocs empties
         site_dir, so a build the service stops leaves the previous site in place)."""
         started = time.perf_counter()
@@ -91,7 +94,7 @@ class BuildSession:
                 coordinator.cache.save(contents.manifest)
             except OSError as exc:
                 raise CacheUnwritable(coordinator.cache.root, exc) from None
-        return cls(coordinator, renderer, contents, site, exported, report, reason, started)
+        return cls(coordinator, renderer, markup, contents, site, exported, report, reason, started)
 
     def add_files(self, files: Files, config: MkDocsConfig) -> SyncReport:
         """Register every page and image rendered (leaving out what `export` wrote into docs_dir,
@@ -104,6 +107,7 @@ class BuildSession:
             log.debug(f"the addresses of {len(hosts)} external hosts of article pages kept from Material's privacy plugin")
         with collector.paused():
             self._register(files, config)
+        self.markup.images = self.site.image_table.by_name()  # sizes and variants, for every page's HTML
         self.report.duration = time.perf_counter() - self.started
         log.info(self.report.summary() + self.reason)
         return self.report
@@ -188,14 +192,16 @@ class BuildSession:
         local_cover = on_site(found.cover_src) if found.cover_src else None
         images = {url: local for url, src in found.downloaded.items() if (local := on_site(src))}
         article_id = found.summary.id
+        cover = self.site.image_table.by_src.get(found.cover_src) if local_cover and found.cover_src else None
         inputs = outputs.key(outputs.HEAD, article_id, self.renderer.head_fingerprint, found.article_sha256,
-                             page_url, local_cover, self.language, sorted(images.items()))
+                             page_url, local_cover, self.language, sorted(images.items()),
+                             cover.key() if cover else None)
         kept = self.outputs.get(article_id, outputs.HEAD, inputs)
         if kept is None:
             article = self.contents.articles[article_id]
             kept = {"text": self.renderer.head(
                 article, page_url=page_url, image_url=local_cover or article.cover_image_url,
-                language=self.language, images=images,
+                language=self.language, images=images, image_size=(cover.width, cover.height) if cover else None,
             )}
             self.outputs.put(article_id, outputs.HEAD, inputs, kept)
         self.outputs.flush(article_id)  # the article page's last hook

@@ -97,6 +97,8 @@ class ExportHead:
     language: str | None
     urls: PostUrls | None = None
     in_head: bool = False
+    #: whether the site's Markdown has attr_list: images then carry their size (`render.image_attrs`).
+    attr_list: bool = False
 
     def _page(self, article: Article, slug: str, paths: PagePaths) -> tuple[str | None, str | None]:
         """(the page's absolute URL or None, its site-relative path or None)."""

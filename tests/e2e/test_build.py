@@ -118,12 +118,15 @@ def test_material_blog_site(tmp_path: Path, service: Service, db: Database, owne
     parsed = parse(page)
     page_url = "https://example.test/site/" + str(page.parent.relative_to(site_dir)) + "/"
     # the service's fields as sent; the page on the site, the cover's copy on the site, and the
-    # article's own title and dates (as the heading and the Open Graph tags show them)
+    # article's own title and dates (as the heading and the Open Graph tags show them); the cover
+    # as an ImageObject with its size, as og:image:width and og:image:height give it
+    cover_object = {"@type": "ImageObject", "url": meta_property(parsed, "og:image")[0], "width": 1200, "height": 630}
+    assert (meta_property(parsed, "og:image:width"), meta_property(parsed, "og:image:height")) == (["1200"], ["630"])
     assert json_ld(parsed) == [{**SCHEMA, "url": page_url, "mainEntityOfPage": page_url,
-                                "image": meta_property(parsed, "og:image")[0], "headline": "Cover story",
+                                "image": cover_object, "headline": "Cover story",
                                 "datePublished": meta_property(parsed, "article:published_time")[0],
                                 "dateModified": meta_property(parsed, "article:modified_time")[0]}]
-    cover = re.search(r'<img alt="Cover story" src="([^"]+)"', page.read_text())
+    cover = re.search(r'<img alt="Cover story"[^>]* src="([^"]+)"', page.read_text())  # width, height between
     assert cover and not cover.group(1).startswith("http")
     assert (page.parent / cover.group(1)).resolve().read_bytes() == PNG
     image_url = meta_property(parsed, "og:image")[0]
@@ -205,7 +208,7 @@ def counting(self, *args, **kwargs):
 ssl.SSLContext.load_verify_locations = counting
 from mkdocs.__main__ import cli
 cli.main(args=["build", "-q", "-f", sys.argv[1]], prog_name="mkdocs", standalone_mode=False)
-modules = [name for name in ("mkdocs_blogsvc.sanitize", "nh3", "mkdocs_blogsvc.images", "concurrent.futures",
+modules = [name for name in ("mkdocs_blogsvc.sanitize", "nh3", "mkdocs_blogsvc.images", "concurrent.futures", "PIL",
                              "mkdocs_blogsvc.export", "httpcore", "h11", "anyio")
            if name in sys.modules]
 print(json.dumps(sorted(modules) + ["CA bundle"] * len(loaded)))
@@ -231,7 +234,7 @@ def test_a_build_with_nothing_changed_loads_no_sanitiser_image_code_httpcore_or_
         return list(json.loads(done.stdout.strip().splitlines()[-1]))
 
     first = build_listing_modules()  # everything new: sanitised, images downloaded
-    assert {"mkdocs_blogsvc.sanitize", "nh3", "mkdocs_blogsvc.images"} <= set(first)
+    assert {"mkdocs_blogsvc.sanitize", "nh3", "mkdocs_blogsvc.images", "PIL"} <= set(first)  # PIL: image headers
     assert not {"httpcore", "h11", "anyio", "CA bundle"} & set(first)  # images came through the same transport
     built = snapshot(tmp_path / "site")
     service.requests.clear()

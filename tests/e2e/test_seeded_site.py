@@ -61,7 +61,7 @@ def check_article_pages(site_dir: Path, articles: list[dict[str, Any]]) -> None:
     for article in articles:
         page = post_page(site_dir, article["slug"])
         html = page.read_text(encoding="utf-8")
-        cover = re.search(r'<img alt="[^"]*" src="([^"]+)"', html)
+        cover = re.search(r'<img alt="[^"]*"[^>]* src="([^"]+)"', html)
         assert cover and not cover.group(1).startswith("http"), article["slug"]
         cover_file = (page.parent / cover.group(1)).resolve()
         assert site_dir.resolve() in cover_file.parents
@@ -74,7 +74,7 @@ def check_article_pages(site_dir: Path, articles: list[dict[str, Any]]) -> None:
                     "datePublished": article["publishedAt"], "dateModified": article["updatedAt"]}
             # named the service's cover, or named no image: the site's copy either way
             assert sent.pop("image", article["coverImageUrl"]) == article["coverImageUrl"]
-            assert posting.pop("image") == "https://example.test/site/" + str(
+            assert posting.pop("image")["url"] == "https://example.test/site/" + str(  # an ImageObject, sized
                 cover_file.relative_to(site_dir.resolve())), article["slug"]
             page_url = "https://example.test/site/" + str(page.parent.relative_to(site_dir)) + "/"
             assert posting.pop("url") == posting.pop("mainEntityOfPage") == page_url

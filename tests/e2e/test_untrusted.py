@@ -187,9 +187,10 @@ def test_json_ld_names_the_site_copy_and_the_page(tmp_path: Path, service: Servi
     page = post_page(tmp_path / "site", "pictured")
     (posted,) = json_ld(parse(page))
     page_url = "https://example.test/site/" + str(page.parent.relative_to(tmp_path / "site")) + "/"
-    assert posted["image"].startswith("https://example.test/site/blog/images/")
-    assert posted["image"] == meta_property(parse(page), "og:image")[0]
-    copy = tmp_path / "site" / posted["image"].removeprefix("https://example.test/site/")
+    image = posted["image"]["url"]  # an ImageObject, with the cover's size
+    assert image.startswith("https://example.test/site/blog/images/")
+    assert image == meta_property(parse(page), "og:image")[0]
+    copy = tmp_path / "site" / image.removeprefix("https://example.test/site/")
     assert copy.read_bytes() == PNG
     assert posted["url"] == page_url and posted["mainEntityOfPage"] == page_url
     for key_name in ("@context", "@type", "headline", "wordCount", "author"):

@@ -139,7 +139,7 @@ def check_page(site_dir: Path, article: dict[str, Any]) -> None:
     assert meta_property(parsed, "article:tag") == article["tags"]
     served = site_dir / og_image.removeprefix(SITE_URL)
     assert served.read_bytes() == httpx.get(article["coverImageUrl"], timeout=10).content, article["slug"]
-    cover = re.search(r'<img alt="[^"]*" src="([^"]+)"', html)
+    cover = re.search(r'<img alt="[^"]*"[^>]* src="([^"]+)"', html)
     assert cover and (page.parent / cover.group(1)).resolve() == served.resolve(), "the cover is served from the site"
     chips = re.findall(r'<(?:a|span) [^>]*class="md-tag[^"]*"[^>]*>([^<]+)<', html)
     assert sorted(chips) == sorted(article["tags"]), article["slug"]

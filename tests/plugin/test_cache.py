@@ -143,7 +143,8 @@ def test_finish_pending_deletes_only_files_named_as_the_plugin_names_them(tmp_pa
 
 def test_sweep_removes_only_temp_files_of_the_atomic_writer(tmp_path: Path) -> None:
     cache = Cache(tmp_path)
-    left = [tmp_path / ".manifest.json.0123456789abcdef.tmp", tmp_path / "docs" / "blog" / ".a.md.0123456789abcdef.tmp"]
+    left = [tmp_path / ".manifest.json.0123456789abcdef.tmp", tmp_path / "docs" / "blog" / ".a.md.0123456789abcdef.tmp",
+            tmp_path / ".images.json.0123456789abcdef.tmp", tmp_path / "variants" / ".a-webp-480.webp.0123456789abcdef.tmp"]
     foreign = [tmp_path / "docs" / "blog" / ".draft.tmp", tmp_path / "images" / ".editor-swap.tmp"]
     for path in (*left, *foreign):
         write(path, b"x")

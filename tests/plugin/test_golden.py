@@ -53,6 +53,8 @@ class Case:
     language: str | None = "en"
     #: also render the exported page (`mkdocs-blogsvc export`).
     export: bool = False
+    #: the downloaded cover's intrinsic size, as read from its header (`imagesizes`).
+    cover_size: tuple[int, int] | None = None
 
     @property
     def slug(self) -> str:
@@ -89,7 +91,7 @@ CASES = [
         content="# A cover story\n\nThe cover is shown first, with the title as its alt text.\n\n"
                 "## Why\n\nBecause a post's cover is its first impression.",
         coverImageUrl=f"{MEDIA}/cover-01.png", seoKeywords=["cover image", "open graph"],
-    ), downloaded={f"{MEDIA}/cover-01.png": "blog/images/cover-01.png"}, export=True),
+    ), downloaded={f"{MEDIA}/cover-01.png": "blog/images/cover-01.png"}, export=True, cover_size=(1600, 900)),
     # Inline images, one downloaded and one not (it stays remote), and the service's
     # `schemaOrgJson` naming its own page and media host (rewritten for the site's page).
     Case("inline-image", article(
@@ -152,6 +154,7 @@ def render(case: Case) -> dict[str, str]:
         data, page_url=f"{case.site_url}{case.page_url}" if case.site_url else None,
         image_url=local_cover or data.cover_image_url, language=case.language,
         images={url: on_site(src) for url, src in case.downloaded.items()},
+        image_size=case.cover_size if local_cover else None,
     )
     outputs["head.html"] = head
     outputs["jsonld.json"] = pretty_json_ld(head)

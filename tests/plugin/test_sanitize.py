@@ -553,3 +553,16 @@ def test_code_after_a_fence_the_markdown_pass_cannot_trust_shows_as_written(exte
     assert any("#include <vector>" in code for code in _code_texts(page))
     assert "<b>bold</b>" in page and "<script" not in page and "alert" not in page
     assert cleaned.removed.summary() == "1 <script> element"
+
+
+def test_html_pass_keeps_the_image_markup_of_optimize_images_and_refuses_a_script_srcset() -> None:
+    """What `imagemarkup` writes survives the allowlist unchanged; a `srcset` naming a
+    `javascript:` or `data:` URL (nh3 checks `src` and `href` only) is removed whole."""
+    ours = ('<p><picture><source sizes="(max-width: 800px) 100vw, 800px" srcset="../images/a-480.webp 480w, '
+            '../images/a-960.webp 960w" type="image/webp"><img alt="x" decoding="async" height="900" loading="lazy" '
+            'src="../images/a.png" width="1600"></picture></p>')
+    assert clean_html(ours).text == ours
+    for hostile in ("javascript:alert(1) 480w", "x.webp 480w, data:image/svg+xml,<svg/onload=alert(1)> 960w"):
+        cleaned = clean_html(f'<picture><source srcset="{html.escape(hostile)}"><img src="a.png"></picture>').text
+        assert "srcset" not in cleaned and "<picture>" in cleaned
+    assert "srcset" not in clean_markdown('<picture><source srcset="javascript:alert(1) 1w"></picture>\n').text

@@ -1,0 +1,105 @@
+"""The article images' markup: intrinsic `width` and `height`, lazy loading after the first
+image, and with `optimize_images` a `<picture>` offering the WebP variants.
+
+Why a Markdown extension (a treeprocessor) rather than HTML written into the page file: the
+page's images are Markdown images whose `src` MkDocs rewrites for the address the page ends up
+at (Material's blog puts posts at `blog/2024/01/31/slug/`, and shows their excerpts on index,
+archive and category pages at other depths). Raw HTML is never rewritten, so an `<img>` or
+`<source srcset>` written into the page would break on all but one of those. The extension
+runs after MkDocs' own rewriting (`relpath`, priority 0; Material's excerpts: 1), on every
+page and excerpt of the site, and touches only `<img>` elements naming one of the plugin's
+images (by file name: a hash, see `Cache.image_name`). Variants sit next to the original in the
+site, so their URLs are the rewritten `src` with another file name.
+
+The first image of a page (the cover, when there is one: likely the largest paint) is never
+lazy; every later one gets `loading="lazy"` and `decoding="async"`. An author's own `width` or
+`height` (attr_list) wins. An image whose header could not be read has no entry: its `<img>`
+stays as it is.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as etree
+from collections.abc import Mapping
+
+from markdown import Markdown
+from markdown.extensions import Extension
+from markdown.treeprocessors import Treeprocessor
+
+from mkdocs_blogsvc.imagesizes import ImageInfo
+
+#: How wide the image shows, for the browser to pick a variant before layout: the full
+#: viewport on narrow screens, at most the article column (Material's is about 720 px wide).
+SIZES = "(max-width: 800px) 100vw, 800px"
+#: After MkDocs' `relpath` (0) and Material's excerpt one (1): `src` is final here.
+PRIORITY = -5
+
+
+class ImageMarkup(Extension):  # type: ignore[misc]
+    """One per plugin instance, added to `markdown_extensions` (Python-Markdown is untyped); `images` (file name -> info)
+    is set by each build before pages are rendered."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: Mapping[str, ImageInfo] = {}
+
+    def extendMarkdown(self, md: Markdown) -> None:
+        md.treeprocessors.register(_Annotate(md, self), f"blogsvc_images_{id(self)}", PRIORITY)
+
+
+class _Annotate(Treeprocessor):  # type: ignore[misc]
+    def __init__(self, md: Markdown, owner: ImageMarkup) -> None:
+        super().__init__(md)
+        self.owner = owner
+
+    def run(self, root: etree.Element) -> None:
+        images = self.owner.images
+        if not images:
+            return
+        found = list(root.iter("img"))
+        if not found:
+            return
+        parents = {child: parent for parent in root.iter() for child in parent}
+        first = found[0]
+        for img in found:
+            info = lookup(images, img.get("src", ""))
+            if info is None:
+                continue
+            annotate(img, info, lazy=img is not first)
+            parent = parents.get(img)
+            if info.variants and parent is not None and parent.tag != "picture":
+                _wrap(parent, img, info)
+
+
+def lookup(images: Mapping[str, ImageInfo], src: str) -> ImageInfo | None:
+    """The info of the plugin's image that `src` names (a relative URL ending in its name)."""
+    if not src or "//" in src or ":" in src.split("/", 1)[0]:
+        return None
+    return images.get(src.rsplit("/", 1)[-1].split("?", 1)[0].split("#", 1)[0])
+
+
+def annotate(img: etree.Element, info: ImageInfo, *, lazy: bool) -> None:
+    if img.get("width") is None and img.get("height") is None:
+        img.set("width", str(info.width))
+        img.set("height", str(info.height))
+    if lazy:
+        img.set("loading", "lazy")
+        img.set("decoding", "async")
+
+
+def srcset(src: str, info: ImageInfo) -> str:
+    """The variants' `srcset`, their URLs made from the original's (same folder)."""
+    base = src[: len(src) - len(src.rsplit("/", 1)[-1])]
+    return ", ".join(f"{base}{variant.name} {variant.width}w" for variant in info.variants)
+
+
+def _wrap(parent: etree.Element, img: etree.Element, info: ImageInfo) -> None:
+    """`<picture><source type="image/webp" srcset=... sizes=...><img ...></picture>` in place."""
+    picture = etree.Element("picture")
+    etree.SubElement(picture, "source", {"type": "image/webp", "srcset": srcset(img.get("src", ""), info),
+                                         "sizes": SIZES})
+    index = list(parent).index(img)
+    parent.remove(img)
+    picture.tail, img.tail = img.tail, None
+    picture.append(img)
+    parent.insert(index, picture)
