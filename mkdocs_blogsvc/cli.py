@@ -200,6 +200,52 @@ def token(config_file: str | None, blog_dir: str | None, print_refresh_token: bo
     click.echo(fresh.refresh_token)
 
 
+# --- new (a site to start from; README "Getting started") ----------------------------------
+
+
+def _ask(value: str | None, option: str, prompt: str, check: Callable[[str], str]) -> str:
+    """An option's value: given, else asked for when a person is at a terminal (again until it
+    passes `check`), else a one-line error naming the option."""
+    import sys
+
+    from mkdocs_blogsvc.errors import ConfigurationError
+
+    if value is not None:
+        return check(value)
+    if not sys.stdin.isatty():
+        raise ConfigurationError(f"{option} is missing and there is no terminal to ask for it: pass {option}")
+    while True:
+        answer = click.prompt(prompt, err=True)
+        try:
+            return check(answer)
+        except ConfigurationError as exc:
+            click.echo(f"Error: {exc}", err=True)
+
+
+@main.command()
+@click.argument("folder", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--base-url", default=None, metavar="URL", help="The Blog Content Service's address (asked when left out).")
+@click.option("--client-id", default=None, metavar="ID",
+              help="The client_id the service issued for the site (asked when left out); written into mkdocs.yml.")
+@click.option("--site-name", default=None, help="The site's name (default: from DIR).")
+@reports_errors
+def new(folder: Path, base_url: str | None, client_id: str | None, site_name: str | None) -> None:
+    """Start a site in DIR (new or empty) that builds at once: Material, its blog, RSS, the plugin."""
+    from mkdocs_blogsvc.scaffold import check_base_url, check_client_id, check_folder, write_site
+
+    check_folder(folder)  # before any question
+    base_url = _ask(base_url, "--base-url", "The Blog Content Service's address (base_url)", check_base_url)
+    client_id = _ask(client_id, "--client-id", "The site's client_id on that service", check_client_id)
+    site = write_site(folder, base_url=base_url, client_id=client_id, site_name=site_name)
+    for path in site.written:
+        click.echo(f"Wrote {path}")
+    click.echo(f"\nNext, in {folder}:\n"
+               "  mkdocs build                # builds now; warns that the blog is left out until you log in\n"
+               "  mkdocs-blogsvc login        # once; --no-browser over SSH or in a container\n"
+               "  mkdocs serve --livereload\n"
+               "For CI, see .github/workflows/publish.yml (the secrets it needs are listed at its top).")
+
+
 # --- sync, export (the plugin's cache; README "Commands") -----------------------------
 
 
@@ -489,14 +535,18 @@ main.add_command(_LazyServerGroup("server", help="Run and script the reference B
 
 @main.command()
 @click.option(
-    "-f", "--config-file", type=click.Path(dir_okay=False, path_type=Path), default=Path("example-site/mkdocs.yml"),
-    show_default=True, help="The example site to build.",
+    "-f", "--config-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="The site to build (default: example-site/mkdocs.yml of a clone, else the example site that "
+         "ships with the package, written into --into).",
 )
+@click.option("--into", type=click.Path(file_okay=False, path_type=Path), default=Path("blogsvc-demo"),
+              show_default=True, metavar="DIR",
+              help="Without a clone: the folder the packaged example site is written into and built in.")
 @click.option("--serve", is_flag=True, help="Then keep the service running and `mkdocs serve` the site with live reload.")
 @click.option("-a", "--dev-addr", default="127.0.0.1:8001", show_default=True, metavar="HOST:PORT",
               help="Where --serve serves the site.")
 @reports_errors
-def demo(config_file: Path, serve: bool, dev_addr: str) -> None:
+def demo(config_file: Path | None, into: Path, serve: bool, dev_addr: str) -> None:
     """Build the example site from a freshly seeded reference service, change the blog, build again."""
     import signal
 
@@ -507,6 +557,6 @@ def demo(config_file: Path, serve: bool, dev_addr: str) -> None:
 
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:
-        run_demo(config_file, echo=click.echo, serve=serve, dev_addr=dev_addr)
+        run_demo(config_file, echo=click.echo, serve=serve, dev_addr=dev_addr, into=into)
     finally:
         signal.signal(signal.SIGTERM, previous)
