@@ -91,7 +91,9 @@ def _moment(value: datetime | None) -> str:
 @main.command()
 @_CONFIG_FILE_OPTION
 @_INSTANCE_OPTION
-@click.option("--no-browser", is_flag=True, help="Print the address to open instead of opening a browser; still wait for the redirect.")
+@click.option("--no-browser", is_flag=True,
+              help="Print the address to open on any device instead of opening a browser; then wait for the redirect, "
+                   "or for the address the browser was sent to, pasted here (over SSH, in a container).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=300, show_default=True, help="Seconds to wait for the browser.")
 @reports_errors
 def login(config_file: str | None, blog_dir: str | None, no_browser: bool, timeout: float) -> None:
@@ -109,8 +111,10 @@ def login(config_file: str | None, blog_dir: str | None, no_browser: bool, timeo
             click.echo(f"Your browser was opened to sign in. If it was not, open:\n\n    {url}\n", err=True)
 
     try:
+        import sys
+
         result = run_login(settings, open_browser=open_browser, timeout=timeout,
-                           echo=lambda line: click.echo(line, err=True))
+                           echo=lambda line: click.echo(line, err=True), paste=sys.stdin if no_browser else None)
     except KeyboardInterrupt:  # Ctrl-C while waiting: a plain line, no traceback
         click.echo("\nLogin cancelled: nothing was saved. Run `mkdocs-blogsvc login` to start again.", err=True)
         raise click.exceptions.Exit(130) from None
