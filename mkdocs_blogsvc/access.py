@@ -45,7 +45,18 @@ def ci_value(environ: Mapping[str, str] = os.environ) -> str | None:
 def has_credentials(settings: config.Settings, environ: Mapping[str, str] = os.environ) -> bool:
     """Whether this machine has anything to authenticate with: the credentials file (even a
     broken or dead one: that is for the token manager to report) or `BLOGSVC_REFRESH_TOKEN`."""
-    return settings.credentials_file.exists() or bool(environ.get(config.ENV_REFRESH_TOKEN, "").strip())
+    if environ.get(config.ENV_REFRESH_TOKEN, "").strip():
+        return True
+    path = settings.credentials_file
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:  # an unreadable folder, a file where the folder should be: one line, no traceback
+        from mkdocs_blogsvc.credentials import folder_problem
+
+        raise errors.CredentialsError(f"{folder_problem('read', path, path.parent, exc)}") from None
+    return True
 
 
 def policy(settings: config.Settings, environ: Mapping[str, str] = os.environ) -> str:
