@@ -315,7 +315,9 @@ def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addre
 
             forgotten = forget(contents.manifest)
             cache.save(contents.manifest)
-            click.echo(f"Forgot the earlier addresses of {forgotten} articles: the next build records where each "
+            from mkdocs_blogsvc.shared import counted
+
+            click.echo(f"Forgot the earlier addresses of {counted(forgotten, 'article')}: the next build records where each "
                        "page is and writes redirect pages only for addresses they move from after that.")
     for label, ids in (("new", report.new), ("updated", report.updated)):
         for article_id in ids:
@@ -324,7 +326,10 @@ def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addre
         click.echo(f"deleted  {article_id}")
     click.echo(f"blogsvc: {report.summary()}")
     if report.image_failures or report.skipped:
-        click.echo(f"{len(report.image_failures)} images not downloaded, {len(report.skipped)} articles skipped (see the warnings above)")
+        from mkdocs_blogsvc.shared import counted
+
+        click.echo(f"{counted(len(report.image_failures), 'image')} not downloaded, "
+                   f"{counted(len(report.skipped), 'article')} skipped (see the warnings above)")
 
 
 @main.command()
@@ -354,6 +359,7 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
         TransportError,
     )
     from mkdocs_blogsvc.render import ExportHead, Renderer
+    from mkdocs_blogsvc.shared import counted
 
     if not dest_text.strip():  # `export ""` or an unset variable: not the current folder
         raise ConfigurationError(f"DEST is {dest_text!r}: give the folder to export into, usually the site's docs_dir")
@@ -409,7 +415,7 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
                 reported_left_out.update(new_left_out)
                 click.echo(_left_out_message(dest, new_left_out), err=True)
             for gone, count in exported.retired.items():
-                click.echo(f"Removed {count} files that an earlier export wrote for blog_dir {gone!r}, which no "
+                click.echo(f"Removed {counted(count, 'file')} that an earlier export wrote for blog_dir {gone!r}, which no "
                            "blogsvc instance of mkdocs.yml has now.")
             return report, exported, exported.pages, len(rendered.images)
 
@@ -431,8 +437,8 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
             click.echo(f"Warning: {empty}, until a sync succeeds.", err=True)
             _watch_export(settings, every, lambda: export_once(True, True))
             return
-    click.echo(f"Exported {pages} articles and {images} images to {dest} "
-               f"({exported.written} files written, {exported.removed} removed).")
+    click.echo(f"Exported {counted(pages, 'article')} and {counted(images, 'image')} to {dest} "
+               f"({counted(exported.written, 'file')} written, {exported.removed} removed).")
     if watch:
         _watch_export(settings, every, lambda: export_once(True, True))
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from mkdocs_blogsvc import config
 from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, LoginError
+from mkdocs_blogsvc.shared import counted
 
 if TYPE_CHECKING:  # the server side is imported where used: it needs the [server] extra
     from mkdocs_blogsvc.server import content
@@ -256,7 +257,7 @@ def run_demo(
     with tempfile.TemporaryDirectory(prefix="blogsvc-demo-") as folder, running_service(Path(folder)) as (url, db):
         sample = seed(db, base_url_hint=url)
         echo(f"Reference service on {url} with the sample blog {sample['blog']['name']!r} "
-             f"({sample['articles']} published articles); signing in as {sample['user']!r}")
+             f"({counted(sample['articles'], 'published article')}); signing in as {sample['user']!r}")
         os.environ["BLOGSVC_BASE_URL"] = url
         os.environ["BLOGSVC_CLIENT_ID"] = sample["client_id"]
         settings = config.load_site_settings(str(config_file))[0]

@@ -31,6 +31,7 @@ from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, Credenti
 from mkdocs_blogsvc.exportrecord import drop_from_record, load_record, read_record, write_record
 from mkdocs_blogsvc.fileio import inside, temp_pattern, write_if_changed
 from mkdocs_blogsvc.pages import RenderedSite
+from mkdocs_blogsvc.shared import counted
 
 
 @dataclass(frozen=True)
@@ -137,5 +138,5 @@ def keep_exporting(
                 last_error = None
             if result.changed:
                 say(f"{time.strftime('%H:%M:%S')} {result.summary}: "
-                    f"{result.written} files written, {result.removed} removed")
+                    f"{counted(result.written, 'file')} written, {result.removed} removed")
         stop.wait(max(0.0, interval - (clock() - started)))

@@ -45,7 +45,7 @@ class NewSite:
 def check_base_url(value: str) -> str:
     """The service's address, as the plugin would read it from mkdocs.yml; one line if not."""
     try:
-        return config._base_url(value)  # noqa: SLF001  (the one definition of a valid base_url)
+        return config._base_url(value)  # the one definition of a valid base_url
     except ConfigurationError as exc:
         raise ConfigurationError(f"--base-url: {str(exc).removeprefix('blogsvc: ')}") from None
 

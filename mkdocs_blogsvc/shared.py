@@ -22,6 +22,11 @@ _SPELLED_OUT = str.maketrans({
 })
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`1 article`, `2 articles`: a count as people write it, in every line that prints one."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
 def slugify(text: str, max_length: int = MAX_SLUG_LENGTH) -> str:
     """Lowercase ASCII `a-z0-9` words joined by `-` (accents folded, `ß`, `æ`, `ø`... spelled
     out, the rest dropped), cut at a word boundary to at most `max_length` characters;
