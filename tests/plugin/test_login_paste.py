@@ -108,7 +108,7 @@ def test_the_listener_still_wins_when_nothing_is_pasted(app, db, tmp_path: Path,
     owner = add_owner(db)
     client_id, _ = register_client(db)
     settings = site_settings(tmp_path, IN_PROCESS_URL, client_id)
-    reader, writer = pipe
+    reader, _writer = pipe
 
     def open_browser(url: str) -> None:
         location = drive_consent(url, username=owner.username, password=owner.password,
