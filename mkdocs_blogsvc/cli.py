@@ -207,16 +207,21 @@ def token(config_file: str | None, blog_dir: str | None, print_refresh_token: bo
 # --- new (a site to start from; README "Getting started") ----------------------------------
 
 
+def _at_a_terminal() -> bool:
+    """Whether a person can answer a question: standard input is a terminal."""
+    import sys
+
+    return sys.stdin.isatty()
+
+
 def _ask(value: str | None, option: str, prompt: str, check: Callable[[str], str]) -> str:
     """An option's value: given, else asked for when a person is at a terminal (again until it
     passes `check`), else a one-line error naming the option."""
-    import sys
-
     from mkdocs_blogsvc.errors import ConfigurationError
 
     if value is not None:
         return check(value)
-    if not sys.stdin.isatty():
+    if not _at_a_terminal():
         raise ConfigurationError(f"{option} is missing and there is no terminal to ask for it: pass {option}")
     while True:
         answer = click.prompt(prompt, err=True)
