@@ -106,7 +106,8 @@ def login(config_file: str | None, blog_dir: str | None, no_browser: bool, timeo
 
     def open_browser(url: str) -> None:
         if no_browser or not webbrowser.open(url):
-            click.echo(f"Open this address in a browser to connect your blog:\n\n    {url}\n", err=True)
+            click.echo(f"Open this address in a browser, on this machine or any other device, to connect your "
+                       f"blog:\n\n    {url}\n", err=True)
         else:
             click.echo(f"Your browser was opened to sign in. If it was not, open:\n\n    {url}\n", err=True)
 

@@ -59,18 +59,30 @@ def test_a_new_site_builds_before_login_and_with_the_blog_after_a_pasted_login(l
         [sys.executable, "-m", "mkdocs_blogsvc", "login", "--no-browser", "--timeout", "60"],
         cwd=site, env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    assert login.stdin is not None and login.stderr is not None
+    assert login.stdin is not None and login.stderr is not None and login.stdout is not None
     url = None
     for line in login.stderr:
         if "/api/oauth/authorize?" in line:
             url = line.strip()
             break
     assert url is not None, login.communicate(timeout=10)
+    said = []
+    for line in login.stderr:  # what it says before it reads the pasted line
+        said.append(line)
+        if "paste it here" in line:
+            break
+    assert "paste it here" in "".join(said), said
     # approved "on another device": the redirect is not followed, its address is pasted
     location = drive_consent(url, username=owner.username, password=owner.password, blog_slug=owner.blog_slug)
-    out, err = login.communicate(input=location + "\n", timeout=60)
-    assert login.returncode == 0, err
-    assert "paste it here" in err and "Connected to the blog" in out
+    login.stdin.write(location + "\n")
+    login.stdin.close()
+    assert login.stdout is not None
+    out, err = login.stdout.read(), login.stderr.read()
+    code = login.wait(timeout=60)
+    login.stdout.close()
+    login.stderr.close()
+    assert code == 0, err
+    assert "Connected to the blog" in out
 
     after = mkdocs_build(site)
     assert after.returncode == 0, after.stderr
