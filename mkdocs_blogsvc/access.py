@@ -30,6 +30,7 @@ import os
 from collections.abc import Mapping
 
 from mkdocs_blogsvc import config, errors
+from mkdocs_blogsvc.shared import counted
 
 CHOICES = ("auto", "warn", "fail")
 #: `CI` values that mean "not CI" (anything else non-empty means CI: some services set a name).
@@ -45,7 +46,18 @@ def ci_value(environ: Mapping[str, str] = os.environ) -> str | None:
 def has_credentials(settings: config.Settings, environ: Mapping[str, str] = os.environ) -> bool:
     """Whether this machine has anything to authenticate with: the credentials file (even a
     broken or dead one: that is for the token manager to report) or `BLOGSVC_REFRESH_TOKEN`."""
-    return settings.credentials_file.exists() or bool(environ.get(config.ENV_REFRESH_TOKEN, "").strip())
+    if environ.get(config.ENV_REFRESH_TOKEN, "").strip():
+        return True
+    path = settings.credentials_file
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:  # an unreadable folder, a file where the folder should be: one line, no traceback
+        from mkdocs_blogsvc.credentials import folder_problem
+
+        raise errors.CredentialsError(f"{folder_problem('read', path, path.parent, exc)}") from None
+    return True
 
 
 def policy(settings: config.Settings, environ: Mapping[str, str] = os.environ) -> str:
@@ -68,7 +80,7 @@ def build_without(settings: config.Settings, cached_articles: int, environ: Mapp
     if policy(settings, environ) == "fail":
         ci = ci_value(environ)
         # the cache a CI job may restore (.cache/) would publish articles no build can update
-        published = (f"with the {cached_articles} articles of a cache it cannot sync" if cached_articles
+        published = (f"with the {counted(cached_articles, 'article')} of a cache it cannot sync" if cached_articles
                      else "without its articles")
         why = (
             f"and CI={ci} stops the build rather than publish the site {published}"
@@ -80,15 +92,15 @@ def build_without(settings: config.Settings, cached_articles: int, environ: Mapp
             f"{config.ENV_REFRESH_TOKEN} secret or restore the credentials file (see the CI recipe); set "
             "`on_missing_credentials: warn` in mkdocs.yml for builds that may leave the blog out (pull-request previews)"
         )
-    if cached_articles:
-        outcome = (
-            f"so the blog's {cached_articles} articles come from the cache of an earlier sync and may be out of date"
+    if cached_articles:  # they are in the site: what may be wrong is their age
+        return (
+            f"{_missing(settings)}, so the blog was not synced: this build has the {counted(cached_articles, 'article')} "
+            "of an earlier sync, from the cache, as of that sync; to bring them up to date, run "
+            "`mkdocs-blogsvc login` if you have an account for this blog, or ask the site owner for access"
         )
-    else:
-        outcome = "so the blog's articles are left out of this build"
     return (
-        f"{_missing(settings)}, {outcome}; to include them, run `mkdocs-blogsvc login` if you have an "
-        "account for this blog, or ask the site owner for access"
+        f"{_missing(settings)}, so the blog's articles are left out of this build; to include them, run "
+        "`mkdocs-blogsvc login` if you have an account for this blog, or ask the site owner for access"
     )
 
 

@@ -91,7 +91,9 @@ def _moment(value: datetime | None) -> str:
 @main.command()
 @_CONFIG_FILE_OPTION
 @_INSTANCE_OPTION
-@click.option("--no-browser", is_flag=True, help="Print the address to open instead of opening a browser; still wait for the redirect.")
+@click.option("--no-browser", is_flag=True,
+              help="Print the address to open on any device instead of opening a browser; then wait for the redirect, "
+                   "or for the address the browser was sent to, pasted here (over SSH, in a container).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=300, show_default=True, help="Seconds to wait for the browser.")
 @reports_errors
 def login(config_file: str | None, blog_dir: str | None, no_browser: bool, timeout: float) -> None:
@@ -104,13 +106,16 @@ def login(config_file: str | None, blog_dir: str | None, no_browser: bool, timeo
 
     def open_browser(url: str) -> None:
         if no_browser or not webbrowser.open(url):
-            click.echo(f"Open this address in a browser to connect your blog:\n\n    {url}\n", err=True)
+            click.echo(f"Open this address in a browser, on this machine or any other device, to connect your "
+                       f"blog:\n\n    {url}\n", err=True)
         else:
             click.echo(f"Your browser was opened to sign in. If it was not, open:\n\n    {url}\n", err=True)
 
     try:
+        import sys
+
         result = run_login(settings, open_browser=open_browser, timeout=timeout,
-                           echo=lambda line: click.echo(line, err=True))
+                           echo=lambda line: click.echo(line, err=True), paste=sys.stdin if no_browser else None)
     except KeyboardInterrupt:  # Ctrl-C while waiting: a plain line, no traceback
         click.echo("\nLogin cancelled: nothing was saved. Run `mkdocs-blogsvc login` to start again.", err=True)
         raise click.exceptions.Exit(130) from None
@@ -200,6 +205,57 @@ def token(config_file: str | None, blog_dir: str | None, print_refresh_token: bo
     click.echo(fresh.refresh_token)
 
 
+# --- new (a site to start from; README "Getting started") ----------------------------------
+
+
+def _at_a_terminal() -> bool:
+    """Whether a person can answer a question: standard input is a terminal."""
+    import sys
+
+    return sys.stdin.isatty()
+
+
+def _ask(value: str | None, option: str, prompt: str, check: Callable[[str], str]) -> str:
+    """An option's value: given, else asked for when a person is at a terminal (again until it
+    passes `check`), else a one-line error naming the option."""
+    from mkdocs_blogsvc.errors import ConfigurationError
+
+    if value is not None:
+        return check(value)
+    if not _at_a_terminal():
+        raise ConfigurationError(f"{option} is missing and there is no terminal to ask for it: pass {option}")
+    while True:
+        answer = click.prompt(prompt, err=True)
+        try:
+            return check(answer)
+        except ConfigurationError as exc:
+            click.echo(f"Error: {exc}", err=True)
+
+
+@main.command()
+@click.argument("folder", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--base-url", default=None, metavar="URL", help="The Blog Content Service's address (asked when left out).")
+@click.option("--client-id", default=None, metavar="ID",
+              help="The client_id the service issued for the site (asked when left out); written into mkdocs.yml.")
+@click.option("--site-name", default=None, help="The site's name (default: from DIR).")
+@reports_errors
+def new(folder: Path, base_url: str | None, client_id: str | None, site_name: str | None) -> None:
+    """Start a site in DIR (new or empty) that builds at once: Material, its blog, RSS, the plugin."""
+    from mkdocs_blogsvc.scaffold import check_base_url, check_client_id, check_folder, write_site
+
+    check_folder(folder)  # before any question
+    base_url = _ask(base_url, "--base-url", "The Blog Content Service's address (base_url)", check_base_url)
+    client_id = _ask(client_id, "--client-id", "The site's client_id on that service", check_client_id)
+    site = write_site(folder, base_url=base_url, client_id=client_id, site_name=site_name)
+    for path in site.written:
+        click.echo(f"Wrote {path}")
+    click.echo(f"\nNext, in {folder}:\n"
+               "  mkdocs build                # builds now; warns that the blog is left out until you log in\n"
+               "  mkdocs-blogsvc login        # once; --no-browser over SSH or in a container\n"
+               "  mkdocs serve --livereload\n"
+               "For CI, see .github/workflows/publish.yml (the secrets it needs are listed at its top).")
+
+
 # --- sync, export (the plugin's cache; README "Commands") -----------------------------
 
 
@@ -258,7 +314,9 @@ def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addre
         if forget_addresses:
             forgotten = contents.manifest.forget_addresses()
             cache.save(contents.manifest)
-            click.echo(f"Forgot the earlier addresses of {forgotten} articles: the next build records where each "
+            from mkdocs_blogsvc.shared import counted
+
+            click.echo(f"Forgot the earlier addresses of {counted(forgotten, 'article')}: the next build records where each "
                        "page is and writes redirect pages only for addresses they move from after that.")
     for label, ids in (("new", report.new), ("updated", report.updated)):
         for article_id in ids:
@@ -267,7 +325,10 @@ def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addre
         click.echo(f"deleted  {article_id}")
     click.echo(prefixed(report.summary()))
     if report.image_failures or report.skipped:
-        click.echo(f"{len(report.image_failures)} images not downloaded, {len(report.skipped)} articles skipped (see the warnings above)")
+        from mkdocs_blogsvc.shared import counted
+
+        click.echo(f"{counted(len(report.image_failures), 'image')} not downloaded, "
+                   f"{counted(len(report.skipped), 'article')} skipped (see the warnings above)")
 
 
 @main.command()
@@ -298,6 +359,7 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
     )
     from mkdocs_blogsvc.redirects import post_urls
     from mkdocs_blogsvc.render import Renderer
+    from mkdocs_blogsvc.shared import counted
     from mkdocs_blogsvc.theme_override import ExportHead, override_in_use
 
     if not dest_text.strip():  # `export ""` or an unset variable: not the current folder
@@ -363,7 +425,7 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
                 click.echo(f"The old addresses {', '.join(new_occupied)} of articles are files or pages of the site: "
                            "no redirect page there.", err=True)
             for gone, count in exported.retired.items():
-                click.echo(f"Removed {count} files that an earlier export wrote for blog_dir {gone!r}, which no "
+                click.echo(f"Removed {counted(count, 'file')} that an earlier export wrote for blog_dir {gone!r}, which no "
                            "blogsvc instance of mkdocs.yml has now.")
             return report, exported, exported.pages, len(rendered.images)
 
@@ -385,9 +447,9 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
             click.echo(f"Warning: {empty}, until a sync succeeds.", err=True)
             _watch_export(settings, every, lambda: export_once(True, True))
             return
-    moved = f", {exported.redirects} redirect pages at earlier addresses" if exported.redirects else ""
-    click.echo(f"Exported {pages} articles and {images} images to {dest}{moved} "
-               f"({exported.written} files written, {exported.removed} removed).")
+    moved = f", {counted(exported.redirects, 'redirect page')} at earlier addresses" if exported.redirects else ""
+    click.echo(f"Exported {counted(pages, 'article')} and {counted(images, 'image')} to {dest}{moved} "
+               f"({counted(exported.written, 'file')} written, {exported.removed} removed).")
     if watch:
         _watch_export(settings, every, lambda: export_once(True, True))
 
@@ -494,14 +556,18 @@ main.add_command(_LazyServerGroup("server", help="Run and script the reference B
 
 @main.command()
 @click.option(
-    "-f", "--config-file", type=click.Path(dir_okay=False, path_type=Path), default=Path("example-site/mkdocs.yml"),
-    show_default=True, help="The example site to build.",
+    "-f", "--config-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="The site to build (default: example-site/mkdocs.yml of a clone, else the example site that "
+         "ships with the package, written into --into).",
 )
+@click.option("--into", type=click.Path(file_okay=False, path_type=Path), default=Path("blogsvc-demo"),
+              show_default=True, metavar="DIR",
+              help="Without a clone: the folder the packaged example site is written into and built in.")
 @click.option("--serve", is_flag=True, help="Then keep the service running and `mkdocs serve` the site with live reload.")
 @click.option("-a", "--dev-addr", default="127.0.0.1:8001", show_default=True, metavar="HOST:PORT",
               help="Where --serve serves the site.")
 @reports_errors
-def demo(config_file: Path, serve: bool, dev_addr: str) -> None:
+def demo(config_file: Path | None, into: Path, serve: bool, dev_addr: str) -> None:
     """Build the example site from a freshly seeded reference service, change the blog, build again."""
     import signal
 
@@ -512,6 +578,6 @@ def demo(config_file: Path, serve: bool, dev_addr: str) -> None:
 
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:
-        run_demo(config_file, echo=click.echo, serve=serve, dev_addr=dev_addr)
+        run_demo(config_file, echo=click.echo, serve=serve, dev_addr=dev_addr, into=into)
     finally:
         signal.signal(signal.SIGTERM, previous)

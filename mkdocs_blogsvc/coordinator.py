@@ -40,6 +40,7 @@ from mkdocs_blogsvc.errors import (
     SyncFailed,
 )
 from mkdocs_blogsvc.logs import log
+from mkdocs_blogsvc.shared import counted
 from mkdocs_blogsvc.sync import SyncReport, ever_synced, sync_cache
 
 #: What `poll` waits while the background sync is switched off in mkdocs.yml (a rebuild wakes it).
@@ -166,7 +167,7 @@ class SyncCoordinator:
                 raise SyncFailed(f"the sync with {settings.base_url} failed: {exc}; {stops}") from exc
             log.warning(
                 f"the sync with {settings.base_url} failed ({exc}); the site is built from the cache "
-                f"({len(contents.articles)} articles). Set on_error: fail to stop the build instead"
+                f"({counted(len(contents.articles), 'article')}). Set on_error: fail to stop the build instead"
             )
             return contents, cached, " (sync failed: built from the cache)"
         return contents, report, ""

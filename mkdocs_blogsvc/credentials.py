@@ -248,12 +248,15 @@ class CredentialStore:
         )
 
     def _os_error(self, action: str, target: Path, exc: OSError) -> errors.CredentialsError:
-        reason = exc.strerror or type(exc).__name__
-        return errors.CredentialsError(
-            f"cannot {action} {target} ({reason}): the credentials folder {self.path.parent} must be a "
-            "folder this user can write to; fix its permissions, or point `credentials_file` in "
-            "mkdocs.yml somewhere else"
-        )
+        return errors.CredentialsError(folder_problem(action, target, self.path.parent, exc))
+
+
+def folder_problem(action: str, target: Path, folder: Path, exc: OSError) -> str:
+    """The one line for an OS error on the credentials folder: what failed, on which path, and
+    the fix for its cause (`errors.storage_fix`)."""
+    reason = exc.strerror or type(exc).__name__
+    return (f"cannot {action} {target} ({reason}): the credentials folder {folder} must be a folder this user "
+            f"can read and write; {errors.storage_fix(exc, 'credentials_file')}")
 
 
 class TokenManager:

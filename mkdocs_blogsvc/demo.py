@@ -4,6 +4,11 @@ It starts the reference service on a free loopback port with a fresh database in
 folder, seeds the sample blog, logs in for real (PKCE, the real sign-in and consent forms,
 submitted by the demo as the sample user), builds the example site, changes the blog (edits
 one article, unpublishes one, publishes a new one) and builds again. Nothing is left running.
+
+Which site: `--config-file` when given; else `example-site/` of a clone (the current folder);
+else the copy of the example site that ships in the package (`example_site/`, put there by
+setup.py), written into a folder of the current one (`blogsvc-demo/`) and built there: the
+installed package is never written into.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from mkdocs_blogsvc import config
 from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, LoginError, prefixed
+from mkdocs_blogsvc.shared import counted
 
 if TYPE_CHECKING:  # the server side is imported where used: it needs the [server] extra
     from mkdocs_blogsvc.server import content
@@ -34,6 +40,10 @@ if TYPE_CHECKING:  # the server side is imported where used: it needs the [serve
 
 DEFAULT_DEV_ADDR = "127.0.0.1:8001"
 DEFAULT_SITE = Path("example-site") / "mkdocs.yml"
+#: Where the demo writes the packaged example site when there is no clone.
+DEFAULT_COPY = Path("blogsvc-demo")
+#: The file that marks a folder as a copy the demo wrote (so a rerun may write into it again).
+COPY_MARKER = ".blogsvc-demo"
 
 
 @dataclass(frozen=True)
@@ -171,19 +181,75 @@ def _new_article() -> content.ArticleInput:
     )
 
 
+def example_site_source() -> Path | None:
+    """The example site this copy of the package can write out: the one shipped in the wheel,
+    else (an editable install) the clone's `example-site/` beside the package."""
+    package = Path(__file__).resolve().parent
+    for folder in (package / "example_site", package.parent / "example-site"):
+        if (folder / "mkdocs.yml").is_file():
+            return folder
+    return None
+
+
+def write_example_site(into: Path) -> Path:
+    """Copy the packaged example site into `into` (new, empty, or an earlier copy of the demo's)
+    and return its mkdocs.yml. An earlier copy's build and cache stay: the demo clears the cache."""
+    source = example_site_source()
+    if source is None:
+        raise ConfigurationError(
+            "this installation of mkdocs-blogsvc has no example site (example_site/ is missing from the package): "
+            "reinstall it from a wheel, or pass --config-file pointing at a site's mkdocs.yml"
+        )
+    try:
+        if into.exists() and (not into.is_dir() or (any(into.iterdir()) and not (into / COPY_MARKER).is_file())):
+            raise ConfigurationError(
+                f"{into} already exists and is not a copy of the example site that the demo wrote: "
+                "pass --into DIR naming a new or empty folder"
+            )
+        into.mkdir(parents=True, exist_ok=True)
+        for part in ("mkdocs.yml", "docs", "templates"):  # what setup.py ships: no build, cache or credentials
+            if (source / part).is_dir():
+                shutil.copytree(source / part, into / part, dirs_exist_ok=True,
+                                ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copyfile(source / part, into / part)
+        (into / COPY_MARKER).write_text("Written by `mkdocs-blogsvc demo`, which may write into it again.\n",
+                                        encoding="utf-8")
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot write the example site into {into} ({exc.strerror or exc}): run the demo in a folder this "
+            "user can write to, or pass --into DIR"
+        ) from None
+    return into / "mkdocs.yml"
+
+
+def choose_site(config_file: Path | None, into: Path = DEFAULT_COPY, echo: Callable[[str], None] = print) -> Path:
+    """The mkdocs.yml the demo builds: `config_file`, the clone's example site, or a copy of the
+    packaged one written into `into` (said in one line)."""
+    if config_file is not None:
+        if not config_file.is_file():
+            raise ConfigurationError(
+                f"{config_file} not found: pass --config-file pointing at a site's mkdocs.yml, or leave it out "
+                "to build the example site"
+            )
+        return config_file
+    if DEFAULT_SITE.is_file():  # a clone of the repository
+        return DEFAULT_SITE
+    written = write_example_site(into)
+    echo(f"Wrote the example site into {into}/ (it ships with the package); the demo builds it there.")
+    return written
+
+
 def run_demo(
-    config_file: Path = DEFAULT_SITE, *, echo: Callable[[str], None] = print, serve: bool = False,
-    dev_addr: str = DEFAULT_DEV_ADDR,
+    config_file: Path | None = None, *, echo: Callable[[str], None] = print, serve: bool = False,
+    dev_addr: str = DEFAULT_DEV_ADDR, into: Path = DEFAULT_COPY,
 ) -> DemoResult:
-    """Run the demo on the site of `config_file`; returns the built site and the two summaries."""
+    """Run the demo on the site of `config_file` (default: `choose_site`); returns the built
+    site and the two summaries."""
     _require_extras()
     if serve:
         _check_free(dev_addr)  # before any work: a busy port is the likeliest failure of --serve
-    if not config_file.is_file():
-        raise ConfigurationError(
-            f"{config_file} not found: run the demo from a clone of the mkdocs-blogsvc repository, "
-            "or pass --config-file pointing at the example site's mkdocs.yml"
-        )
+    config_file = choose_site(config_file, into, echo)
     from mkdocs_blogsvc.login import login
     from mkdocs_blogsvc.server.seed import seed
 
@@ -191,7 +257,7 @@ def run_demo(
     with tempfile.TemporaryDirectory(prefix="blogsvc-demo-") as folder, running_service(Path(folder)) as (url, db):
         sample = seed(db, base_url_hint=url)
         echo(f"Reference service on {url} with the sample blog {sample['blog']['name']!r} "
-             f"({sample['articles']} published articles); signing in as {sample['user']!r}")
+             f"({counted(sample['articles'], 'published article')}); signing in as {sample['user']!r}")
         os.environ["BLOGSVC_BASE_URL"] = url
         os.environ["BLOGSVC_CLIENT_ID"] = sample["client_id"]
         settings = config.load_site_settings(str(config_file))[0]

@@ -94,10 +94,24 @@ class CacheUnwritable(BlogServiceError):
     def __init__(self, folder: str | os.PathLike[str], exc: OSError) -> None:
         self.folder = os.fspath(folder)
         self.reason = exc.strerror or str(exc)
-        super().__init__(
-            f"the cache in {self.folder} cannot be written ({self.reason}); "
-            "check the folder's permissions and free space"
-        )
+        super().__init__(f"the cache in {self.folder} cannot be written ({self.reason}); {storage_fix(exc, 'cache_dir')}")
+
+
+def storage_fix(exc: OSError, setting: str) -> str:
+    """What to do about an OS error on a folder of ours (the cache, the credentials), by its
+    cause; `setting` is the mkdocs.yml setting that can point elsewhere."""
+    import errno
+
+    elsewhere = f"or set `{setting}` in mkdocs.yml to another folder"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"give the user running the build read and write access to that folder (chown, chmod), {elsewhere}"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return "free some space on its disk (or raise this user's quota or file size limit), then run again"
+    if exc.errno == errno.EROFS:
+        return f"it is on a read-only file system: {elsewhere}"
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        return f"a file is in the way on that path where a folder should be (it is not a folder): move it, {elsewhere}"
+    return "check the folder's permissions and free space"
 
 
 class CacheDamaged(BlogServiceError):

@@ -46,6 +46,7 @@ from mkdocs_blogsvc.exportrecord import drop_from_record, load_record, read_reco
 from mkdocs_blogsvc.fileio import inside, temp_pattern, write_if_changed
 from mkdocs_blogsvc.manifest import Address
 from mkdocs_blogsvc.pages import RenderedSite, SiteFile
+from mkdocs_blogsvc.shared import counted
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,7 @@ class ExportWatch:
                 self.say("the sync works again")
             if result.changed:
                 self.say(f"{time.strftime('%H:%M:%S')} {result.summary}: "
-                         f"{result.written} files written, {result.removed} removed")
+                         f"{counted(result.written, 'file')} written, {result.removed} removed")
         return max(0.0, self.interval - (self.clock() - started))
 
 

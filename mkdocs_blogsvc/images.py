@@ -28,6 +28,7 @@ from mkdocs_blogsvc.errors import BlogServiceError
 from mkdocs_blogsvc.fileio import write_if_changed
 from mkdocs_blogsvc.imagetypes import looks_like_svg, sniff
 from mkdocs_blogsvc.logs import log
+from mkdocs_blogsvc.shared import counted
 
 #: Largest image accepted (10 MiB): covers photos at web sizes, stops a runaway download.
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
@@ -102,8 +103,10 @@ def download_all(
             now = clock()
             if pending and now - last_report >= PROGRESS_EVERY:
                 last_report = now
-                finished = len(todo) - len(pending)
-                log.info("downloaded %d of %d images (%.0f s)", finished, len(todo), now - started)
+                # what succeeded only: a failed download is its own warning, never "downloaded"
+                failed = f", {len(result.failed)} failed" if result.failed else ""
+                log.info("downloaded %d of %s%s (%.0f s)", len(result.saved), counted(len(todo), "image"), failed,
+                         now - started)
     return result
 
 

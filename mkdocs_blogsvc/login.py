@@ -12,6 +12,15 @@
 Before the browser opens, `preflight` checks `base_url` and the authorization request, so a
 wrong setting fails in seconds with the setting named instead of after the wait.
 
+With no browser on this machine (SSH, a container), `paste` is a text stream (standard input):
+the person opens the address on any device, and after approving pastes the address the browser
+was sent to (`http://127.0.0.1:PORT/callback?code=...&state=...`, which that device cannot load).
+Whichever comes first wins: the redirect reaching the listener or the pasted line. A pasted
+line must be this attempt's redirect URI exactly, with its `state`; then the code is exchanged
+with the same PKCE verifier and redirect URI. A pasted line that is not (another address, another
+state, an error, no code) ends the login in one line, with nothing saved: unlike a stray request
+to the listener, it is what the person meant to give.
+
 `open_browser` is the seam: the CLI passes `webbrowser.open`, tests and the demo a function
 that drives the consent pages over HTTP and then follows the redirect to the listener.
 """
@@ -29,7 +38,7 @@ import webbrowser
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from mkdocs_blogsvc import config, errors, models, preflight
@@ -73,7 +82,7 @@ class LoopbackListener:
     def __init__(self, state: str, port: int = 0) -> None:
         self.state = state
         self._port = port
-        self._results: queue.Queue[_Callback] = queue.Queue()
+        self._results: queue.Queue[_Callback | errors.LoginError] = queue.Queue()
         self._server: http.server.HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -119,7 +128,55 @@ class LoopbackListener:
                 f"no answer from the browser within {timeout:g} seconds: run `mkdocs-blogsvc login` "
                 "again (and finish the sign-in in the browser, or raise --timeout)"
             ) from None
+        if isinstance(callback, errors.LoginError):
+            raise callback
         return _code_from(callback.params)
+
+    def read_pasted(self, stream: IO[str]) -> None:
+        """Read `stream` in a thread of its own: its first non-blank line is taken as the
+        redirected address (`accept_pasted`). The end of the stream leaves the listener waiting."""
+
+        def read() -> None:
+            try:
+                for line in stream:
+                    if line.strip():
+                        self.accept_pasted(line)
+                        return
+            except (OSError, ValueError):  # a closed or unreadable stream: the listener still waits
+                return
+
+        threading.Thread(target=read, name="blogsvc-login-paste", daemon=True).start()
+
+    def accept_pasted(self, line: str) -> None:
+        """Hand on a pasted redirect address, checked as the listener checks a request: this
+        attempt's redirect URI exactly, then its `state`. Anything else ends the wait in one line."""
+        self._results.put(self._check_pasted(line.strip()))
+
+    def _check_pasted(self, text: str) -> _Callback | errors.LoginError:
+        again = "run `mkdocs-blogsvc login --no-browser` again and paste the whole address the browser shows after you approve"
+        try:
+            url = urlsplit(text)
+            port = url.port
+        except ValueError:
+            url, port = None, None
+        if url is None or f"{url.scheme}://{url.hostname}:{port}{url.path}" != self.redirect_uri or url.fragment:
+            address = text.split("?", 1)[0]  # never the query: it may carry a code
+            shown = address[:80] + ("..." if len(address) > 80 or "?" in text else "")
+            return errors.LoginError(
+                f"the pasted text {shown!r} is not the redirect to {self.redirect_uri} (an address starting "
+                f"with {self.redirect_uri}?code=): nothing was saved; {again}"
+            )
+        params = {key: values[0] for key, values in parse_qs(url.query).items()}
+        if not secrets.compare_digest(params.get("state", "").encode(), self.state.encode()):
+            return errors.LoginError(
+                f"the pasted address is from another login attempt (its state does not match this one's): nothing "
+                f"was saved; {again}"
+            )
+        try:
+            _code_from(params)
+        except errors.LoginError as exc:
+            return errors.LoginError(f"{exc} (nothing was saved)")
+        return _Callback(params)
 
     def _handler_class(self) -> type[http.server.BaseHTTPRequestHandler]:
         listener = self
@@ -215,12 +272,15 @@ def login(
     timeout: float = DEFAULT_TIMEOUT,
     transport: Any = None,
     echo: Callable[[str], object] = lambda message: None,
+    paste: IO[str] | None = None,
 ) -> LoginResult:
     """Run the whole flow; save the credentials (0600) and return the connected blog.
 
     Before the browser: the credentials folder is usable, `base_url` is a Blog Content Service,
     and its authorize endpoint accepts this client, redirect URI and scope (`preflight`), so a
     wrong setting fails in seconds, not after the wait. `echo` receives progress lines for people.
+    `paste` (standard input, for `--no-browser`): the redirected address may be pasted there
+    instead of reaching the listener.
     """
     client_id = settings.require_client_id()
     store = CredentialStore(settings.credentials_file)
@@ -238,6 +298,11 @@ def login(
         open_browser(f"{settings.base_url}{preflight.AUTHORIZE_PATH}?{urlencode(query)}")
         echo(f"Waiting for you to sign in and approve in the browser; the service then sends it to "
              f"{listener.redirect_uri} (at most {timeout:g} seconds). Press Ctrl-C to cancel.")
+        if paste is not None:
+            echo(f"On another device (no browser here, SSH, a container)? After you approve, its browser fails "
+                 f"to load an address starting with {listener.redirect_uri}?code= : copy that whole address "
+                 "from the address bar, paste it here and press Enter.")
+            listener.read_pasted(paste)
         code = listener.wait_for_code(timeout)
         form = {
             "grant_type": "authorization_code",

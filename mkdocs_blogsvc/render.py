@@ -420,7 +420,9 @@ def front_matter(article: Article, slug: str, paths: PagePaths, blogsvc: dict[st
     MkDocs (`title`, `description`); `blogsvc` for exported pages. Datetimes are dumped as YAML timestamps, never as text."""
     meta: dict[str, Any] = {"title": neutral(article.title)}
     if text := description(article):
-        meta["description"] = neutral(text)
+        # only ever printed into `<meta name="description">` (never shown, so never a tooltip):
+        # no WORD JOINER, which would be read as part of the text there
+        meta["description"] = neutral(text).replace("\u2060", "")
     meta["date"] = {"created": _utc(article.published_at), "updated": _utc(article.updated_at)}
     meta["slug"] = slug
     if article.tags:

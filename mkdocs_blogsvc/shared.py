@@ -7,3 +7,8 @@ from __future__ import annotations
 #: Where the reference service listens by default (`mkdocs-blogsvc server run`), and the
 #: plugin's default `base_url`.
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`1 article`, `2 articles`: a count as people write it, in every line that prints one."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"

@@ -539,7 +539,7 @@ def test_a_malformed_sync_answer_warns_and_builds_from_the_intact_cache(
     run_build(config)
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and problem in warnings[0].getMessage(), caplog.text
-    assert "the site is built from the cache (1 articles)" in warnings[0].getMessage()
+    assert "the site is built from the cache (1 article)" in warnings[0].getMessage()
     assert no_traceback(caplog)
     assert snapshot(tmp_path / ".cache") == cache_before
     assert "Cover story" in (tmp_path / "site" / "blog" / "posts" / "cover-story" / "index.html").read_text()

@@ -165,7 +165,8 @@ def test_an_unwritable_cache_is_one_message_for_the_build_sync_and_export(tmp_pa
     (tmp_path / "in-the-way").write_text("a file where the cache's parent folder should be\n")
     config = make_site(tmp_path, service, db, owner, cache_dir="in-the-way/cache")
     expected = (f"the cache in {tmp_path / 'in-the-way' / 'cache'} cannot be written (Not a directory); "
-                "check the folder's permissions and free space")
+                "a file is in the way on that path where a folder should be (it is not a folder): move it, "
+                "or set `cache_dir` in mkdocs.yml to another folder")
     for args in (["sync"], ["export", str(tmp_path / "docs")]):
         result = CliRunner().invoke(main, [*args, "-f", str(config)])
         assert result.exit_code == 1 and result.output == f"Error: {expected}\n", result.output

@@ -113,7 +113,7 @@ def test_with_a_cache_the_articles_come_from_it_with_the_warning(
     build(load_config(str(config)))
     assert article_pages(tmp_path / "site") == ["synced-once"]
     [warning] = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
-    assert "so the blog's 1 articles come from the cache of an earlier sync and may be out of date" in warning
+    assert "this build has the 1 article of an earlier sync, from the cache, as of that sync" in warning
     assert "run `mkdocs-blogsvc login`" in warning
     assert service.requests == []
 
@@ -124,7 +124,7 @@ def test_with_a_cache_the_articles_come_from_it_with_the_warning(
     with pytest.raises(Abort):
         build(load_config(str(config)))
     [error] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert "and CI=true stops the build rather than publish the site with the 1 articles of a cache it cannot sync" in error
+    assert "and CI=true stops the build rather than publish the site with the 1 article of a cache it cannot sync" in error
 
 
 @pytest.mark.parametrize(("setting", "ci", "stops"), [

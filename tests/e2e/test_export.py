@@ -61,7 +61,7 @@ def test_export_reads_a_disabled_plugin_entry_and_mkdocs_then_builds_without_war
     add_article(db, owner.blog_id, "First words", tags=["one"])
     config = site(tmp_path, service, db, owner, enabled)
     output = run_export(config)
-    assert output.startswith("Exported 1 articles"), output
+    assert output.startswith("Exported 1 article"), output
     page = tmp_path / "docs" / "blog" / "posts" / "first-words.md"
     front, body = page.read_text(encoding="utf-8").split("---\n", 2)[1:]
     meta = yaml.safe_load(front)
@@ -374,7 +374,7 @@ def test_export_theme_dir_works_when_mkdocs_yml_already_names_it_as_custom_dir(
         "theme: mkdocs\n", "theme:\n  name: mkdocs\n  custom_dir: overrides\n"), encoding="utf-8")
     output = run_export(config, "--theme-dir", str(tmp_path / "overrides"))
     assert (tmp_path / "overrides" / HEAD_PARTIAL).is_file() and (tmp_path / "overrides" / "main.html").is_file()
-    assert "Exported 1 articles" in output and "Set `custom_dir" not in output
+    assert "Exported 1 article" in output and "Set `custom_dir" not in output
 
 
 # --- found by review: a site owner moving to Zensical ------------------------------------------
@@ -391,7 +391,7 @@ def test_a_renamed_blog_dir_takes_its_earlier_export_with_it(
     (docs / "blog" / "own.md").write_text("# Not the export's\n", encoding="utf-8")
     config.write_text(config.read_text(encoding="utf-8") + "      blog_dir: news\n", encoding="utf-8")
     output = run_export(config)
-    assert "Removed 1 files that an earlier export wrote for blog_dir 'blog', which no blogsvc instance of mkdocs.yml has now." in output
+    assert "Removed 1 file that an earlier export wrote for blog_dir 'blog', which no blogsvc instance of mkdocs.yml has now." in output
     assert sorted(str(p.relative_to(docs)) for p in docs.rglob("*.md")) == ["blog/own.md", "index.md", "news/posts/story.md"]
     assert json.loads((docs / RECORD).read_text(encoding="utf-8"))["instances"] == {"news": ["news/posts/story.md"]}
 
@@ -404,7 +404,7 @@ def test_an_export_left_out_is_not_counted_as_exported(
     config = site(tmp_path, service, db, owner)
     (tmp_path / "docs" / "blog" / "posts").mkdir(parents=True)
     (tmp_path / "docs" / "blog" / "posts" / "mine-too.md").write_text("# Hand-written\n", encoding="utf-8")
-    assert "Exported 1 articles and 0 images" in run_export(config)
+    assert "Exported 1 article and 0 images" in run_export(config)
 
 
 def test_dest_must_be_given_and_should_be_docs_dir(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
@@ -443,7 +443,7 @@ def test_a_failed_sync_names_offline_and_watch_waits_it_out(tmp_path: Path, serv
             pass
         output = read(log)
     assert output.startswith("Warning: the sync failed (could not reach the Blog Content Service at http://127.0.0.1:9"), output
-    assert "exporting what the cache holds, and trying again every 1 s" in output and "Exported 1 articles" in output
+    assert "exporting what the cache holds, and trying again every 1 s" in output and "Exported 1 article" in output
     assert "Traceback" not in output and output.rstrip().endswith("Stopped.")
 
 

@@ -499,7 +499,7 @@ def test_a_service_that_never_answers_costs_at_most_the_timeout(
         elapsed = timed_build(config)
         assert silent.connections >= 1  # it was asked, and kept silent
     (warning,) = warnings_of(caplog)
-    assert "built from the cache (1 articles)" in warning and f"within its {TIMEOUT} s" in warning
+    assert "built from the cache (1 article)" in warning and f"within its {TIMEOUT} s" in warning
     assert (tmp_path / "site" / "blog" / "posts" / "cached-article" / "index.html").exists()
     assert elapsed < TIMEOUT + SLACK  # safety bound of the deadline under test (the issue's)
 
@@ -515,7 +515,7 @@ def test_a_drip_fed_sync_answer_costs_at_most_the_timeout(
         assert drip.requests and drip.requests[0].startswith("POST /api/v1/sync")
         assert 0 < drip.bytes_sent < len(body)  # bytes kept coming: no per-read timeout fired
     (warning,) = warnings_of(caplog)
-    assert "built from the cache (1 articles)" in warning
+    assert "built from the cache (1 article)" in warning
     assert (tmp_path / "site" / "blog" / "posts" / "cached-article" / "index.html").exists()
     assert elapsed < TIMEOUT + SLACK
 

@@ -398,7 +398,7 @@ def test_sync_forget_addresses_drops_the_redirects_of_a_settings_mistake(
 
     result = CliRunner().invoke(main, ["sync", "-f", str(config), "--forget-addresses"])
     assert result.exit_code == 0, result.output
-    assert "Forgot the earlier addresses of 1 articles" in result.output
+    assert "Forgot the earlier addresses of 1 article" in result.output
     caplog.clear()
     site_dir = run_build(config)
     assert not mistaken.exists()

@@ -40,7 +40,7 @@ def test_says_only_what_changed_and_warns_once_per_distinct_failure() -> None:
     assert len(warned) == 2 and "connection refused" in warned[0] and "timed out" in warned[1]
     assert "trying again every 0 s" in warned[0] and "the exported files stay as they are" in warned[0]
     assert said[0] == "the sync works again"
-    assert said[1].endswith("blogsvc: 1 new, 0 updated, 0 deleted, 3 unchanged in 0.01 s: 1 files written, 0 removed")
+    assert said[1].endswith("blogsvc: 1 new, 0 updated, 0 deleted, 3 unchanged in 0.01 s: 1 file written, 0 removed")
     assert len(said) == 2, said
 
 
