@@ -50,6 +50,7 @@ def seed(db: Database, *, base_url_hint: str | None = None) -> dict[str, Any]:
     URL cannot follow the server to another address.
     """
     now = db.now()
+    password_hash = content.new_password_hash(USERNAME, PASSWORD)  # scrypt before the write lock
     with db.session(write=True) as session:
         if session.scalar(select(tables.User.id).where(tables.User.username == USERNAME)) is not None or \
                 session.scalar(select(tables.Blog.id).where(tables.Blog.slug == BLOG["slug"])) is not None:
@@ -57,9 +58,9 @@ def seed(db: Database, *, base_url_hint: str | None = None) -> dict[str, Any]:
                 f"this database already holds the sample blog (user {USERNAME!r} or blog {BLOG['slug']!r}): "
                 "seed a new database file instead"
             )
-        content.insert_user(session, USERNAME, PASSWORD, now)
+        content.insert_user(session, USERNAME, password_hash, now)
         blog = content.insert_blog(session, owner=USERNAME, now=now, **BLOG)
-        client, _ = content.insert_client(session, name=CLIENT_NAME, redirect_uris=CLIENT_REDIRECT_URIS, public=True, now=now)
+        client = content.insert_client(session, name=CLIENT_NAME, redirect_uris=CLIENT_REDIRECT_URIS, secret=None, now=now)
         published = 0
         for index, path in enumerate(sorted(_files("sample_articles", ".md"), key=lambda p: p.name)):
             article = _insert_sample(session, blog, path, index, now, base_url_hint)
