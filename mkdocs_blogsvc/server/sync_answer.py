@@ -97,8 +97,9 @@ class SyncAnswer:
     ) -> None:
         """Compare every published article of the blog (`published`, read in batches) with `known`.
 
-        The first pass reads only what the hash covers, as plain rows; the articles to send are
-        then loaded whole, a batch of ids at a time (`load_published`), in the same order.
+        With nothing known, one pass sends every article. Otherwise the first pass reads only
+        what the hash covers; the articles to send are then loaded whole, a batch of ids at a
+        time (`load_published`), in the same order.
         """
         article = tables.Article
         if not known:  # a first sync: every article is sent, read whole in one pass
