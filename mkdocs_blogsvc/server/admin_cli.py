@@ -372,3 +372,13 @@ def migrate(ctx: click.Context) -> None:
 def seed(db: Database, base_url: str | None) -> dict[str, Any]:
     """Create the sample blog: user demo / demo-password, 12 published articles, a public client."""
     return seeding.seed(db, base_url_hint=base_url)
+
+
+@_command("generate-articles")
+@click.option("--blog", "blog_slug", required=True, help="Slug of the blog to fill.")
+@click.option("--count", required=True, type=int, help=f"How many articles to add (1 to {seeding.MAX_GENERATED:,}).")
+@click.option("--words", default=300, show_default=True, type=int, help="Words of text in each article.")
+@click.option("--covers", is_flag=True, help="Give each article one of the sample covers (14 images, stored once).")
+def generate_articles(db: Database, blog_slug: str, count: int, words: int, covers: bool) -> dict[str, Any]:
+    """Fill a blog quickly with published articles (capacity tests, benchmarks, demos)."""
+    return seeding.generate_articles(db, blog_slug, count, words=words, covers=covers)

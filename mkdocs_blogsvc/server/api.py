@@ -12,7 +12,7 @@ import re
 from typing import Any, NoReturn
 
 from flask import Blueprint, Flask, Response, current_app, request, stream_with_context
-from sqlalchemy import Select, func, select, update
+from sqlalchemy import Row, Select, func, select, update
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import HTTPException
 
@@ -23,8 +23,8 @@ from mkdocs_blogsvc.server.bodies import MAX_KNOWN_ARTICLES, MAX_SYNC_BODY_BYTES
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.errors import ApiError
 from mkdocs_blogsvc.server.responses import error_response, invalid_request, json_response
-from mkdocs_blogsvc.server.serialize import article_json, base_url
-from mkdocs_blogsvc.server.sync_answer import SyncAnswer, load_published
+from mkdocs_blogsvc.server.serialize import ARTICLE_COLUMNS, article_json, base_url
+from mkdocs_blogsvc.server.sync_answer import SyncAnswer
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -60,17 +60,7 @@ def list_articles(access: Access) -> Response:
     limit = _positive_int("limit", DEFAULT_LIMIT)
     if limit > MAX_LIMIT:
         raise invalid_request(f"limit must be an integer from 1 to {MAX_LIMIT}")
-    with _db().session() as session:
-        total = _count_published(session, access.blog_id)
-        offset = (page - 1) * limit
-        # A page past the end is answered without a query: its offset may not even fit the database's integers.
-        # The page's ids first, from the blog's listing index alone (an index-only scan once
-        # vacuumed): a deep OFFSET then skips index entries, not whole rows. Its rows follow by
-        # primary key.
-        ids = list(session.scalars(
-            _newest_first(_published(access.blog_id)).with_only_columns(tables.Article.id).offset(offset).limit(limit)
-        )) if offset < total else []
-        rows = load_published(session, access.blog_id, ids)
+    rows, total = _listing_page(access.blog_id, (page - 1) * limit, limit)
     base = base_url()
     return json_response({
         "articles": [article_json(article, base) for article in rows],
@@ -157,7 +147,36 @@ def _count_published(session: Session, blog_id: str) -> int:
     return session.scalar(select(func.count()).select_from(_published(blog_id).subquery())) or 0
 
 
-def _newest_first(query: Select[tables.Article]) -> Select[tables.Article]:
+#: An OFFSET past this is past the end of any blog (and may not fit the database's integers).
+_MAX_OFFSET = 2**62
+
+
+def _listing_page(blog_id: str, offset: int, limit: int) -> tuple[list[Row[Any]], int]:
+    """The page's articles (plain rows, newest first) and the blog's published count, from one
+    statement outside any transaction: one snapshot, and no BEGIN or COMMIT round trips.
+
+    The page's ids come from the blog's listing index alone (an index-only scan once the table
+    is vacuumed): a deep OFFSET skips index entries, not rows. Only those ids' rows are read,
+    by primary key. The count rides along as an uncorrelated subquery (run once); a page past
+    the end has no row to carry it, so the count is then asked for on its own.
+    """
+    article = tables.Article
+    published = (article.blog_id == blog_id, article.status == "published")
+    count = select(func.count()).select_from(article).where(*published)
+    with _db().engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        if offset < _MAX_OFFSET:
+            ids = _newest_first(select(article.id).where(*published)).offset(offset).limit(limit).subquery()
+            query = _newest_first(
+                select(*ARTICLE_COLUMNS, count.scalar_subquery().correlate(None).label("total"))
+                .join_from(article, ids, article.id == ids.c.id)
+            )
+            rows = list(connection.execute(query))
+            if rows:
+                return rows, int(rows[0].total)
+        return [], int(connection.scalar(count) or 0)
+
+
+def _newest_first(query: Select[Any]) -> Select[Any]:
     """Newest publication first; equal times in descending id order, so pages never overlap."""
     return query.order_by(tables.Article.published_at.desc(), tables.Article.id.desc())
 

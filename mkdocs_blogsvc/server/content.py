@@ -5,7 +5,8 @@ sample blog (`seed`) and `mkdocs-blogsvc demo`. Each public function takes the `
 validates its input, runs in one transaction and returns the JSON-ready dict the command
 prints. Every refusal is a `ContentError` whose message is one line a person can act on. The
 `insert_*` functions work inside a caller's session (the seed builds a whole blog in one
-transaction with them).
+transaction with them). Passwords and client secrets are hashed before that transaction opens
+(`new_password_hash`, `new_client_secret`): scrypt never runs while the write lock is held.
 
 Articles, as the commands write them:
 - the slug is derived from the title when the article is created (lowercase ASCII, `a-z0-9`
@@ -101,19 +102,32 @@ class ArticleInput:
 
 def create_user(db: Database, username: str, password: str) -> dict[str, Any]:
     now = db.now()  # before the transaction: db.now() reads on a connection of its own
+    password_hash = new_password_hash(username, password)  # scrypt's 50 ms, before the write lock
     with db.session(write=True) as session:
-        user = insert_user(session, username, password, now)
+        user = insert_user(session, username, password_hash, now)
         return {"id": user.id, "username": user.username}
 
 
-def insert_user(session: Session, username: str, password: str, now: datetime) -> tables.User:
+def new_password_hash(username: str, password: str) -> str:
+    """The stored hash of a new user's password, once the username and password are acceptable.
+
+    Called before the write transaction opens: scrypt takes tens of milliseconds of CPU, and on
+    SQLite every other writer (sign-ins, token grants, rate-limit counters) would wait for them.
+    """
     if not USERNAME.fullmatch(username):
         raise ContentError("username must be 1 to 150 characters: letters, digits and _ . @ + -")
     if not password:
         raise ContentError("password must not be empty")
+    return security.hash_password(password)
+
+
+def insert_user(session: Session, username: str, password_hash: str, now: datetime) -> tables.User:
+    """A new user whose password was hashed beforehand (`new_password_hash`)."""
+    if not USERNAME.fullmatch(username):
+        raise ContentError("username must be 1 to 150 characters: letters, digits and _ . @ + -")
     if session.scalar(select(tables.User.id).where(tables.User.username == username)) is not None:
         raise ContentError(f"user {username!r} already exists")
-    user = tables.User(username=username, password_hash=security.hash_password(password), created_at=now)
+    user = tables.User(username=username, password_hash=password_hash, created_at=now)
     session.add(user)
     session.flush()
     return user
@@ -161,32 +175,50 @@ def blog_json(blog: tables.Blog, owner: str) -> dict[str, Any]:
 def create_client(db: Database, *, name: str, redirect_uris: list[str], public: bool) -> dict[str, Any]:
     """Register an application. The secret of a confidential client is shown here, once."""
     now = db.now()
+    secret = new_client_secret(public)  # hashed before the write lock, like passwords
     with db.session(write=True) as session:
-        client, secret = insert_client(session, name=name, redirect_uris=redirect_uris, public=public, now=now)
+        client = insert_client(session, name=name, redirect_uris=redirect_uris, secret=secret, now=now)
         return {
-            "client_id": client.client_id, "client_secret": secret, "name": client.name,
+            "client_id": client.client_id, "client_secret": None if secret is None else secret.value,
+            "name": client.name,
             "redirect_uris": list(client.redirect_uris), "public": client.is_public,
         }
 
 
+@dataclass(frozen=True)
+class ClientSecret:
+    """A confidential client's new secret (shown once) and its stored hash."""
+
+    value: str
+    hash: str
+
+
+def new_client_secret(public: bool) -> ClientSecret | None:
+    """A new secret and its scrypt hash (None for a public client), made outside any transaction."""
+    if public:
+        return None
+    value = secrets.token_hex(32)
+    return ClientSecret(value, security.hash_password(value))
+
+
 def insert_client(
-    session: Session, *, name: str, redirect_uris: list[str], public: bool, now: datetime
-) -> tuple[tables.Client, str | None]:
+    session: Session, *, name: str, redirect_uris: list[str], secret: ClientSecret | None, now: datetime
+) -> tables.Client:
+    """A new client: public when `secret` is None, else confidential with `secret` (`new_client_secret`)."""
     if not name.strip():
         raise ContentError("the client name (--name) must not be empty: give the name users see on the consent page")
     if not redirect_uris:
         raise ContentError("give at least one --redirect-uri")
     for uri in redirect_uris:
         check_redirect_uri(uri)
-    secret = None if public else secrets.token_hex(32)
     client = tables.Client(
         client_id=secrets.token_hex(16), name=name.strip(), redirect_uris=list(dict.fromkeys(redirect_uris)),
-        client_secret_hash=None if secret is None else security.hash_password(secret),
-        is_public=public, created_at=now,
+        client_secret_hash=None if secret is None else secret.hash,
+        is_public=secret is None, created_at=now,
     )
     session.add(client)
     session.flush()
-    return client, secret
+    return client
 
 
 #: Schemes a browser runs or reads itself instead of handing the code to an application

@@ -9,21 +9,27 @@ read (the draft and the unpublished article have none).
 
 Seeding a database that already holds the sample user or blog is refused (`ContentError`):
 the seed never touches data someone may have changed; seed a new database file instead.
+
+`generate_articles` (`server admin generate-articles`) fills an existing blog with many
+plain articles quickly, for capacity tests, benchmarks and demos: rows are bulk-inserted in
+short transactions, then PostgreSQL is given its statistics and visibility map at once
+(`VACUUM (ANALYZE)`) instead of waiting for autovacuum.
 """
 
 from __future__ import annotations
 
+import random
 from datetime import datetime, timedelta
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
 
 import yaml
-from sqlalchemy import select
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from mkdocs_blogsvc.models import format_timestamp
-from mkdocs_blogsvc.server import content, tables
+from mkdocs_blogsvc.server import content, media, security, tables
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.errors import ContentError
 
@@ -50,6 +56,7 @@ def seed(db: Database, *, base_url_hint: str | None = None) -> dict[str, Any]:
     URL cannot follow the server to another address.
     """
     now = db.now()
+    password_hash = content.new_password_hash(USERNAME, PASSWORD)  # scrypt before the write lock
     with db.session(write=True) as session:
         if session.scalar(select(tables.User.id).where(tables.User.username == USERNAME)) is not None or \
                 session.scalar(select(tables.Blog.id).where(tables.Blog.slug == BLOG["slug"])) is not None:
@@ -57,9 +64,9 @@ def seed(db: Database, *, base_url_hint: str | None = None) -> dict[str, Any]:
                 f"this database already holds the sample blog (user {USERNAME!r} or blog {BLOG['slug']!r}): "
                 "seed a new database file instead"
             )
-        content.insert_user(session, USERNAME, PASSWORD, now)
+        content.insert_user(session, USERNAME, password_hash, now)
         blog = content.insert_blog(session, owner=USERNAME, now=now, **BLOG)
-        client, _ = content.insert_client(session, name=CLIENT_NAME, redirect_uris=CLIENT_REDIRECT_URIS, public=True, now=now)
+        client = content.insert_client(session, name=CLIENT_NAME, redirect_uris=CLIENT_REDIRECT_URIS, secret=None, now=now)
         published = 0
         for index, path in enumerate(sorted(_files("sample_articles", ".md"), key=lambda p: p.name)):
             article = _insert_sample(session, blog, path, index, now, base_url_hint)
@@ -138,3 +145,104 @@ def _blog_posting(article: tables.Article, blog: tables.Blog, base_url: str | No
     if base_url and article.cover_media_key:
         posting["image"] = f"{base_url.rstrip('/')}/media/{article.cover_media_key}"
     return posting
+
+
+# --- generated articles ---------------------------------------------------------------------
+
+#: `generate-articles` bounds: enough for capacity tests, small enough to fail fast on a typo.
+MAX_GENERATED = 1_000_000
+MAX_WORDS = 100_000
+#: Rows per insert transaction: short transactions, so the service keeps answering meanwhile.
+GENERATE_BATCH = 2_000
+_WORDS = (
+    "service", "sync", "cache", "build", "page", "article", "blog", "index", "token", "client",
+    "query", "batch", "stream", "answer", "listing", "order", "publish", "draft", "cover", "image",
+    "markdown", "heading", "table", "link", "update", "change", "worker", "process", "thread",
+    "database", "schema", "migration", "request", "response", "header", "body", "status", "error",
+    "limit", "window", "clock", "offset", "planner", "statistics", "vacuum", "insert", "select",
+    "commit", "rollback", "lock", "reader", "writer", "pool", "timeout", "retry", "deploy", "proxy",
+    "certificate", "release", "version", "plugin", "theme", "template",
+)
+_TAGS = ["capacity", "benchmark", "demo", "notes", "guides", "releases", "operations", "design"]
+
+
+def generate_articles(
+    db: Database, blog_slug: str, count: int, *, words: int = 300, covers: bool = False, now: datetime | None = None,
+) -> dict[str, Any]:
+    """Add `count` published articles of about `words` words each to the blog `blog_slug`.
+
+    Articles are numbered on from those the blog holds (titles "Generated article N: ...",
+    slugs `generated-article-N`, made unique in the blog), published one minute apart going back
+    from now (the newest first), with 1 to 3 tags, SEO keywords and a score. With `covers`, each
+    gets one of the sample blog's 14 cover images (stored once). The text is repeatable: the
+    same N gives the same article. Inserted `GENERATE_BATCH` rows a transaction: an interrupted
+    run keeps the batches already written.
+    """
+    if not 1 <= count <= MAX_GENERATED:
+        raise ContentError(f"count must be from 1 to {MAX_GENERATED:,}, not {count}")
+    if not 1 <= words <= MAX_WORDS:
+        raise ContentError(f"words must be from 1 to {MAX_WORDS:,}, not {words}")
+    now = now or db.now()
+    with db.session(write=True) as session:
+        blog = content.get_blog(session, blog_slug)
+        first = 1 + (session.scalar(select(func.count()).where(tables.Article.blog_id == blog.id)) or 0)
+        taken = set(session.scalars(select(tables.Article.slug).where(tables.Article.blog_id == blog.id)))
+        cover_keys = [media.store_image(session, blog.id, _media(f"cover-{n:02d}.png"))
+                      for n in range(1, 15)] if covers else []
+    oldest = now
+    for start in range(0, count, GENERATE_BATCH):
+        rows = []
+        for n in range(first + start, first + min(start + GENERATE_BATCH, count)):
+            row = _generated_row(blog.id, n, words, now - timedelta(minutes=n - first + 1), taken)
+            row["cover_media_key"] = cover_keys[n % len(cover_keys)] if cover_keys else None
+            rows.append(row)
+            oldest = row["published_at"]
+        with db.session(write=True) as session:
+            session.execute(insert(tables.Article), rows)
+    _analyze(db)
+    with db.session() as session:
+        published = session.scalar(select(func.count()).where(
+            tables.Article.blog_id == blog.id, tables.Article.status == "published"))
+    return {
+        "blog": blog.slug, "generated": count, "published": published, "words": words, "covers": covers,
+        "newest": format_timestamp(now - timedelta(minutes=1)), "oldest": format_timestamp(oldest),
+    }
+
+
+def _generated_row(blog_id: str, n: int, words: int, published_at: datetime, taken: set[str]) -> dict[str, Any]:
+    """Article number `n` of a generated blog, as a row (the same `n` always gives the same text)."""
+    rng = random.Random(n)
+    topic = " ".join(rng.sample(_WORDS, 3))
+    title = f"Generated article {n}: {topic}"
+    slug = f"generated-article-{n}"
+    suffix = 1
+    while slug in taken:  # a slug the blog already holds: -2, -3... as for any article
+        suffix += 1
+        slug = f"generated-article-{n}-{suffix}"
+    taken.add(slug)
+    paragraphs: list[str] = []
+    left = words
+    while left > 0:
+        size = min(left, rng.randint(40, 90))
+        sentence = " ".join(rng.choices(_WORDS, k=size))
+        paragraphs.append(sentence[0].upper() + sentence[1:] + ".")
+        left -= size
+    sections = [f"## Part {i // 3 + 1}\n\n" + "\n\n".join(paragraphs[i:i + 3]) for i in range(0, len(paragraphs), 3)]
+    body = f"# {title}\n\n" + "\n\n".join(sections) + "\n"
+    tags = rng.sample(_TAGS, rng.randint(1, 3))
+    return {
+        "id": security.new_cuid(), "blog_id": blog_id, "slug": slug, "title": title,
+        "description": f"A generated article about {topic}.", "content": body, "cover_media_key": None,
+        "inline_media_keys": [], "tags": tags, "seo_keywords": topic.split(), "seo_score": round(rng.uniform(5, 10), 1),
+        "schema_org_json": None, "status": "published", "published_at": published_at,
+        "updated_at": published_at, "created_at": published_at, "view_count": rng.randint(0, 500),
+    }
+
+
+def _analyze(db: Database) -> None:
+    """PostgreSQL: statistics for the planner and the visibility map for index-only scans, now
+    rather than when autovacuum comes by. SQLite's plans need neither."""
+    if db.is_sqlite:
+        return
+    with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        connection.exec_driver_sql("VACUUM (ANALYZE) articles")

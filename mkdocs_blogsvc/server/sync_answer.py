@@ -8,7 +8,10 @@ of a 100,000-article blog (every article new, hundreds of MB of JSON) holds one 
 and a few MB in memory, and a sync with everything known serialises nothing.
 
 An unchanged known article is recognised by its `contentHash` alone, without building its
-whole JSON object.
+whole JSON object. A first sync (nothing known: every article new) is one pass instead: one
+statement reads the blog's published articles whole, in the listing index's order, and each
+row goes straight to the spool, so the articles come from one snapshot on every database.
+Rows are plain rows (`serialize.ARTICLE_COLUMNS`), never ORM objects.
 """
 
 from __future__ import annotations
@@ -18,11 +21,16 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Row, Select, select
 from sqlalchemy.orm import Session
 
 from mkdocs_blogsvc.server import tables
-from mkdocs_blogsvc.server.serialize import article_json, content_hash, served_content
+from mkdocs_blogsvc.server.serialize import (
+    ARTICLE_COLUMNS,
+    article_json,
+    content_hash,
+    served_content,
+)
 
 #: Rows fetched per round trip.
 BATCH = 500
@@ -54,7 +62,7 @@ class JsonArraySpool:
         self._file.close()
 
 
-def load_published(session: Session, blog_id: str, ids: list[str]) -> list[tables.Article]:
+def load_published(session: Session, blog_id: str, ids: list[str]) -> list[Row[Any]]:
     """The blog's published articles among `ids`, in the order of `ids` (an id that is no
     longer a published article of the blog is left out).
 
@@ -68,7 +76,8 @@ def load_published(session: Session, blog_id: str, ids: list[str]) -> list[table
     if not ids:
         return []
     article = tables.Article
-    found = {row.id: row for row in session.scalars(select(article).where(article.id.in_(ids)))}
+    query = select(*ARTICLE_COLUMNS, article.blog_id, article.status).where(article.id.in_(ids))
+    found = {row.id: row for row in session.execute(query)}
     return [
         found[article_id] for article_id in ids
         if article_id in found and found[article_id].blog_id == blog_id and found[article_id].status == "published"
@@ -88,10 +97,15 @@ class SyncAnswer:
     ) -> None:
         """Compare every published article of the blog (`published`, read in batches) with `known`.
 
-        The first pass reads only what the hash covers, as plain rows; the articles to send are
-        then loaded whole, a batch of ids at a time (`load_published`), in the same order.
+        With nothing known, one pass sends every article. Otherwise the first pass reads only
+        what the hash covers; the articles to send are then loaded whole, a batch of ids at a
+        time (`load_published`), in the same order.
         """
         article = tables.Article
+        if not known:  # a first sync: every article is sent, read whole in one pass
+            for row in session.execute(published.with_only_columns(*ARTICLE_COLUMNS).execution_options(yield_per=BATCH)):
+                self.new.append(article_json(row, base))
+            return
         hashed = published.with_only_columns(article.id, article.title, article.description, article.content, article.tags)
         unseen = set(known)
         new_ids: list[str] = []
@@ -110,7 +124,6 @@ class SyncAnswer:
                 # One gone since the first pass is simply not sent.
                 for loaded in load_published(session, blog_id, ids[start:start + BATCH]):
                     spool.append(article_json(loaded, base))
-                session.expunge_all()
         self.deleted = [article_id for article_id in known if article_id in unseen]
 
     def chunks(self, synced_at: str) -> Iterator[bytes]:

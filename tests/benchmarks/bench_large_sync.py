@@ -1,27 +1,25 @@
-"""A 100,000-article blog: time and server memory of the sync and of a full listing. Prints
-figures; not a test.
+"""Large blogs on both databases: time and server memory of the sync and of a full listing.
+Prints figures; not a test.
 
-    python tests/benchmarks/bench_large_sync.py                         # SQLite, 1 and 4 workers
-    python tests/benchmarks/bench_large_sync.py --articles 20000 --workers 1
-    python tests/benchmarks/bench_large_sync.py --db-url 'postgresql+psycopg://...'
-    python tests/benchmarks/bench_large_sync.py --postgres --workers 4 --vacuum
+    python tests/benchmarks/bench_large_sync.py                          # 20,000 and 100,000, SQLite and PostgreSQL, 2 workers
+    python tests/benchmarks/bench_large_sync.py --articles 20000 --engines sqlite
+    python tests/benchmarks/bench_large_sync.py --db-url 'postgresql+psycopg://...' --articles 20000
 
-The articles (about 1.5 kB of Markdown each) are bulk-inserted into a new store; `server run
---workers N` serves it (rate limits off). Measured, one request at a time:
+Each blog is filled by `server admin generate-articles` (in-process, about 2 kB of Markdown an
+article; on PostgreSQL it ends with `VACUUM (ANALYZE)`, as an operator's bulk load would) in a
+new store: a SQLite file, or a new database of a throwaway PostgreSQL cluster (`tests/postgres.py`,
+default settings, no fsync). `server run --workers N` serves it (rate limits off). Measured, one
+request at a time:
 
-- sync with all articles known (gzip body, as the plugin sends it): nothing to answer;
-- sync with 1,000 of them changed on the service: 1,000 updated articles;
 - the first sync (nothing known): every article new, the answer streamed;
+- sync with 1,000 of them changed on the service since: 1,000 updated articles;
+- sync with all articles known (gzip body): nothing to answer;
 - a full listing: every page at limit 100, one after another.
-
-On PostgreSQL the measures start right after the bulk insert, before autovacuum has visited
-the table (no statistics, no visibility map), unless `--vacuum` runs `VACUUM (ANALYZE)` on it
-first: what autovacuum does within a minute or so of a bulk load (PostgreSQL 13 and later
-vacuum insert-only tables too), so the state of a database in service.
 
 Memory is the server's peak resident size (VmHWM, the largest of its processes, Linux), read
 after each step: it only grows, so each figure is the peak so far. Other processes may share
-the machine (the load average at start is printed).
+the machine (the load average at start is printed). The summary at the end gives the first
+sync and the full listing per engine and size, and PostgreSQL's time over SQLite's.
 """
 
 from __future__ import annotations
@@ -32,24 +30,27 @@ import json
 import sys
 import tempfile
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mkdocs_blogsvc.server import tables
+from mkdocs_blogsvc.server import seed, tables
 from mkdocs_blogsvc.server.database import Database
+from tests import postgres
 from tests.benchmarks.service_fixture import (
     cpu_note,
     make_blog,
     peak_rss_mib,
-    postgres_database,
     running_service,
 )
+
+#: The suite's throwaway cluster (`tests/postgres.py`), as a context manager.
+postgres_cluster = contextmanager(postgres.postgres_cluster.__wrapped__)  # type: ignore[attr-defined]
 
 
 def sync(http: httpx.Client, known: list[tuple[str, str]]) -> tuple[float, int, dict[str, Any]]:
@@ -60,7 +61,7 @@ def sync(http: httpx.Client, known: list[tuple[str, str]]) -> tuple[float, int, 
     response.raise_for_status()
     answer = response.json()
     counts: dict[str, Any] = {key: len(answer[key]) for key in ("new", "updated", "deleted")}
-    counts["hashes"] = {article["id"]: article["contentHash"] for article in answer["updated"]}
+    counts["hashes"] = {article["id"]: article["contentHash"] for article in answer["new"] + answer["updated"]}
     return elapsed, len(response.content), counts
 
 
@@ -79,57 +80,70 @@ def full_listing(http: httpx.Client) -> tuple[float, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--articles", type=int, default=100_000)
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 4])
-    parser.add_argument("--db-url", help="a PostgreSQL URL (an empty database) instead of a new SQLite file")
-    parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL cluster (initdb/pg_ctl) instead of SQLite")
-    parser.add_argument("--vacuum", action="store_true", help="PostgreSQL: VACUUM (ANALYZE) the articles after the bulk insert")
-    parser.add_argument("--skip-listing", action="store_true", help="leave out the full listing")
+    parser.add_argument("--articles", type=int, nargs="+", default=[20_000, 100_000])
+    parser.add_argument("--engines", nargs="+", choices=["sqlite", "postgresql"], default=["sqlite", "postgresql"])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--db-url", help="PostgreSQL: this URL (an empty database) instead of a throwaway cluster; one size only")
     args = parser.parse_args()
-    print(f"Large blog: {args.articles} articles, {cpu_note()}")
-    with ExitStack() as stack:
-        if args.postgres:
-            args.db_url = stack.enter_context(postgres_database())
-        measure(args)
+    print(f"Large blogs: {', '.join(f'{n:,}' for n in args.articles)} articles, {args.workers} workers, {cpu_note()}")
+    summary: dict[tuple[str, int], tuple[float, float]] = {}
+    with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="bench-large-") as folder:
+        cluster = None
+        for engine in args.engines:
+            for articles in args.articles:
+                if engine == "sqlite":
+                    target = str(Path(folder) / f"large-{articles}.db")
+                else:
+                    if args.db_url:
+                        target = args.db_url
+                    else:
+                        cluster = cluster or stack.enter_context(postgres_cluster())
+                        target = cluster.new_database()
+                summary[engine, articles] = measure(target, engine, articles, args.workers, Path(folder))
+    print(f"\nSummary ({args.workers} workers): first sync (nothing known) / full listing (pages of 100)")
+    for articles in args.articles:
+        cells = [f"{engine} {summary[engine, articles][0]:6.2f} s / {summary[engine, articles][1]:6.2f} s"
+                 for engine in args.engines if (engine, articles) in summary]
+        ratio = ""
+        if ("sqlite", articles) in summary and ("postgresql", articles) in summary:
+            lite, pg = summary["sqlite", articles], summary["postgresql", articles]
+            ratio = f"   PostgreSQL/SQLite {pg[0] / lite[0]:.2f} / {pg[1] / lite[1]:.2f}"
+        print(f"  {articles:>7,}: " + "   ".join(cells) + ratio)
 
 
-def measure(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory(prefix="bench-large-") as folder:
-        target = args.db_url or str(Path(folder) / "large.db")
-        start = time.perf_counter()
-        blog = make_blog(target, args.articles)
-        print(f"bulk insert: {time.perf_counter() - start:.1f} s")
-        if args.vacuum and args.db_url:
-            start = time.perf_counter()
-            db = Database(target)
-            with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-                connection.exec_driver_sql("VACUUM (ANALYZE) articles")
-            db.dispose()
-            print(f"VACUUM (ANALYZE): {time.perf_counter() - start:.1f} s")
-        database = "PostgreSQL" if args.db_url else "SQLite"
-        changed = [article_id for article_id, _ in blog.known[:: max(1, args.articles // 1000)]][:1000]
-        for workers in args.workers:
-            db = Database(target) if "://" in target else Database.from_path(target)
-            with db.session(write=True) as session:  # a fresh set changed (1,000 at most) for each configuration
-                session.execute(update(tables.Article).where(tables.Article.id.in_(changed))
-                                .values(content=tables.Article.content + f"Edited for {workers}.\n"))
-            db.dispose()
-            print(f"\n{database}, {workers} worker{'s' if workers > 1 else ''}:")
-            with running_service(target, workers, Path(folder) / f"server-{workers}.log") as (url, process), \
-                    httpx.Client(base_url=url, headers={"Authorization": f"Bearer {blog.tokens[0]}"}, timeout=600) as http:
-                http.get("/api/v1/status").raise_for_status()
-                current = list(blog.known)
-                for label in (f"sync, {len(changed):,} changed", "sync, all known", "sync, nothing known"):
-                    known = [] if label.endswith("nothing known") else current
-                    elapsed, size, counts = sync(http, known)
-                    hashes = counts.pop("hashes")
-                    current = [(i, hashes.get(i, h)) for i, h in current]  # the client now holds the new versions
-                    print(f"  {label:<22} {elapsed:7.2f} s  answer {size / 1e6:7.1f} MB  {counts}  "
-                          f"server peak RSS {peak_rss_mib(process.pid):6.0f} MiB")
-                if not args.skip_listing:
-                    elapsed, count = full_listing(http)
-                    print(f"  {'full listing':<22} {elapsed:7.2f} s  {count} articles in pages of 100  "
-                          f"server peak RSS {peak_rss_mib(process.pid):6.0f} MiB")
+def measure(target: str, engine: str, articles: int, workers: int, folder: Path) -> tuple[float, float]:
+    """Fill a blog of `articles` in `target`, serve it, and print each step; returns the first
+    sync's and the full listing's seconds."""
+    print(f"\n{engine}, {articles:,} articles, {workers} worker{'s' if workers > 1 else ''}:")
+    blog = make_blog(target, 0)  # a user, a blog and a token
+    db = Database(target) if "://" in target else Database.from_path(target)
+    with db.session() as session:
+        slug = session.scalars(select(tables.Blog.slug)).one()
+    start = time.perf_counter()
+    seed.generate_articles(db, slug, articles)
+    print(f"  {'generate-articles':<22} {time.perf_counter() - start:7.2f} s")
+    with running_service(target, workers, folder / f"server-{engine}-{articles}.log") as (url, process), \
+            httpx.Client(base_url=url, headers={"Authorization": f"Bearer {blog.tokens[0]}"}, timeout=600) as http:
+        http.get("/api/v1/status").raise_for_status()
+        first, size, counts = sync(http, [])
+        current = list(counts.pop("hashes").items())
+        print(f"  {'sync, nothing known':<22} {first:7.2f} s  answer {size / 1e6:7.1f} MB  {counts}  "
+              f"server peak RSS {peak_rss_mib(process.pid):6.0f} MiB")
+        changed = [article_id for article_id, _ in current[:: max(1, articles // 1000)]][:1000]
+        with db.session(write=True) as session:
+            session.execute(update(tables.Article).where(tables.Article.id.in_(changed))
+                            .values(content=tables.Article.content + "Edited.\n"))
+        for label in (f"sync, {len(changed):,} changed", "sync, all known"):
+            elapsed, size, counts = sync(http, current)
+            hashes = counts.pop("hashes")
+            current = [(i, hashes.get(i, h)) for i, h in current]  # the client now holds the new versions
+            print(f"  {label:<22} {elapsed:7.2f} s  answer {size / 1e6:7.1f} MB  {counts}  "
+                  f"server peak RSS {peak_rss_mib(process.pid):6.0f} MiB")
+        listing, count = full_listing(http)
+        print(f"  {'full listing':<22} {listing:7.2f} s  {count} articles in pages of 100  "
+              f"server peak RSS {peak_rss_mib(process.pid):6.0f} MiB")
+    db.dispose()
+    return first, listing
 
 
 if __name__ == "__main__":

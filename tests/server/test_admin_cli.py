@@ -360,3 +360,19 @@ def test_create_user_reads_a_piped_password_even_from_a_terminal_session(tmp_pat
 
     with Database.from_path(db_path).session() as session:
         assert security.verify_password("correct horse", session.query(tables.User).one().password_hash)
+
+
+def test_generate_articles_fills_a_blog_and_refuses_in_one_line(blog_db: Path) -> None:
+    result = invoke(blog_db, "generate-articles", "--blog", "notes", "--count", "120", "--words", "30", "--covers")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert (report["blog"], report["generated"], report["published"], report["words"], report["covers"]) == ("notes", 120, 120, 30, True)
+    listed = json.loads(invoke(blog_db, "list-articles", "--blog", "notes", "--json").output)["articles"]
+    assert len(listed) == 120 and {row["status"] for row in listed} == {"published"}
+    for args, message in (
+        (["--blog", "nope", "--count", "5"], "Error: unknown blog 'nope' (see them with `server admin list-blogs`)\n"),
+        (["--blog", "notes", "--count", "0"], "Error: count must be from 1 to 1,000,000, not 0\n"),
+        (["--blog", "notes", "--count", "5", "--words", "-3"], "Error: words must be from 1 to 100,000, not -3\n"),
+    ):
+        refused = invoke(blog_db, "generate-articles", *args)
+        assert refused.exit_code == 1 and refused.output == message

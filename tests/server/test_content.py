@@ -46,6 +46,27 @@ def test_create_user_validates(db: Database, username: str, password: str, messa
         content.create_user(db, username, password)
 
 
+def test_passwords_and_secrets_are_hashed_before_the_write_transaction(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """scrypt runs with no connection of the database in use: no transaction (on SQLite, no
+    write lock) waits for it. Covers create-user, create-client and the seed."""
+    from mkdocs_blogsvc.server import seed
+
+    in_use: list[int] = []
+    real_hash = security.hash_password
+
+    def watched(password: str) -> str:
+        in_use.append(db.engine.pool.checkedout())  # type: ignore[attr-defined]
+        return real_hash(password)
+
+    monkeypatch.setattr(security, "hash_password", watched)
+    content.create_user(db, "dora", "dora-password")
+    content.create_client(db, name="Tool", redirect_uris=["http://127.0.0.1/cb"], public=False)
+    seed.seed(db)
+    assert in_use == [0, 0, 0]
+
+
 def test_create_blog(db: Database) -> None:
     content.create_user(db, "carol", "pw")
     blog = content.create_blog(db, owner="carol", name="Carol's", slug="carol", language="pt", description="Notas")

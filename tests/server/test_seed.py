@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import select
 
 from mkdocs_blogsvc.server import security, seed, tables
 from mkdocs_blogsvc.server.database import Database
@@ -116,3 +118,62 @@ def test_without_the_hint_schema_org_names_no_image(db: Database, seeded: dict[s
     with db.session() as session:
         rows = session.query(tables.Article).all()
     assert all(row.schema_org_json and "image" not in row.schema_org_json for row in rows)
+
+
+# --- generate-articles ----------------------------------------------------------------------
+
+
+def every_article(http: httpx.Client) -> list[dict[str, Any]]:
+    """The whole listing, page by page, as a client following the spec reads it."""
+    articles: list[dict[str, Any]] = []
+    page, pages = 1, 1
+    while page <= pages:
+        answer = http.get("/api/v1/articles", params={"limit": 100, "page": page}).json()
+        pages = answer["pagination"]["totalPages"]
+        articles += answer["articles"]
+        page += 1
+    return articles
+
+
+def test_generated_articles_are_published_newest_first_and_repeatable(
+    db: Database, owner: Owner, http: httpx.Client
+) -> None:
+    report = seed.generate_articles(db, owner.blog_slug, 250, words=60, covers=True)
+    assert report["generated"] == 250 and report["published"] == 250 and report["covers"] is True
+    http.headers["Authorization"] = f"Bearer {issue_access_token(db, owner)}"
+    articles = every_article(http)
+    assert len(articles) == 250 and len({a["slug"] for a in articles}) == 250
+    assert [a["slug"] for a in articles[:2]] == ["generated-article-1", "generated-article-2"]
+    dates = [a["publishedAt"] for a in articles]
+    assert dates == sorted(dates, reverse=True) and len(set(dates)) == 250
+    assert report["newest"] == dates[0] and report["oldest"] == dates[-1]
+    assert all(58 <= len(a["content"].split()) <= 90 for a in articles)  # 60 words, a title and headings
+    assert all(a["tags"] and a["seoKeywords"] and a["description"] and a["coverImageUrl"] for a in articles)
+    assert len({a["coverImageUrl"] for a in articles}) == 14
+    assert http.get(articles[0]["coverImageUrl"]).headers["Content-Type"] == "image/png"
+    with db.session() as session:  # the same number gives the same text, whatever the run
+        assert session.query(tables.Media).count() == 14
+    again = seed._generated_row(owner.blog_id, 1, 60, db.now(), set())
+    assert again["content"] == articles[0]["content"] and again["title"] == articles[0]["title"]
+
+
+def test_generating_again_numbers_on_and_keeps_slugs_unique(db: Database, owner: Owner) -> None:
+    seed.generate_articles(db, owner.blog_slug, 3, words=5)
+    report = seed.generate_articles(db, owner.blog_slug, 2, words=5)
+    assert report["published"] == 5 and report["covers"] is False
+    with db.session() as session:
+        slugs = set(session.scalars(select(tables.Article.slug).where(tables.Article.blog_id == owner.blog_id)))
+        assert slugs == {f"generated-article-{n}" for n in range(1, 6)}
+        assert session.query(tables.Article).filter(tables.Article.cover_media_key.isnot(None)).count() == 0
+
+
+@pytest.mark.parametrize(("blog", "count", "words", "message"), [
+    ("nope", 1, 10, "unknown blog 'nope'"),
+    (None, 0, 10, "count must be from 1 to 1,000,000, not 0"),
+    (None, 5, 0, "words must be from 1 to 100,000, not 0"),
+])
+def test_generate_refusals(db: Database, owner: Owner, blog: str | None, count: int, words: int, message: str) -> None:
+    with pytest.raises(ContentError, match=re.escape(message)):
+        seed.generate_articles(db, blog or owner.blog_slug, count, words=words)
+    with db.session() as session:
+        assert session.query(tables.Article).count() == 0

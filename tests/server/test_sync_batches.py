@@ -1,5 +1,6 @@
-"""The sync's second pass and the listing load articles by primary key (`load_published`), a
-batch of ids at a time: across batch boundaries the answers keep the spec's order (newest
+"""The sync's second pass loads articles by primary key (`load_published`), a batch of ids
+at a time; a first sync reads them whole in one pass; the listing reads a page in one
+statement. Across batch boundaries the answers keep the spec's order (newest
 publication first, equal times by descending id), hold every published article of the blog
 once, and never a draft, an unpublished article or another blog's."""
 
@@ -103,17 +104,19 @@ def test_sync_leaves_out_an_article_unpublished_during_its_second_pass(
     api: httpx.Client, db: Database, owner: Owner, monkeypatch: Any,
 ) -> None:
     """PostgreSQL (read committed) sees the change: the article is not sent. SQLite reads one
-    snapshot for the whole sync: it was published in that snapshot, so it is sent as it was."""
+    snapshot for the whole sync: it was published in that snapshot, so it is sent as it was.
+    (One article is known: a first sync has no second pass, it reads each article once.)"""
     expected = insert_articles(db, owner, add_owner(db, "bob", "bob-blog"))
+    known = sync(api, [])["new"][0]
     pulled = expected[700]
     load = sync_answer.load_published
 
-    def unpublish_first(session: Any, blog_id: str, ids: list[str]) -> list[tables.Article]:
+    def unpublish_first(session: Any, blog_id: str, ids: list[str]) -> list[Any]:
         if pulled in ids:
             with db.session(write=True) as writer:
                 writer.execute(update(tables.Article).where(tables.Article.id == pulled).values(status="unpublished"))
         return load(session, blog_id, ids)
 
     monkeypatch.setattr(sync_answer, "load_published", unpublish_first)
-    sent = [article["id"] for article in sync(api, [])["new"]]
-    assert sent == (expected if db.is_sqlite else [i for i in expected if i != pulled])
+    sent = [article["id"] for article in sync(api, [{"id": known["id"], "contentHash": known["contentHash"]}])["new"]]
+    assert sent == [i for i in expected[1:] if db.is_sqlite or i != pulled]
