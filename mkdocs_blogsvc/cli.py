@@ -36,7 +36,7 @@ def reports_errors(command: F) -> F:
         except BlogServiceError as exc:
             raise click.ClickException(str(exc)) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # wraps keeps the signature
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -268,7 +268,7 @@ def _show_plugin_warnings() -> None:
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(levelname)s - %(message)s"))
         handler.setLevel(logging.WARNING)
-        handler._blogsvc_cli = True  # type: ignore[attr-defined]
+        handler._blogsvc_cli = True  # type: ignore[attr-defined]  # our marker on the handler
         logger.addHandler(handler)
 
 

@@ -35,7 +35,7 @@ SIZES = "(max-width: 800px) 100vw, 800px"
 PRIORITY = -5
 
 
-class ImageMarkup(Extension):  # type: ignore[misc]
+class ImageMarkup(Extension):  # type: ignore[misc]  # untyped base class
     """One per plugin instance, added to `markdown_extensions` (Python-Markdown is untyped); `images` (file name -> info)
     is set by each build before pages are rendered."""
 
@@ -47,7 +47,7 @@ class ImageMarkup(Extension):  # type: ignore[misc]
         md.treeprocessors.register(_Annotate(md, self), f"blogsvc_images_{id(self)}", PRIORITY)
 
 
-class _Annotate(Treeprocessor):  # type: ignore[misc]
+class _Annotate(Treeprocessor):  # type: ignore[misc]  # untyped base class
     def __init__(self, md: Markdown, owner: ImageMarkup) -> None:
         super().__init__(md)
         self.owner = owner

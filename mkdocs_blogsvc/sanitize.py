@@ -203,7 +203,7 @@ def _html_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
 _HTML_CLEANER = nh3.Cleaner(
     attributes={**ALLOWED_ATTRIBUTES, "a": ALLOWED_ATTRIBUTES["a"] | _GLIGHTBOX_SIZES | {"data-title"}},
     attribute_filter=_html_attribute_filter,
-    **{**_CLEAN_OPTIONS, "tag_attribute_values": {**_ATTRIBUTE_VALUES, "a": _GLIGHTBOX_VALUES}},  # type: ignore[arg-type]
+    **{**_CLEAN_OPTIONS, "tag_attribute_values": {**_ATTRIBUTE_VALUES, "a": _GLIGHTBOX_VALUES}},  # type: ignore[arg-type]  # nh3's stubs are narrower
 )
 
 #: Characters that Python-Markdown's inline patterns act on *before* they set raw HTML aside
@@ -222,7 +222,7 @@ def _markdown_attribute_filter(tag: str, attribute: str, value: str) -> str | No
 
 
 _TAG_CLEANER = nh3.Cleaner(
-    attributes=_MARKDOWN_ATTRIBUTES, attribute_filter=_markdown_attribute_filter, **_CLEAN_OPTIONS  # type: ignore[arg-type]
+    attributes=_MARKDOWN_ATTRIBUTES, attribute_filter=_markdown_attribute_filter, **_CLEAN_OPTIONS  # type: ignore[arg-type]  # nh3's stubs are narrower
 )
 
 

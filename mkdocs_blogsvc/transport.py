@@ -249,7 +249,7 @@ class _TimedReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: memoryview) -> int | None:  # type: ignore[override]
+    def readinto(self, buffer: memoryview) -> int | None:  # type: ignore[override]  # stdlib types it narrower
         self._sock.before_read()
         return self._raw.readinto(buffer)
 

@@ -76,7 +76,7 @@ def _command(name: str, *, creates: bool = False) -> Callable[[F], F]:
                 database.dispose()
             click.echo(result if isinstance(result, str) else json.dumps(result, indent=2, ensure_ascii=False))
 
-        return wrapper  # type: ignore[return-value]
+        return wrapper  # type: ignore[return-value]  # wraps keeps the signature
 
     return decorate
 
@@ -280,7 +280,7 @@ def _listing(name: str, kind: str) -> Callable[[F], F]:
             rows: list[dict[str, Any]] = function(db, *args, **kwargs)
             return {kind: rows} if as_json else _table(rows, kind)
 
-        return wrapper  # type: ignore[return-value]
+        return wrapper  # type: ignore[return-value]  # wraps keeps the signature
 
     return decorate
 

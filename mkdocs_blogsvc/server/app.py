@@ -65,9 +65,9 @@ def create_app(
     app.config[PUBLIC_URL_CONFIG] = public
     app.extensions["blogsvc_db"] = db
     app.extensions["blogsvc_limiter"] = RateLimiter(db, {**ratelimit.DEFAULTS, **(rate_limits or {})})
-    app.wsgi_app = DrainUnreadInput(app.wsgi_app)  # type: ignore[method-assign]
+    app.wsgi_app = DrainUnreadInput(app.wsgi_app)  # type: ignore[method-assign]  # Flask's way to wrap it
     if proxy_hops:
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxy_hops, x_proto=proxy_hops)  # type: ignore[method-assign]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxy_hops, x_proto=proxy_hops)  # type: ignore[method-assign]  # Flask's way to wrap it
     oauth.register(app, db)
     api.register(app, db)
     media.register(app, db)

@@ -70,7 +70,7 @@ def normalize_scope(scope: str | None) -> list[str]:
 
 
 @dataclass(frozen=True)
-class OAuthClient(ClientMixin):  # type: ignore[misc]
+class OAuthClient(ClientMixin):  # type: ignore[misc]  # untyped base class
     """A detached, read-only view of one `tables.Client` row."""
 
     client_id: str

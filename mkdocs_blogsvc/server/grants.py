@@ -58,7 +58,7 @@ class Approval:
     blog_id: str
 
 
-class S256CodeChallenge(CodeChallenge):  # type: ignore[misc]
+class S256CodeChallenge(CodeChallenge):  # type: ignore[misc]  # untyped base class
     """PKCE (RFC 7636) with S256 as the only method, required of public clients."""
 
     DEFAULT_CODE_CHALLENGE_METHOD = "S256"
@@ -86,7 +86,7 @@ class S256CodeChallenge(CodeChallenge):  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
-class IssuedCode(AuthorizationCodeMixin):  # type: ignore[misc]
+class IssuedCode(AuthorizationCodeMixin):  # type: ignore[misc]  # untyped base class
     """An unspent, unexpired authorization code, as Authlib and `S256CodeChallenge` read it."""
 
     id: int
@@ -105,7 +105,7 @@ class IssuedCode(AuthorizationCodeMixin):  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
-class LiveRefreshToken(TokenMixin):  # type: ignore[misc]
+class LiveRefreshToken(TokenMixin):  # type: ignore[misc]  # untyped base class
     """A refresh token that may still be spent."""
 
     id: int
@@ -120,7 +120,7 @@ class LiveRefreshToken(TokenMixin):  # type: ignore[misc]
         return self.scope
 
 
-class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]
+class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]  # untyped base class
     TOKEN_ENDPOINT_AUTH_METHODS = TOKEN_ENDPOINT_AUTH_METHODS
 
     @staticmethod
@@ -168,7 +168,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
             row.code_challenge, row.code_challenge_method,
         )
 
-    @hooked  # type: ignore[untyped-decorator]
+    @hooked  # type: ignore[untyped-decorator]  # Authlib is untyped
     def create_token_response(self) -> tuple[int, dict[str, Any], list[tuple[str, str]]]:
         """Spend the code, create the grant, issue its first token pair: one transaction."""
         tx = current()
@@ -196,7 +196,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
         return 200, token, self.TOKEN_RESPONSE_HEADER
 
 
-class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
+class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]  # untyped base class
     TOKEN_ENDPOINT_AUTH_METHODS = TOKEN_ENDPOINT_AUTH_METHODS
     INCLUDE_NEW_REFRESH_TOKEN = True
 
@@ -219,7 +219,7 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
             raise InvalidGrantError("The refresh token has expired; authorize again.")
         return LiveRefreshToken(token.id, grant.id, grant.client_id, token.scope)
 
-    @hooked  # type: ignore[untyped-decorator]
+    @hooked  # type: ignore[untyped-decorator]  # Authlib is untyped
     def create_token_response(self) -> tuple[int, dict[str, Any], list[tuple[str, str]]]:
         """Spend the refresh token and store the new pair in one transaction (same grant).
 

@@ -153,7 +153,7 @@ def generate_bearer_token(
     return token
 
 
-class ServiceOAuth2Request(FlaskOAuth2Request):  # type: ignore[misc]
+class ServiceOAuth2Request(FlaskOAuth2Request):  # type: ignore[misc]  # untyped base class
     """Authlib's Flask request without its HTTPS-or-loopback check (see the module docstring).
 
     `OAuth2Request.__init__` runs the check on the URL it is given; it is given the URL with an
@@ -168,7 +168,7 @@ class ServiceOAuth2Request(FlaskOAuth2Request):  # type: ignore[misc]
         self.payload = FlaskOAuth2Payload(request)
 
 
-class ClientAuthenticationFailed(InvalidClientError):  # type: ignore[misc]
+class ClientAuthenticationFailed(InvalidClientError):  # type: ignore[misc]  # untyped base class
     """`invalid_client`: 401 with a Basic challenge if the client sent HTTP Basic, else 400."""
 
     def __init__(self, *, basic_used: bool) -> None:
@@ -183,7 +183,7 @@ class ClientAuthenticationFailed(InvalidClientError):  # type: ignore[misc]
         return headers
 
 
-class ServiceAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
+class ServiceAuthorizationServer(AuthorizationServer):  # type: ignore[misc]  # untyped base class
     def __init__(self, app: Flask) -> None:
         super().__init__(app)
         self.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True)])

@@ -112,7 +112,7 @@ def serve_with_gunicorn(factory: Callable[[], Flask], *, listener_fd: int, worke
     from gunicorn.app.base import BaseApplication
     from gunicorn.glogging import Logger
 
-    class StderrAccessLogger(Logger):  # type: ignore[misc]
+    class StderrAccessLogger(Logger):  # type: ignore[misc]  # untyped base class
         """gunicorn's logger with the access log on this process's own stderr. (Its `accesslog`
         "-" is stdout, and "/dev/stderr" opens the file behind stderr anew: with `2> blogsvc.log`
         or systemd's `StandardError=file:`, two descriptors at two offsets overwrite each
@@ -124,7 +124,7 @@ def serve_with_gunicorn(factory: Callable[[], Flask], *, listener_fd: int, worke
                 if type(handler) is logging.StreamHandler:
                     handler.setStream(sys.stderr)
 
-    class GunicornServer(BaseApplication):  # type: ignore[misc]
+    class GunicornServer(BaseApplication):  # type: ignore[misc]  # untyped base class
         def load_config(self) -> None:
             settings = {
                 "bind": [f"fd://{listener_fd}"],
