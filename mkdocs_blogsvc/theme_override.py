@@ -123,6 +123,12 @@ class ExportHead:
         local = paths.images.get(article.cover_image_url)
         return article.cover_image_url if local is None else self._on_site(local, page_path)
 
+    @staticmethod
+    def cover_size(article: Article, paths: PagePaths) -> tuple[int, int] | None:
+        """The downloaded cover's intrinsic size (`og:image:width`, the JSON-LD's ImageObject)."""
+        cover = article.cover_image_url
+        return paths.sizes.get(cover) if cover is not None and cover in paths.images else None
+
     def site_images(self, paths: PagePaths, page_path: str | None = None) -> dict[str, str]:
         """Remote URL -> the URL of the site's copy (as `image_url`)."""
         found = {url: self._on_site(local, page_path) for url, local in paths.images.items()}
@@ -136,7 +142,8 @@ class ExportHead:
 
         page_url, page_path = self._page(article, slug, paths)
         data = for_page(article, page_url=page_url, image_url=self.image_url(article, paths, page_path),
-                            language=self.language, images=self.site_images(paths, page_path))
+                        language=self.language, images=self.site_images(paths, page_path),
+                        image_size=self.cover_size(article, paths))
         return str(script_json(data, sort_keys=True))
 
     def front_matter(self, article: Article, slug: str, paths: PagePaths) -> dict[str, str]:
@@ -146,10 +153,13 @@ class ExportHead:
 
         _, page_path = self._page(article, slug, paths)
         image_url = self.image_url(article, paths, page_path)
+        size = self.cover_size(article, paths) if image_url else None
         values: Mapping[str, str | None] = {
             "published": format_timestamp(article.published_at),
             "modified": format_timestamp(article.updated_at),
             "image": neutral(image_url) if image_url else None,
+            "image_width": str(size[0]) if size else None,
+            "image_height": str(size[1]) if size else None,
             "json_ld": self.json_ld(article, slug, paths),
         }
         return {key: value for key, value in values.items() if value is not None}

@@ -389,7 +389,7 @@ def test_after_a_slug_change_the_old_address_redirects_and_a_deletion_takes_page
     mine.write_text("<p>mine</p>\n")
     sync_full(config)  # a slug change is not in contentHash: a full sync brings it in
     output = export(config, "--theme-dir", str(tmp_path / "overrides"))
-    assert "1 redirect pages at earlier addresses" in output, output
+    assert "1 redirect page at earlier addresses" in output, output
     assert f"blog/{kept['slug']}/index.html" in output and "no redirect page there" in output
     assert mine.read_text() == "<p>mine</p>\n", "a file export did not write is never written over"
     record = json.loads((docs / ".blogsvc-export.json").read_text())
