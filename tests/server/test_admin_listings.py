@@ -16,6 +16,9 @@ from mkdocs_blogsvc.server.database import Database
 from tests.conftest import Owner, add_owner, issue_access_token
 from tests.server.conftest import db_argument
 
+#: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
+pytestmark = pytest.mark.postgres
+
 
 def admin(db: Database, *args: str) -> Result:
     return CliRunner().invoke(main, ["server", "admin", "--db", db_argument(db), *args])

@@ -17,6 +17,9 @@ from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.serialize import article_json, content_hash
 from tests.conftest import IN_PROCESS_URL, Owner, add_article, add_owner, issue_access_token
 
+#: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
+pytestmark = pytest.mark.postgres
+
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 
 

@@ -14,6 +14,9 @@ from mkdocs_blogsvc.server import bodies, tables
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import Owner, add_article, add_owner
 
+#: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
+pytestmark = pytest.mark.postgres
+
 
 def sync(api: httpx.Client, known: list[dict[str, str]]) -> dict[str, Any]:
     response = api.post("/api/v1/sync", json={"knownArticles": known})

@@ -177,6 +177,7 @@ def test_hidden_and_unknown_articles_are_a_404_page_and_count_nothing(
     assert [stored_views(db, article_id) for article_id in ids] == [0, 0, 0]
 
 
+@pytest.mark.postgres  # an atomic UPDATE under contention: SQL behaviour
 def test_concurrent_views_are_all_counted(app: Flask, db: Database, owner: Owner) -> None:
     """Threads read the page at once on the file database: the atomic UPDATE loses no view."""
     article_id = add_article(db, owner.blog_id, "Popular")

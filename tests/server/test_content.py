@@ -15,6 +15,9 @@ from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.errors import ContentError
 from tests.conftest import Owner
 
+#: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
+pytestmark = pytest.mark.postgres
+
 SAMPLES = resources.files("mkdocs_blogsvc.server").joinpath("sample_media")
 IMAGE_A = SAMPLES.joinpath("inline-sync-diff.png").read_bytes()
 IMAGE_B = SAMPLES.joinpath("inline-wal-readers.png").read_bytes()

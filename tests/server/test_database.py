@@ -27,6 +27,9 @@ from mkdocs_blogsvc.server.database import Database
 from tests.conftest import add_article, add_owner, issue_access_token
 from tests.server.oauth_support import add_client, authorize_url
 
+#: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
+pytestmark = pytest.mark.postgres
+
 T = TypeVar("T")
 
 

@@ -58,6 +58,7 @@ def test_requests_wait_seconds_not_half_a_minute(app: object, db: Database) -> N
     assert db.lock_timeout == REQUEST_LOCK_TIMEOUT == 5.0
 
 
+@pytest.mark.postgres  # each engine's lock wait
 def test_a_held_write_lock_is_503_with_retry_after(app: object, db: Database, owner: Owner, http: httpx.Client) -> None:
     client = add_client(db, public=True)
     tokens = exchange(http, client, authorize(app, client, owner)).json()
@@ -72,6 +73,7 @@ def test_a_held_write_lock_is_503_with_retry_after(app: object, db: Database, ow
     assert refresh(http, client, tokens["refresh_token"]).status_code == 200  # the 503 spent nothing
 
 
+@pytest.mark.postgres  # each engine's lock wait
 def test_a_503_on_a_page_is_plain_text(app: object, db: Database, owner: Owner, http: httpx.Client) -> None:
     add_article(db, owner.blog_id, "Viewed")
     db.lock_timeout = 0.3

@@ -18,7 +18,7 @@ from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.serialize import content_hash
 from tests.conftest import Owner, add_owner
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]  # SQL behaviour: both engines
 
 ARTICLES = 100_000
 BATCH = 10_000

@@ -13,6 +13,9 @@ from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.errors import ImageError
 from tests.conftest import add_owner
 
+#: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
+pytestmark = pytest.mark.postgres
+
 PNG = resources.files("mkdocs_blogsvc.server").joinpath("sample_media/inline-sync-diff.png").read_bytes()
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01" + bytes(40)
 GIF = b"GIF89a\x01\x00\x01\x00\x80\x00\x00" + bytes(20)

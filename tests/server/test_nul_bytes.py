@@ -11,6 +11,9 @@ from mkdocs_blogsvc.server.database import Database
 from tests.conftest import Owner, issue_access_token
 from tests.server.oauth_support import add_client, authorize_url, pkce_pair
 
+#: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
+pytestmark = pytest.mark.postgres
+
 
 @pytest.mark.parametrize(("method", "path", "form", "status", "error"), [
     ("GET", "/api/v1/articles/a%00b", None, 404, "not_found"),

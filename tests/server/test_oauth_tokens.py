@@ -24,6 +24,9 @@ from tests.server.oauth_support import (
     status_of,
 )
 
+#: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
+pytestmark = pytest.mark.postgres
+
 
 def revoked_grants(db: Database) -> list[bool]:
     with db.session() as session:

@@ -12,6 +12,9 @@ import pytest
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import LiveServer, start_live_server
 
+#: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
+pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture
 def pg_live_server(tmp_path: Path, postgres_url: str) -> Iterator[LiveServer]:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import httpx
+import pytest
 from flask import Flask
 from sqlalchemy import select
 
@@ -16,6 +17,9 @@ from mkdocs_blogsvc.server import tables
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import IN_PROCESS_URL, Owner, issue_access_token
 from tests.server.oauth_support import add_client, authorize, exchange
+
+#: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
+pytestmark = pytest.mark.postgres
 
 T = TypeVar("T")
 

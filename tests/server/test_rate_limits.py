@@ -35,6 +35,9 @@ from tests.conftest import (
 )
 from tests.server.oauth_support import add_client, authorize_url, refresh
 
+#: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
+pytestmark = pytest.mark.postgres
+
 
 def limited_app(db: Database, **limits: Limit) -> Flask:
     """The app with these limits, its clock at the start of a window of every one of them."""

@@ -15,6 +15,9 @@ from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.errors import ContentError
 from tests.conftest import Owner, issue_access_token
 
+#: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
+pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture
 def seeded(db: Database) -> dict[str, Any]:

@@ -10,11 +10,15 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import insert, update
 
 from mkdocs_blogsvc.server import security, sync_answer, tables
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import Owner, add_owner
+
+#: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
+pytestmark = pytest.mark.postgres
 
 #: Over two batches of the sync's second pass (`sync_answer.BATCH`, 500), and 12 listing pages.
 PUBLISHED = 1_150
