@@ -24,6 +24,7 @@ import zlib
 from typing import Any
 
 from flask import request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from mkdocs_blogsvc.server.errors import ApiError
 from mkdocs_blogsvc.server.responses import invalid_request
@@ -44,7 +45,12 @@ def read_body(limit: int) -> bytes:
     """The request body as sent, at most `limit` bytes; 413 beyond it, chunked or not (then
     kept, so that `request.form` reads it too)."""
     request.max_content_length = limit  # a larger Content-Length is refused before reading
-    data = request.get_data(cache=True)
+    try:
+        data = request.get_data(cache=True)
+    except HTTPException:  # 413 by Content-Length, a client gone mid-body (400): Werkzeug's own answers
+        raise
+    except Exception as exc:  # noqa: BLE001 - each server has its own framing errors (see malformed_framing)
+        raise malformed_framing(exc) from None
     # Without a Content-Length (chunked), Werkzeug stops at the limit: is there more? (With one,
     # the length is exact: a body of exactly the limit is whole, whatever the WSGI server.)
     if len(data) >= limit and request.content_length is None and _more_input():
@@ -52,14 +58,26 @@ def read_body(limit: int) -> bytes:
     return data
 
 
+def malformed_framing(exc: Exception) -> ApiError:
+    """400 for a body whose framing the WSGI server could not read: a chunk size that is not
+    hex, a chunk without its CRLF, a body shorter than its `Content-Length`. gunicorn raises its
+    `ParseException`s (`InvalidChunkSize`, `ChunkMissingTerminator`...), Werkzeug's one-process
+    server an `OSError`; either way the connection is not reused (neither server can tell where
+    the next request would start)."""
+    reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+    return invalid_request(f"The request body could not be read: {reason} (check its Content-Length or chunked encoding)")
+
+
 def _more_input() -> bool:
     """Whether the client's input goes on after what Werkzeug's limited stream let through."""
-    from werkzeug.exceptions import RequestEntityTooLarge
-
     try:
         return bool(request.environ["wsgi.input"].read(1))
     except RequestEntityTooLarge:
         return True
+    except HTTPException:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the framing broke just past the limit
+        raise malformed_framing(exc) from None
 
 
 def decoded_body(limit: int, decompressed_limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
@@ -116,5 +134,5 @@ def _drain(stream: Any) -> None:
             if not chunk:
                 return
             left -= len(chunk)
-    except (OSError, ValueError):  # the client went away, or the stream was closed
+    except Exception:  # noqa: BLE001 - the client went away, the stream was closed, or its framing broke
         return

@@ -24,6 +24,7 @@ from mkdocs_blogsvc.server.app import create_app
 from mkdocs_blogsvc.server.clients import is_loopback_host
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.ratelimit import Limit
+from mkdocs_blogsvc.server.responses import protocol_error_body
 from mkdocs_blogsvc.server.serialize import normalize_public_url
 from mkdocs_blogsvc.server.wsgi import ConfigurationError, serve_with_gunicorn, session_secret
 
@@ -37,10 +38,28 @@ def server() -> None:
 
 
 class _AccessLog(WSGIRequestHandler):
-    """Access log lines without query strings: authorization requests carry codes and state."""
+    """Access log lines without query strings (authorization requests carry codes and state), and
+    the standard library's own refusals (a request line over 64 KiB: 414, a header line over
+    64 KiB or more than 100 headers: 431, a malformed request line: 400) answered as JSON."""
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        self.log("info", '"%s %s" %s', self.command, urlsplit(self.path).path, code)
+        # A request refused while its line was read has no `path` (nor `command`) yet.
+        path = getattr(self, "path", None)
+        shown = urlsplit(path).path if path else "-"
+        self.log("info", '"%s %s" %s', getattr(self, "command", None) or "-", shown, code)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The spec's Error object instead of the standard library's HTML page; the connection closes."""
+        body = protocol_error_body(code, message or self.responses.get(code, ("",))[0])
+        self.log_error("code %d, message %s", code, message)
+        self.send_response(code, message)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        if getattr(self, "command", None) != "HEAD" and code >= 200 and code not in (204, 304):
+            self.wfile.write(body)
 
 
 @server.command()
@@ -119,7 +138,7 @@ def run(
             # were checked above): one restarted while the database is down answers 503 until it
             # is back, where a worker that fails to start would make gunicorn stop the service.
             lambda: create_app(
-                Database.open(db_target, check_schema=False), secret_key=secret, public_url=public_url,
+                _worker_database(db_target, threads), secret_key=secret, public_url=public_url,
                 rate_limits=rate_limit, proxy_hops=proxy_hops,
             ),
             listener_fd=listener.detach(), workers=workers, threads=threads,
@@ -145,6 +164,14 @@ def run(
         httpd.server_close()
         database.dispose()
     click.echo("Stopped.", err=True)
+
+
+def _worker_database(target: str, threads: int) -> Database:
+    """A gunicorn worker's database: on SQLite, at most `threads - 1` of its requests wait for
+    the write lock at once, so a thread is left for reads (`Database.limit_waiting_writers`)."""
+    database = Database.open(target, check_schema=False)
+    database.limit_waiting_writers(threads - 1)
+    return database
 
 
 def _rate_limits(values: tuple[str, ...]) -> dict[str, Limit]:

@@ -13,6 +13,7 @@ import functools
 import os
 import re
 import secrets
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
@@ -44,6 +45,10 @@ POSTGRESQL_URL_SHAPE = "postgresql+psycopg://USER:PASSWORD@HOST/NAME"
 
 #: The connection execution option `Database.session(write=True)` sets: the transaction may write.
 WRITE_TRANSACTION = "blogsvc_write"
+#: The option set with it when the transaction must not wait for SQLite's write lock (`limit_waiting_writers`).
+NO_LOCK_WAIT = "blogsvc_no_lock_wait"
+#: SQLite connections kept open per process (more are opened when needed, never waited for).
+SQLITE_POOL_SIZE = 8
 
 
 class Database:
@@ -55,10 +60,18 @@ class Database:
         self.url = url
         self.is_sqlite = is_sqlite = url.startswith("sqlite")
         self._lock_timeout = DEFAULT_LOCK_TIMEOUT
+        #: Write transactions of this process that may wait for SQLite's write lock at once
+        #: (None: any number); see `limit_waiting_writers`.
+        self._write_slots: threading.BoundedSemaphore | None = None
         self.engine: Engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": DEFAULT_LOCK_TIMEOUT} if is_sqlite else {"connect_timeout": 10},
-            **({} if is_sqlite else {"pool_timeout": REQUEST_LOCK_TIMEOUT, "pool_pre_ping": True}),
+            # SQLite: a connection is a file handle, and one waiting for the write lock must not
+            # keep a reader from a connection (SQLAlchemy's default pool is 5 + 10 with a 30 s
+            # wait: a status read once waited 4 s behind 16 queued syncs). No pool wait at all:
+            # 8 connections kept, more opened as needed; a writer waits only for the lock itself.
+            **({"pool_size": SQLITE_POOL_SIZE, "max_overflow": -1} if is_sqlite
+               else {"pool_timeout": REQUEST_LOCK_TIMEOUT, "pool_pre_ping": True}),
         )
         if is_sqlite:
             event.listen(self.engine, "connect", lambda connection, _record: _sqlite_pragmas(connection, self._lock_timeout))
@@ -176,11 +189,25 @@ class Database:
         after another one committed. Reads (the default) use a deferred BEGIN and, in WAL mode,
         neither wait for nor block anyone.
         """
-        with self.sessions() as session, session.begin():
-            if write:
-                # Options of the session's first connection apply before its BEGIN.
-                session.connection(execution_options={WRITE_TRANSACTION: True})
-            yield session
+        slot = write and self.is_sqlite and self._write_slots is not None
+        waits = not slot or self._write_slots is None or self._write_slots.acquire(blocking=False)
+        try:
+            with self.sessions() as session, session.begin():
+                if write:
+                    # Options of the session's first connection apply before its BEGIN.
+                    session.connection(execution_options={WRITE_TRANSACTION: True, NO_LOCK_WAIT: not waits})
+                yield session
+        finally:
+            if slot and waits and self._write_slots is not None:
+                self._write_slots.release()
+
+    def limit_waiting_writers(self, count: int | None) -> None:
+        """Let at most `count` write transactions of this process wait for SQLite's write lock
+        at once; the others try to take it once, without waiting, and fail (503) if it is held.
+        A server with a fixed number of threads (gunicorn's `--threads`) keeps threads free for
+        reads this way: 16 syncs queued behind a held lock would otherwise occupy them all for
+        the 5 s lock timeout. No effect on other databases (their writers lock rows, not the file)."""
+        self._write_slots = None if count is None else threading.BoundedSemaphore(max(1, count))
 
     @property
     def lock_timeout(self) -> float:
@@ -221,7 +248,17 @@ def _begin(connection: Any) -> None:
     options = connection.get_execution_options()
     if options.get("isolation_level") == "AUTOCOMMIT":
         return
-    connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_TRANSACTION) else "BEGIN")
+    if not options.get(WRITE_TRANSACTION):
+        connection.exec_driver_sql("BEGIN")
+    elif options.get(NO_LOCK_WAIT):
+        (timeout,) = connection.exec_driver_sql("PRAGMA busy_timeout").one()
+        connection.exec_driver_sql("PRAGMA busy_timeout=0")
+        try:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        finally:
+            connection.exec_driver_sql(f"PRAGMA busy_timeout={int(timeout)}")
+    else:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def _sqlite_pragmas(dbapi_connection: Any, lock_timeout: float) -> None:
