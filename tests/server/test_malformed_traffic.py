@@ -8,11 +8,9 @@ from __future__ import annotations
 import json
 import socket
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
