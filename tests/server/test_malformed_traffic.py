@@ -8,9 +8,12 @@ from __future__ import annotations
 import json
 import socket
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,7 +21,7 @@ import httpx
 import pytest
 
 from mkdocs_blogsvc.server.database import Database
-from tests.conftest import LiveServer, add_owner, issue_access_token, start_live_server
+from tests.conftest import LiveServer, add_owner, free_port, issue_access_token, start_live_server
 
 pytestmark = pytest.mark.slow
 
@@ -165,3 +168,38 @@ def test_a_status_read_answers_while_16_syncs_wait_for_the_write_lock(served: tu
     assert min(reads) < 4.0, f"the reads waited {reads} s: behind the writers"
     assert {code for code, _ in results} <= {200, 503}
     assert max(t for _, t in results) < 15, "a sync waited far past the 5 s lock timeout"
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_stalled_body_is_408_after_the_idle_timeout(tmp_path: Path, workers: str) -> None:
+    """A body that stops arriving is refused once it has been idle for `BODY_IDLE_SECONDS` (1 s
+    here, set in the server process), on both servers, and the thread it held serves again."""
+    path = tmp_path / "service.db"
+    db = Database.from_path(path)
+    token = issue_access_token(db, add_owner(db))
+    db.dispose()
+    port = free_port()
+    code = ("import sys; from mkdocs_blogsvc.server import bodies; bodies.BODY_IDLE_SECONDS = 1.0; "
+            "from mkdocs_blogsvc.cli import main; sys.argv[0] = 'mkdocs-blogsvc'; main()")
+    log = (tmp_path / "service.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, "server", "run", "--db", str(path), "--port", str(port), "--workers", workers],
+        stdout=subprocess.DEVNULL, stderr=log,
+    )
+    server = LiveServer(f"http://127.0.0.1:{port}", path, process)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{server.url}/openapi.json", timeout=1)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "service.log").read_text()
+                time.sleep(0.1)
+        stalled = sync_request(token, "Content-Length: 1000\r\n", b'{"knownArticles":[' + b" " * 100)
+        payload = assert_error(exchange_raw(server.url, stalled, wait=30), 408, "request_timeout")
+        assert "stopped arriving for 1 seconds" in payload["error_description"]
+        assert httpx.get(f"{server.url}/api/v1/status", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    finally:
+        server.stop()
+        log.close()
