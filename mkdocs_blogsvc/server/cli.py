@@ -140,7 +140,7 @@ def run(
             # were checked above): one restarted while the database is down answers 503 until it
             # is back, where a worker that fails to start would make gunicorn stop the service.
             lambda: create_app(
-                _worker_database(db_target, threads), secret_key=secret, public_url=public_url,
+                Database.open(db_target, check_schema=False), secret_key=secret, public_url=public_url,
                 rate_limits=rate_limit, proxy_hops=proxy_hops,
             ),
             listener_fd=listener.detach(), workers=workers, threads=threads,
@@ -166,14 +166,6 @@ def run(
         httpd.server_close()
         database.dispose()
     click.echo("Stopped.", err=True)
-
-
-def _worker_database(target: str, threads: int) -> Database:
-    """A gunicorn worker's database: on SQLite, at most `threads - 1` of its requests wait for
-    the write lock at once, so a thread is left for reads (`Database.limit_waiting_writers`)."""
-    database = Database.open(target, check_schema=False)
-    database.limit_waiting_writers(threads - 1)
-    return database
 
 
 def _rate_limits(values: tuple[str, ...]) -> dict[str, Limit]:

@@ -13,7 +13,6 @@ import functools
 import os
 import re
 import secrets
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
@@ -45,8 +44,6 @@ POSTGRESQL_URL_SHAPE = "postgresql+psycopg://USER:PASSWORD@HOST/NAME"
 
 #: The connection execution option `Database.session(write=True)` sets: the transaction may write.
 WRITE_TRANSACTION = "blogsvc_write"
-#: The option set with it when the transaction must not wait for SQLite's write lock (`limit_waiting_writers`).
-NO_LOCK_WAIT = "blogsvc_no_lock_wait"
 #: SQLite connections kept open per process (more are opened when needed, never waited for).
 SQLITE_POOL_SIZE = 8
 
@@ -60,9 +57,6 @@ class Database:
         self.url = url
         self.is_sqlite = is_sqlite = url.startswith("sqlite")
         self._lock_timeout = DEFAULT_LOCK_TIMEOUT
-        #: Write transactions of this process that may wait for SQLite's write lock at once
-        #: (None: any number); see `limit_waiting_writers`.
-        self._write_slots: threading.BoundedSemaphore | None = None
         self.engine: Engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": DEFAULT_LOCK_TIMEOUT} if is_sqlite else {"connect_timeout": 10},
@@ -189,25 +183,11 @@ class Database:
         after another one committed. Reads (the default) use a deferred BEGIN and, in WAL mode,
         neither wait for nor block anyone.
         """
-        slot = write and self.is_sqlite and self._write_slots is not None
-        waits = not slot or self._write_slots is None or self._write_slots.acquire(blocking=False)
-        try:
-            with self.sessions() as session, session.begin():
-                if write:
-                    # Options of the session's first connection apply before its BEGIN.
-                    session.connection(execution_options={WRITE_TRANSACTION: True, NO_LOCK_WAIT: not waits})
-                yield session
-        finally:
-            if slot and waits and self._write_slots is not None:
-                self._write_slots.release()
-
-    def limit_waiting_writers(self, count: int | None) -> None:
-        """Let at most `count` write transactions of this process wait for SQLite's write lock
-        at once; the others try to take it once, without waiting, and fail (503) if it is held.
-        A server with a fixed number of threads (gunicorn's `--threads`) keeps threads free for
-        reads this way: 16 syncs queued behind a held lock would otherwise occupy them all for
-        the 5 s lock timeout. No effect on other databases (their writers lock rows, not the file)."""
-        self._write_slots = None if count is None else threading.BoundedSemaphore(max(1, count))
+        with self.sessions() as session, session.begin():
+            if write:
+                # Options of the session's first connection apply before its BEGIN.
+                session.connection(execution_options={WRITE_TRANSACTION: True})
+            yield session
 
     @property
     def lock_timeout(self) -> float:
@@ -248,17 +228,7 @@ def _begin(connection: Any) -> None:
     options = connection.get_execution_options()
     if options.get("isolation_level") == "AUTOCOMMIT":
         return
-    if not options.get(WRITE_TRANSACTION):
-        connection.exec_driver_sql("BEGIN")
-    elif options.get(NO_LOCK_WAIT):
-        (timeout,) = connection.exec_driver_sql("PRAGMA busy_timeout").one()
-        connection.exec_driver_sql("PRAGMA busy_timeout=0")
-        try:
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
-        finally:
-            connection.exec_driver_sql(f"PRAGMA busy_timeout={int(timeout)}")
-    else:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_TRANSACTION) else "BEGIN")
 
 
 def _sqlite_pragmas(dbapi_connection: Any, lock_timeout: float) -> None:

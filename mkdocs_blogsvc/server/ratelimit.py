@@ -8,8 +8,10 @@ and the `BUCKETS` before it, a span of SECONDS to 1.1 × SECONDS that holds ever
 ending now: a hit is remembered for between SECONDS and 1.1 × SECONDS, never less. Each hit is
 one upsert of its bucket, `INSERT ... ON CONFLICT (key, window) DO UPDATE SET count = count + 1
 RETURNING count` (two workers counting at once never lose a hit), plus one indexed sum of the
-older buckets, which no longer change. Refused hits count too (a client that keeps knocking
-stays out; `Retry-After` says when the oldest hits that must go have gone). Buckets follow the
+older buckets, which no longer change. A refused request is given back its hits (in the same
+transaction, or by the sign-in page with `forgive`): a client that retries a little before
+`Retry-After` (the plugin caps one wait at 10 s) is not shut out for longer by knocking, and
+`Retry-After` says when the hits that must go have gone. Buckets follow the
 service's clock (`Database.now()`, test clock included). Rows past their use are deleted now
 and then (one hit in 200, through the `expires_at` index). Where the counters live: `counter_engine`.
 
@@ -160,18 +162,22 @@ class RateLimiter:
         if limit.count == 0:
             return
         now = self.db.now().timestamp()
-        counter = tables.RateCounter
         try:
             with self.sessions.begin() as session:
-                latest = session.scalar(select(func.max(counter.window)).where(
-                    counter.key == f"{name}:{key}", counter.window >= bucket_of(now, limit) - BUCKETS, counter.count > 0,
-                ))
-                if latest is not None:
-                    session.execute(update(counter).where(
-                        counter.key == f"{name}:{key}", counter.window == latest, counter.count > 0,
-                    ).values(count=counter.count - 1))
+                self._take_back(session, name, key, now)
         except SQLAlchemyError as exc:
             log.warning("rate limit %s: a hit could not be taken back: %s", name, first_line(exc))
+
+    def _take_back(self, session: Session, name: str, key: str, now: float) -> None:
+        """Take one hit off the latest bucket of `key` that has one (within the window)."""
+        counter = tables.RateCounter
+        latest = session.scalar(select(func.max(counter.window)).where(
+            counter.key == f"{name}:{key}", counter.window >= bucket_of(now, self.limits[name]) - BUCKETS, counter.count > 0,
+        ))
+        if latest is not None:
+            session.execute(update(counter).where(
+                counter.key == f"{name}:{key}", counter.window == latest, counter.count > 0,
+            ).values(count=counter.count - 1))
 
     def enforce(self, name: str, key: str, what: str) -> None:
         """Count a hit; raise 429 `too_many_requests` past the limit."""
@@ -179,7 +185,8 @@ class RateLimiter:
 
     def enforce_all(self, hits: list[tuple[str, str, str]]) -> None:
         """Count one hit of each (name, key, what) in one write transaction; raise 429 for the
-        first one past its limit (503 when they cannot be counted and one is `FAIL_CLOSED`)."""
+        first one past its limit, every hit of the refused request taken back in the same
+        transaction (503 when they cannot be counted and one is `FAIL_CLOSED`)."""
         active = [hit for hit in hits if self.limits[hit[0]].count]
         if not active:
             return
@@ -187,6 +194,9 @@ class RateLimiter:
         try:
             with self.sessions.begin() as session:
                 verdicts = [(self.hit(name, key, session=session, now=now), what) for name, key, what in active]
+                if not all(verdict.allowed for verdict, _what in verdicts):  # not served: not counted
+                    for name, key, _what in active:
+                        self._take_back(session, name, key, now)
         except SQLAlchemyError as exc:
             self._uncounted([name for name, _key, _what in active], exc)
             return
@@ -216,8 +226,10 @@ class RateLimiter:
         total = current + sum(older.values())
         if total <= limit.count:
             return Verdict(True, 0, limit)
-        # The next hit is allowed once the buckets that leave the span hold enough hits.
-        left = total
+        # The next hit is allowed once the buckets that leave the span hold enough hits (this
+        # refused one is taken back by the caller).
+        current -= 1
+        left = total - 1
         for leaving in range(bucket - BUCKETS, bucket + 1):
             left -= older.get(leaving, 0) if leaving < bucket else current
             if left + 1 <= limit.count:
