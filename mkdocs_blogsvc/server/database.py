@@ -64,8 +64,7 @@ class Database:
             # keep a reader from a connection (SQLAlchemy's default pool is 5 + 10 with a 30 s
             # wait: a status read once waited 4 s behind 16 queued syncs). No pool wait at all:
             # 8 connections kept, more opened as needed; a writer waits only for the lock itself.
-            **({"pool_size": SQLITE_POOL_SIZE, "max_overflow": -1} if is_sqlite
-               else {"pool_timeout": REQUEST_LOCK_TIMEOUT, "pool_pre_ping": True}),
+            **_pool_options(url),
         )
         if is_sqlite:
             event.listen(self.engine, "connect", lambda connection, _record: _sqlite_pragmas(connection, self._lock_timeout))
@@ -229,6 +228,17 @@ def _begin(connection: Any) -> None:
     if options.get("isolation_level") == "AUTOCOMMIT":
         return
     connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_TRANSACTION) else "BEGIN")
+
+
+def _pool_options(url: str) -> dict[str, Any]:
+    """The engine's pool settings: see `Database.__init__`. An in-memory SQLite database (one
+    connection per thread, SQLAlchemy's own choice) keeps its pool as it is."""
+    if not url.startswith("sqlite"):
+        return {"pool_timeout": REQUEST_LOCK_TIMEOUT, "pool_pre_ping": True}
+    database = make_url(url).database
+    if not database or database == ":memory:":
+        return {}
+    return {"pool_size": SQLITE_POOL_SIZE, "max_overflow": -1}
 
 
 def _sqlite_pragmas(dbapi_connection: Any, lock_timeout: float) -> None:
