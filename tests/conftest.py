@@ -7,6 +7,7 @@ test can change data with `server admin` (or the ORM) and the running server see
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import subprocess
@@ -20,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mkdocs_blogsvc.server import create_app, security, tables
+from mkdocs_blogsvc.server import create_app, ratelimit, security, tables
 from mkdocs_blogsvc.server.database import Database
 
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material 9.8's end-of-life banner
@@ -138,10 +139,11 @@ def issue_access_token(db: Database, owner: Owner, scope: str = "articles:read b
 
 
 def start_of_window(db: Database, seconds: int) -> None:
-    """Move the service's test clock one second into a fresh rate-limit window of `seconds`.
-    Windows start at multiples of their length on that clock, so requests a test expects in one
-    window would now and then straddle two (found as a test that failed once in a while)."""
-    db.advance_clock(seconds - db.now().timestamp() % seconds + 1)
+    """Move the service's test clock past every rate-limit hit so far (a sliding window of
+    `seconds` remembers a hit for up to 1.1 x `seconds`), to one second past a multiple of
+    `seconds`: the limits' buckets start there, so a test's requests start in a fresh one."""
+    past_every_hit = db.now().timestamp() + math.ceil(seconds * (1 + 1 / ratelimit.BUCKETS))
+    db.advance_clock(past_every_hit - db.now().timestamp() + seconds - past_every_hit % seconds + 1)
 
 
 def free_port() -> int:

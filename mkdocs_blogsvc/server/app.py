@@ -73,6 +73,7 @@ def create_app(
     media.register(app, db)
     blogs.register(app, db)
     faults.register(app)
+    ratelimit.register(app)
     cors.register(app)
     return app
 

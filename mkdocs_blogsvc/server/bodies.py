@@ -15,7 +15,9 @@ Beyond a limit the answer is `413 request_too_large` naming the limit, whether t
 a `Content-Length` or chunked without one (Werkzeug alone cuts a chunked body at the limit and
 hands on the truncated text, which then fails as "not valid JSON").
 A `Content-Encoding` other than `gzip` or `identity` is `415 unsupported_media_type`; a body
-that is not valid gzip is `400 invalid_request`.
+that is not valid gzip is `400 invalid_request`. A body whose framing breaks (bad chunking, a
+body shorter than its length) is `400 invalid_request`, and one that stops arriving for
+`BODY_IDLE_SECONDS` is `408 request_timeout`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import zlib
 from typing import Any
 
 from flask import request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from mkdocs_blogsvc.server.errors import ApiError
 from mkdocs_blogsvc.server.responses import invalid_request
@@ -34,6 +37,14 @@ MAX_KNOWN_ARTICLES = 100_000
 MAX_SYNC_BODY_BYTES = 16 * 1024 * 1024
 #: A gzip body, once decompressed.
 MAX_DECOMPRESSED_BYTES = 16 * 1024 * 1024
+#: The environ key `read_body` sets when the body could not be read (its framing broke, or it
+#: stalled): `DrainUnreadInput` then leaves the connection alone, and the server closes it.
+BODY_FAILED = "blogsvc.body_failed"
+#: Seconds a request body may pause between two reads before the request is refused (408), as
+#: nginx's `client_body_timeout` counts them: a stalled upload otherwise holds a gunicorn thread
+#: for as long as its client keeps the connection open. (A body that trickles in gets no total
+#: deadline here; the documented TLS proxy buffers whole bodies before the service sees them.)
+BODY_IDLE_SECONDS = 30.0
 
 
 def too_large(limit: int, what: str = "Request body") -> ApiError:
@@ -44,18 +55,57 @@ def read_body(limit: int) -> bytes:
     """The request body as sent, at most `limit` bytes; 413 beyond it, chunked or not (then
     kept, so that `request.form` reads it too)."""
     request.max_content_length = limit  # a larger Content-Length is refused before reading
-    data = request.get_data(cache=True)
-    # Without a Content-Length (chunked), Werkzeug stops at the limit: is there more? (With one,
-    # the length is exact: a body of exactly the limit is whole, whatever the WSGI server.)
-    if len(data) >= limit and request.content_length is None and _more_input():
+    sock = request.environ.get("gunicorn.socket") or request.environ.get("werkzeug.socket")
+    previous = sock.gettimeout() if sock is not None else None
+    try:
+        if sock is not None:
+            sock.settimeout(BODY_IDLE_SECONDS)
+        data = request.get_data(cache=True)
+        # Without a Content-Length (chunked), Werkzeug stops at the limit: is there more? (With one,
+        # the length is exact: a body of exactly the limit is whole, whatever the WSGI server.)
+        more = len(data) >= limit and request.content_length is None and _more_input()
+    except Exception as exc:
+        if isinstance(exc, RequestEntityTooLarge):  # by Content-Length, before reading: the body is intact
+            raise
+        request.environ[BODY_FAILED] = True  # nothing more is read from this connection
+        if _timed_out(exc):
+            raise ApiError(408, "request_timeout", f"The request body stopped arriving for {BODY_IDLE_SECONDS:g} seconds") from None
+        if isinstance(exc, HTTPException):  # Werkzeug's own answer (a client gone mid-body: 400)
+            raise
+        raise malformed_framing(exc) from None
+    finally:
+        if sock is not None:
+            try:
+                sock.settimeout(previous)
+            except OSError:  # the connection is gone
+                pass
+    if more:
         raise too_large(limit)
     return data
 
 
+def _timed_out(exc: BaseException | None) -> bool:
+    """Whether `exc`, or an error it was raised from, is the socket's read timeout."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, TimeoutError):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+def malformed_framing(exc: Exception) -> ApiError:
+    """400 for a body whose framing the WSGI server could not read: a chunk size that is not
+    hex, a chunk without its CRLF, a body shorter than its `Content-Length`. gunicorn raises its
+    `ParseException`s (`InvalidChunkSize`, `ChunkMissingTerminator`...), Werkzeug's one-process
+    server an `OSError`; either way the connection is not reused (neither server can tell where
+    the next request would start)."""
+    reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+    return invalid_request(f"The request body could not be read: {reason} (check its Content-Length or chunked encoding)")
+
+
 def _more_input() -> bool:
     """Whether the client's input goes on after what Werkzeug's limited stream let through."""
-    from werkzeug.exceptions import RequestEntityTooLarge
-
     try:
         return bool(request.environ["wsgi.input"].read(1))
     except RequestEntityTooLarge:
@@ -104,7 +154,7 @@ class DrainUnreadInput:
         try:
             return self.app(environ, start_response)
         finally:
-            if environ.get("wsgi.input_terminated"):
+            if environ.get("wsgi.input_terminated") and not environ.get(BODY_FAILED):
                 _drain(environ["wsgi.input"])
 
 
@@ -116,5 +166,5 @@ def _drain(stream: Any) -> None:
             if not chunk:
                 return
             left -= len(chunk)
-    except (OSError, ValueError):  # the client went away, or the stream was closed
+    except Exception:  # noqa: BLE001 - the client went away, the stream was closed, or its framing broke
         return

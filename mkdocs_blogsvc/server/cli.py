@@ -24,6 +24,7 @@ from mkdocs_blogsvc.server.app import create_app
 from mkdocs_blogsvc.server.clients import is_loopback_host
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.ratelimit import Limit
+from mkdocs_blogsvc.server.responses import protocol_error_body
 from mkdocs_blogsvc.server.serialize import normalize_public_url
 from mkdocs_blogsvc.server.wsgi import ConfigurationError, serve_with_gunicorn, session_secret
 
@@ -37,10 +38,30 @@ def server() -> None:
 
 
 class _AccessLog(WSGIRequestHandler):
-    """Access log lines without query strings: authorization requests carry codes and state."""
+    """Access log lines without query strings (authorization requests carry codes and state), and
+    the standard library's own refusals (a request line over 64 KiB: 414, a header line over
+    64 KiB or more than 100 headers: 431, a malformed request line: 400) answered as JSON."""
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        self.log("info", '"%s %s" %s', self.command, urlsplit(self.path).path, code)
+        # A request refused while its line was read has no `path` (nor `command`) yet.
+        path = getattr(self, "path", None)
+        shown = urlsplit(path).path if path else "-"
+        self.log("info", '"%s %s" %s', getattr(self, "command", None) or "-", shown, code)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The spec's Error object instead of the standard library's HTML page; the connection closes."""
+        body = protocol_error_body(code, message or self.responses.get(code, ("",))[0])
+        if getattr(self, "request_version", "HTTP/0.9") == "HTTP/0.9":  # a line too short to name a version:
+            self.request_version = "HTTP/1.0"  # answer with a status line and headers all the same
+        self.log_error("code %d, message %s", code, message)
+        self.send_response(code, message)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        if getattr(self, "command", None) != "HEAD" and code >= 200 and code not in (204, 304):
+            self.wfile.write(body)
 
 
 @server.command()

@@ -32,3 +32,24 @@ def error_response(error: ApiError) -> Response:
 def invalid_request(description: str) -> ApiError:
     """400 `invalid_request` (RFC 6750 3.1): a malformed parameter or body, named in `description`."""
     return ApiError(400, "invalid_request", description)
+
+
+#: The `error` code of each status the HTTP server itself answers, before the application sees
+#: the request (a request line or headers over the server's limits, a malformed request line or
+#: header, a length that cannot be trusted); anything else is `server_error`.
+PROTOCOL_ERRORS = {
+    400: "invalid_request",
+    403: "forbidden",
+    408: "request_timeout",
+    413: "request_too_large",
+    414: "request_too_large",
+    417: "expectation_failed",
+    431: "request_too_large",
+    501: "not_implemented",
+}
+
+
+def protocol_error_body(status: int, description: str) -> bytes:
+    """The spec's Error object for a refusal of the HTTP server itself, as bytes to write."""
+    error = PROTOCOL_ERRORS.get(status, "server_error" if status >= 500 else "invalid_request")
+    return json.dumps({"error": error, "error_description": description}, ensure_ascii=True, separators=(",", ":")).encode("ascii")

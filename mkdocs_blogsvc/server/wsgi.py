@@ -35,6 +35,7 @@ from mkdocs_blogsvc.server import ratelimit
 from mkdocs_blogsvc.server.app import create_app
 from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.errors import ServiceError
+from mkdocs_blogsvc.server.responses import protocol_error_body
 
 DB_VARIABLE = "BLOGSVC_DB"
 PUBLIC_URL_VARIABLE = "BLOGSVC_PUBLIC_URL"
@@ -102,6 +103,19 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
+class _CapturedSocket:
+    """Stands in for a client socket to keep what gunicorn would write to it."""
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    def gettimeout(self) -> float:
+        return 0.0
+
+    def sendall(self, data: bytes) -> None:
+        self.data += data
+
+
 def serve_with_gunicorn(factory: Callable[[], Flask], *, listener_fd: int, workers: int, threads: int) -> None:
     """Serve `factory()` (called in each worker) with gunicorn on an already bound socket.
 
@@ -124,12 +138,36 @@ def serve_with_gunicorn(factory: Callable[[], Flask], *, listener_fd: int, worke
                 if type(handler) is logging.StreamHandler:
                     handler.setStream(sys.stderr)
 
+    from gunicorn import util as gunicorn_util
+    from gunicorn.workers.gthread import ThreadWorker
+
+    class JsonErrorWorker(ThreadWorker):  # type: ignore[misc]  # untyped base class
+        """gunicorn's `gthread` worker whose own refusals (a request line or headers over its
+        limits, a malformed or conflicting `Content-Length`, an unknown `Transfer-Encoding`)
+        are the spec's Error object instead of an HTML page. gunicorn picks the status and
+        writes the log line; only the body it writes is replaced."""
+
+        def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
+            captured = _CapturedSocket()
+            super().handle_error(req, captured, addr, exc)
+            status_line = captured.data.split(b"\r\n", 1)[0].decode("latin-1").split(" ", 2)
+            status = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 500
+            reason = status_line[2] if len(status_line) > 2 else "Error"
+            description = reason if status >= 500 else f"{reason}: {str(exc)[:200] or type(exc).__name__}"
+            body = protocol_error_body(status, description)
+            head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
+            try:
+                gunicorn_util.write_nonblock(client, head + body)
+            except OSError:  # the client went away: nothing to answer
+                self.log.debug("Failed to send error message.")
+
     class GunicornServer(BaseApplication):  # type: ignore[misc]  # untyped base class
         def load_config(self) -> None:
             settings = {
                 "bind": [f"fd://{listener_fd}"],
                 "workers": workers,
-                "worker_class": "gthread",
+                "worker_class": JsonErrorWorker,
                 "threads": threads,
                 # as the one-process server writes it (to stderr, no query string), gunicorn's time stamp
                 "accesslog": "-",

@@ -31,7 +31,7 @@ RESULTS = REPO / "test-results"
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed: run `bash .ci/install-chromium`"),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed: run `bash .ci/install-system-packages`"),
 ]
 
 

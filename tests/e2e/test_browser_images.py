@@ -25,7 +25,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed: run `bash .ci/install-chromium`"),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed: run `bash .ci/install-system-packages`"),
 ]
 
 #: Layout shifts as the browser reports them (buffered: from the start of the page).

@@ -124,14 +124,17 @@ def check_page(site_dir: Path, article: dict[str, Any]) -> None:
     assert f'<link rel="canonical" href="{url}">' in head
     (og_image,) = meta_property(parsed, "og:image")
     assert og_image is not None and og_image.startswith(f"{SITE_URL}blog/images/")
+    (width,), (height,) = meta_property(parsed, "og:image:width"), meta_property(parsed, "og:image:height")
+    assert meta_property(parsed, "og:image:alt") == [article["title"]]
+    cover = {"@type": "ImageObject", "url": og_image, "width": int(str(width)), "height": int(str(height))}
     if article["schemaOrgJson"] is not None:  # as the service sent it, its images the site's copies, the page named
         entity = article["schemaOrgJson"].get("mainEntityOfPage")
-        assert posting == {**article["schemaOrgJson"], "image": og_image, "headline": article["title"],
+        assert posting == {**article["schemaOrgJson"], "image": cover, "headline": article["title"],
                            "datePublished": article["publishedAt"], "dateModified": article["updatedAt"], "url": url,
                            "mainEntityOfPage": {**entity, "@id": url} if isinstance(entity, dict) else url}, article["slug"]
     else:
         assert posting["@type"] == "BlogPosting" and posting["headline"] == article["title"]
-        assert posting["datePublished"] == article["publishedAt"] and posting["image"] == og_image
+        assert posting["datePublished"] == article["publishedAt"] and posting["image"] == cover
         assert posting["url"] == posting["mainEntityOfPage"] == url
     assert meta_property(parsed, "og:title") == [article["title"]]
     assert meta_property(parsed, "og:url") == [url]

@@ -62,7 +62,7 @@ def client_for(db: Database) -> Iterator[Callable[[Flask], httpx.Client]]:
 def assert_429(response: httpx.Response, count: int, seconds: int, what: str) -> None:
     assert response.status_code == 429
     retry_after = int(response.headers["Retry-After"])
-    assert 1 <= retry_after <= seconds
+    assert 1 <= retry_after <= math.ceil(seconds * (1 + 1 / ratelimit.BUCKETS))  # a hit is remembered up to 1.1 x seconds
     assert response.json() == {
         "error": "too_many_requests",
         "error_description": f"Rate limit exceeded: at most {count} requests per {seconds} seconds {what}; retry after {retry_after} seconds",
@@ -77,20 +77,26 @@ def test_the_data_api_is_limited_per_token_then_the_window_passes(db: Database, 
     assert_429(http.post("/api/v1/sync", json={"knownArticles": []}, headers=headers), 3, 60, "for this access token")
     other = {"Authorization": f"Bearer {issue_access_token(db, owner)}"}  # another token has its own budget
     assert http.get("/api/v1/status", headers=other).status_code == 200
-    db.advance_clock(60)  # the next window
+    db.advance_clock(66)  # the hits have left the sliding window (remembered 60 s, up to 66 s)
     assert http.get("/api/v1/status", headers=headers).status_code == 200
 
 
-def test_retry_after_counts_the_seconds_left_in_the_window(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
-    """Windows start at multiples of their length on the service's clock: 30 s into a 60 s
-    window, the client is told to come back in 30 s, not in a whole window."""
+def test_retry_after_counts_the_seconds_until_the_hit_leaves_the_window(
+    db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client],
+) -> None:
+    """A hit made 30 s into a 6-second bucket's span leaves the window 60 to 66 s later: the
+    client is told to come back then, not at the end of a fixed window."""
     http = client_for(limited_app(db, token=Limit(1, 60)))
     db.advance_clock((30 - db.now().timestamp() % 60) % 60)
     headers = {"Authorization": f"Bearer {issue_access_token(db, owner)}"}
     assert http.get("/api/v1/status", headers=headers).status_code == 200
     refused = http.get("/api/v1/status", headers=headers)
     assert_429(refused, 1, 60, "for this access token")
-    assert 25 <= int(refused.headers["Retry-After"]) <= 30
+    assert 60 <= int(refused.headers["Retry-After"]) <= 66
+    db.advance_clock(int(refused.headers["Retry-After"]) - 3)  # 3 s short: the machine's own seconds pass too
+    assert http.get("/api/v1/status", headers=headers).status_code == 429
+    db.advance_clock(int(http.get("/api/v1/status", headers=headers).headers["Retry-After"]))
+    assert http.get("/api/v1/status", headers=headers).status_code == 200
 
 
 def test_the_data_api_is_limited_per_client(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
@@ -154,12 +160,12 @@ def test_sign_in_lockout_per_account(db: Database, owner: Owner, client_for: Cal
         wrong = sign_in(http, url, owner.username, "wrong")
         assert wrong.status_code == 200 and "Wrong username or password." in wrong.text
     locked = sign_in(http, url, owner.username, owner.password)  # even the right password
-    assert locked.status_code == 429 and 1 <= int(locked.headers["Retry-After"]) <= 900
+    assert locked.status_code == 429 and 1 <= int(locked.headers["Retry-After"]) <= 990
     assert "Too many failed sign-ins for this account: try again in" in locked.text
     assert 'name="password"' in locked.text  # still the sign-in page, no session
     bob = add_owner(db, "bob", "bob-blog")
     assert sign_in(client_for(app), url, bob.username, bob.password).status_code == 303  # another account
-    db.advance_clock(900)
+    db.advance_clock(990)  # the failed attempts have left the sliding window (900 s, up to 990 s)
     assert sign_in(client_for(app), url, owner.username, owner.password).status_code == 303
 
 
