@@ -26,7 +26,7 @@ from mkdocs_blogsvc.server.database import Database
 from mkdocs_blogsvc.server.ratelimit import Limit
 from mkdocs_blogsvc.server.responses import protocol_error_body
 from mkdocs_blogsvc.server.serialize import normalize_public_url
-from mkdocs_blogsvc.server.wsgi import ConfigurationError, serve_with_gunicorn, session_secret
+from mkdocs_blogsvc.server.wsgi import DeploymentError, serve_with_gunicorn, session_secret
 
 
 @click.group()
@@ -119,7 +119,7 @@ def run(
     try:
         database = open_database(db_target)
         secret = session_secret(db_target, database)
-    except ConfigurationError as exc:
+    except DeploymentError as exc:
         listener.close()
         raise click.ClickException(str(exc)) from None
     except click.ClickException:

@@ -1,7 +1,8 @@
 """Every error the reference service raises on purpose, in one tree.
 
 ```
-ServiceError                 root: catch this to catch any refusal of the service's own code
+ReferenceServiceError        root: catch this to catch any refusal of the service's own code
+│                            (no name is shared with the client's tree, `mkdocs_blogsvc.errors`)
 ├── ContentError             a content operation refused (bad slug, unknown blog, empty title...):
 │   │                        one line for the person who typed the command (`server admin`, seed)
 │   └── ImageError           bytes that are not an image the service hosts (too large, SVG...)
@@ -11,7 +12,7 @@ ServiceError                 root: catch this to catch any refusal of the servic
 │                            (`consent_driver`, used by tests and `mkdocs-blogsvc demo`)
 ├── DatabaseError            the database cannot be opened or reached (one line naming it)
 │   └── StaleDatabase        its schema is not this version's: run `server admin migrate`
-└── wsgi.ConfigurationError  the BLOGSVC_* environment does not describe a service (it names
+└── wsgi.DeploymentError     the BLOGSVC_* environment does not describe a service (it names
                              the variable); defined next to the WSGI entry point it guards
 ```
 
@@ -26,11 +27,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 
-class ServiceError(Exception):
+class ReferenceServiceError(Exception):
     """The root of the reference service's own errors."""
 
 
-class ContentError(ServiceError):
+class ContentError(ReferenceServiceError):
     """A refused content operation; the message is one line meant for the person who asked."""
 
 
@@ -38,7 +39,7 @@ class ImageError(ContentError):
     """The bytes are not an image the service hosts; the message says why, in one line."""
 
 
-class ApiError(ServiceError):
+class ApiError(ReferenceServiceError):
     """An error answer: HTTP status, the Error object's `error` code and description, extra headers."""
 
     def __init__(self, status: int, error: str, description: str, headers: Mapping[str, str] | None = None) -> None:
@@ -49,11 +50,11 @@ class ApiError(ServiceError):
         self.headers = dict(headers or {})
 
 
-class ConsentDriverError(ServiceError):
+class ConsentDriverError(ReferenceServiceError):
     """The pages did not go as expected (no form, failed sign-in, unknown blog, error page)."""
 
 
-class DatabaseError(ServiceError):
+class DatabaseError(ReferenceServiceError):
     """The database cannot be opened or reached; the message names it (never its password)."""
 
 

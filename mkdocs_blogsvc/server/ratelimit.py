@@ -60,7 +60,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 
 from mkdocs_blogsvc.server import faults, tables
 from mkdocs_blogsvc.server.database import SQLITE_POOL_SIZE, Database, first_line
-from mkdocs_blogsvc.server.errors import ApiError, ServiceError
+from mkdocs_blogsvc.server.errors import ApiError, ReferenceServiceError
 from mkdocs_blogsvc.server.responses import json_response
 
 #: The app config key holding the service's `Limits`.
@@ -126,7 +126,7 @@ class Verdict:
     limit: Limit
 
 
-class CountersUnavailable(ServiceError):
+class CountersUnavailable(ReferenceServiceError):
     """A limit in `FAIL_CLOSED` could not be counted: the request is refused with 503."""
 
 

@@ -34,7 +34,7 @@ from mkdocs_blogsvc.fileio import atomic_write
 from mkdocs_blogsvc.server import ratelimit
 from mkdocs_blogsvc.server.app import create_app
 from mkdocs_blogsvc.server.database import Database
-from mkdocs_blogsvc.server.errors import ServiceError
+from mkdocs_blogsvc.server.errors import ReferenceServiceError
 from mkdocs_blogsvc.server.responses import protocol_error_body
 
 DB_VARIABLE = "BLOGSVC_DB"
@@ -43,7 +43,7 @@ SECRET_VARIABLE = "BLOGSVC_SECRET_KEY"
 PROXY_HOPS_VARIABLE = "BLOGSVC_PROXY_HOPS"
 
 
-class ConfigurationError(ServiceError):
+class DeploymentError(ReferenceServiceError):
     """The environment does not describe a service; the message says which variable and why."""
 
 
@@ -64,11 +64,11 @@ def session_secret(target: str, database: Database | None = None) -> str:
                 pass
         secret = path.read_text().strip()
         if len(secret) < 32:
-            raise ConfigurationError(f"the session key file {path} is damaged: delete it and start again")
+            raise DeploymentError(f"the session key file {path} is damaged: delete it and start again")
         return secret
     service_key: Callable[[str], str] | None = getattr(database or Database.open(target), "service_key", None)
     if service_key is None:
-        raise ConfigurationError(f"set {SECRET_VARIABLE}: this database cannot keep the session key")
+        raise DeploymentError(f"set {SECRET_VARIABLE}: this database cannot keep the session key")
     return service_key("session")
 
 
@@ -77,12 +77,12 @@ def from_environment(environ: Mapping[str, str] | None = None) -> Flask:
     env = os.environ if environ is None else environ
     target = env.get(DB_VARIABLE, "").strip()
     if not target:
-        raise ConfigurationError(f"{DB_VARIABLE} is not set: give a SQLite file path or a postgresql+psycopg:// URL")
+        raise DeploymentError(f"{DB_VARIABLE} is not set: give a SQLite file path or a postgresql+psycopg:// URL")
     try:
         limits = ratelimit.parse(env.get(ratelimit.ENV_VARIABLE, ""))
         hops = int(env.get(PROXY_HOPS_VARIABLE, "0") or "0")
     except ValueError as exc:
-        raise ConfigurationError(f"{ratelimit.ENV_VARIABLE} or {PROXY_HOPS_VARIABLE}: {exc}") from None
+        raise DeploymentError(f"{ratelimit.ENV_VARIABLE} or {PROXY_HOPS_VARIABLE}: {exc}") from None
     database = Database.open(target)  # a stale schema or an unreachable database: a one-line DatabaseError
     secret = env.get(SECRET_VARIABLE) or session_secret(target, database)
     return create_app(
