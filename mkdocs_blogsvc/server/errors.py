@@ -12,6 +12,7 @@ ReferenceServiceError        root: catch this to catch any refusal of the servic
 │                            (`consent_driver`, used by tests and `mkdocs-blogsvc demo`)
 ├── DatabaseError            the database cannot be opened or reached (one line naming it)
 │   └── StaleDatabase        its schema is not this version's: run `server admin migrate`
+├── ratelimit.CountersUnavailable  the rate-limit counters cannot be written (sign-in fails closed)
 └── wsgi.DeploymentError     the BLOGSVC_* environment does not describe a service (it names
                              the variable); defined next to the WSGI entry point it guards
 ```
