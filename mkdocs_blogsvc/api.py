@@ -145,7 +145,7 @@ class BlogServiceClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> BlogServiceClient:  # noqa: PYI034  (not subclassed)
+    def __enter__(self) -> BlogServiceClient:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:

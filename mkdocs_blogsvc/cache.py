@@ -390,7 +390,7 @@ class Cache:
             return None
         return found.st_size, found.st_mtime_ns
 
-    def _check_entry(self, entry: Entry) -> Article | None | str:
+    def _check_entry(self, entry: Entry) -> Article | str | None:
         """None when the article file is the one recorded (by size and mtime) and the entry has
         its summary; the article when the file had to be read and is intact; else what is wrong."""
         path = self.locate(entry.article_file)

@@ -33,7 +33,7 @@ class Connection:
     def close(self) -> None:
         self.client.close()
 
-    def __enter__(self) -> Connection:  # noqa: PYI034  (not subclassed)
+    def __enter__(self) -> Connection:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:

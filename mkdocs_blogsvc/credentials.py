@@ -117,14 +117,14 @@ class StoredCredentials:
     def from_json(cls, data: Any) -> StoredCredentials:
         """Parse the file's object; `ValueError` naming the problem (never a value)."""
         if not isinstance(data, dict):
-            raise ValueError("not a JSON object")  # noqa: TRY004  (load turns ValueError into one message)
+            raise ValueError("not a JSON object")
         if data.get("version") != FORMAT_VERSION:
             raise ValueError(f"unknown format version {str(data.get('version'))[:20]!r}")
         text = {}
         for key in ("base_url", "client_id", "access_token", "refresh_token", "scope",
                     "access_expires_at", "refresh_expires_at", "saved_at"):
             if not isinstance(data.get(key), str):
-                raise ValueError(f"field {key!r} is missing or not a string")  # noqa: TRY004
+                raise ValueError(f"field {key!r} is missing or not a string")
             text[key] = data[key]
         if text["access_token"] and not models.ACCESS_TOKEN_SYNTAX.fullmatch(text["access_token"]):
             raise ValueError("field 'access_token' holds characters a bearer token cannot have")

@@ -98,7 +98,7 @@ class LoopbackListener:
     def redirect_uri(self) -> str:
         return f"http://127.0.0.1:{self.address[1]}{CALLBACK_PATH}"
 
-    def __enter__(self) -> LoopbackListener:  # noqa: PYI034  (not subclassed)
+    def __enter__(self) -> LoopbackListener:
         try:
             self._server = http.server.HTTPServer(("127.0.0.1", self._port), self._handler_class())
         except OSError as exc:

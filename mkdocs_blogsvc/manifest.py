@@ -101,10 +101,10 @@ class AddressRecord:
         """Raises ValueError for anything but `{"url": str, "path": str, "since": timestamp}`
         with a relative path that stays inside the site."""
         if not isinstance(data, dict):
-            raise ValueError("address is not an object")  # noqa: TRY004  (callers catch ValueError)
+            raise ValueError("address is not an object")
         url, path, since = data.get("url"), data.get("path"), data.get("since")
         if not isinstance(url, str) or not isinstance(path, str) or not isinstance(since, str):
-            raise ValueError("address has fields of the wrong type")  # noqa: TRY004
+            raise ValueError("address has fields of the wrong type")
         if not site_relative(path) or url.startswith(("/", "\\")) or "://" in url:
             raise ValueError(f"address {path!r} is not a path inside the site")
         try:
@@ -198,7 +198,7 @@ class Entry:
     @classmethod
     def from_json(cls, article_id: str, data: Any) -> Entry:
         if not isinstance(data, dict):
-            raise ValueError("entry is not an object")  # noqa: TRY004  (load catches ValueError)
+            raise ValueError("entry is not an object")
         images, sizes, records = data.get("images", {}), data.get("imageSizes", {}), data.get("records", {})
         if not (isinstance(images, dict) and isinstance(sizes, dict) and isinstance(records, dict)
                 and (not images or all(isinstance(value, str) for value in images.values()))

@@ -213,7 +213,7 @@ _MARKDOWN_ACTIVE = re.compile(r"[`\\\[\]{}]")
 
 
 def _markdown_attribute_filter(tag: str, attribute: str, value: str) -> str | None:
-    if attribute == "id" and not _allowed_id(value) or attribute == "title" and "<" in value:
+    if (attribute == "id" and not _allowed_id(value)) or (attribute == "title" and "<" in value):
         return None
     if attribute == "srcset" and _safe_srcset(value) is None:
         return None
@@ -652,9 +652,9 @@ def _clean_attr_lists(text: str, removed: Removed) -> str:
     def allowed(key: str, value: str) -> bool:
         if key == "id":
             return _allowed_id(value)
-        if key == "title" and "<" in html.unescape(value) or key == "." and value in ARTICLE_CLASSES:
+        if (key == "title" and "<" in html.unescape(value)) or (key == "." and value in ARTICLE_CLASSES):
             return False
-        return key == "." or key in _ATTR_LIST_KEYS and not _MARKDOWN_ACTIVE.search(value)
+        return key == "." or (key in _ATTR_LIST_KEYS and not _MARKDOWN_ACTIVE.search(value))
 
     def neutralise(match: re.Match[str]) -> str:
         attrs, _rest = get_attrs_and_remainder(match.group(1))

@@ -108,7 +108,7 @@ class Poller:
                 return
             try:
                 delay = self._step()
-            except Exception as exc:  # noqa: BLE001  (the thread must outlive any failure: report, go on)
+            except Exception as exc:
                 self._on_crash(exc)
                 delay = self._retry_after
 

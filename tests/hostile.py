@@ -12,6 +12,7 @@ every connection when their `with` block ends.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -49,16 +50,12 @@ class _LoopbackServer:
 
     def close(self) -> None:
         self.stopped.set()
-        try:
+        with contextlib.suppress(OSError):
             self._listener.close()
-        except OSError:
-            pass
         with self._lock:
             for conn in self._open:
-                try:
+                with contextlib.suppress(OSError):
                     conn.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
                 conn.close()
             self._open.clear()
         for thread in self._threads:

@@ -292,7 +292,7 @@ def _table(rows: list[dict[str, Any]], kind: str) -> str:
     columns = list(rows[0])
     cells = [columns] + [[_cell(row[column]) for column in columns] for row in rows]
     widths = [max(len(line[n]) for line in cells) for n in range(len(columns))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in cells)
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in cells)
 
 
 def _cell(value: Any) -> str:

@@ -22,6 +22,7 @@ body shorter than its length) is `400 invalid_request`, and one that stops arriv
 
 from __future__ import annotations
 
+import contextlib
 import zlib
 from typing import Any
 
@@ -75,10 +76,8 @@ def read_body(limit: int) -> bytes:
         raise malformed_framing(exc) from None
     finally:
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):  # the connection is gone
                 sock.settimeout(previous)
-            except OSError:  # the connection is gone
-                pass
     if more:
         raise too_large(limit)
     return data
@@ -166,5 +165,5 @@ def _drain(stream: Any) -> None:
             if not chunk:
                 return
             left -= len(chunk)
-    except Exception:  # noqa: BLE001 - the client went away, the stream was closed, or its framing broke
+    except Exception:
         return

@@ -47,8 +47,8 @@ from mkdocs_blogsvc.server.oauth_db import revoke_grant
 from mkdocs_blogsvc.server.serialize import article_json
 
 # Re-exported (`X as X`): the admin CLI and the admin tests name them through this module.
-from mkdocs_blogsvc.shared import DEFAULT_BASE_URL as DEFAULT_BASE_URL  # noqa: PLC0414
-from mkdocs_blogsvc.slugs import MAX_SLUG_LENGTH as MAX_SLUG_LENGTH  # noqa: PLC0414
+from mkdocs_blogsvc.shared import DEFAULT_BASE_URL as DEFAULT_BASE_URL
+from mkdocs_blogsvc.slugs import MAX_SLUG_LENGTH as MAX_SLUG_LENGTH
 from mkdocs_blogsvc.slugs import slugify
 
 #: ISO 639-1: the two-letter codes a blog's `language` may take.
@@ -86,13 +86,13 @@ class ArticleInput:
     #: title on creation, kept on update.
     slug: str | Unset = UNSET
     content: str | Unset = UNSET
-    description: str | None | Unset = UNSET
+    description: str | Unset | None = UNSET
     tags: list[str] | Unset = UNSET
     seo_keywords: list[str] | Unset = UNSET
-    seo_score: float | None | Unset = UNSET
-    schema_org_json: dict[str, Any] | None | Unset = UNSET
+    seo_score: float | Unset | None = UNSET
+    schema_org_json: dict[str, Any] | Unset | None = UNSET
     #: Image bytes; None removes the cover.
-    cover_image: bytes | None | Unset = UNSET
+    cover_image: bytes | Unset | None = UNSET
     #: Image bytes, referred to from the content as `inline:1`, `inline:2`...
     inline_images: list[bytes] = field(default_factory=list)
 

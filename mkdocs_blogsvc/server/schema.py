@@ -57,7 +57,7 @@ def _refuse_foreign(connection: Connection, shown: str) -> None:
     """A database with tables but neither a version table nor the first revision's tables
     belongs to something else: neither "made before migrations" nor to be migrated."""
     tables = set(inspect(connection).get_table_names())
-    if VERSION_TABLE in tables or FIRST_REVISION_TABLES <= tables:
+    if VERSION_TABLE in tables or tables >= FIRST_REVISION_TABLES:
         return
     listed = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
     raise DatabaseError(

@@ -20,6 +20,7 @@ the test clock, tokens, codes and rate-limit counters are in the database.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -58,10 +59,8 @@ def session_secret(target: str, database: Database | None = None) -> str:
         path = Path(target)
         path = path.with_name(path.name + ".secret")
         if not path.exists():
-            try:
+            with contextlib.suppress(FileExistsError):  # another worker wrote it first
                 atomic_write(path, secrets.token_hex(32).encode("ascii"), mode=0o600, overwrite=False)
-            except FileExistsError:
-                pass
         secret = path.read_text().strip()
         if len(secret) < 32:
             raise DeploymentError(f"the session key file {path} is damaged: delete it and start again")

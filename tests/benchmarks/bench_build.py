@@ -59,6 +59,7 @@ Run from the repository root with the virtual environment active.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import logging
@@ -846,10 +847,8 @@ def _versions() -> str:
 
     found = []
     for name in ("mkdocs", "mkdocs-material", "mkdocs-blogsvc"):
-        try:
+        with contextlib.suppress(PackageNotFoundError):
             found.append(f"{name} {version(name)}")
-        except PackageNotFoundError:
-            pass
     return ", ".join(found)
 
 

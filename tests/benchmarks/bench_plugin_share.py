@@ -193,7 +193,7 @@ def build_share(config: MkDocsConfig, plugin: BlogServicePlugin, answer: bytes, 
             (site_dir / page.file.dest_uri).write_text(HTML)
         started = clock()
         plugin.on_nav(Navigation([], pages), config=config, files=files)
-        for page, body in zip(pages, bodies):
+        for page, body in zip(pages, bodies, strict=True):
             plugin.on_page_content(body, page=page, config=config, files=files)
             plugin.on_post_page(HTML, page=page, config=config)
         phases.pages = clock() - started

@@ -279,7 +279,8 @@ def static_site(tmp_path: Path) -> Iterator[str]:
     root = tmp_path / "public"
     root.mkdir()
     (root / "index.html").write_text("<!doctype html><title>Docs</title><h1>Docs</h1>\n")
-    handler = lambda *args: http.server.SimpleHTTPRequestHandler(*args, directory=str(root))
+    def handler(*args: Any) -> http.server.SimpleHTTPRequestHandler:
+        return http.server.SimpleHTTPRequestHandler(*args, directory=str(root))
 
     class Quiet(http.server.ThreadingHTTPServer):
         def handle_error(self, request: Any, client_address: Any) -> None:

@@ -34,7 +34,7 @@ def build(cache: Cache, manifest: Manifest, writes: dict[str, dict[str, tuple[st
     kept.close()
 
 
-def read(cache: Cache, manifest: Manifest, article_id: str, kind: str, key: str) -> str | None | bool:
+def read(cache: Cache, manifest: Manifest, article_id: str, kind: str, key: str) -> str | bool | None:
     """The text kept for this key, or False when it must be computed."""
     kept = PageOutputs(cache, manifest)
     try:

@@ -344,7 +344,7 @@ def test_create_user_reads_a_piped_password_even_from_a_terminal_session(tmp_pat
             [sys.executable, "-m", "mkdocs_blogsvc", "server", "admin", "--db", str(db_path), "create-user",
              "--username", "zed"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=terminal_fd,
-            preexec_fn=with_a_controlling_terminal,  # noqa: PLW1509  (no thread of this test runs meanwhile)
+            preexec_fn=with_a_controlling_terminal,
         )
         try:
             out, _ = child.communicate(b"correct horse\n", timeout=20)

@@ -60,7 +60,8 @@ def test_new_updated_and_deleted(api: httpx.Client, db: Database, owner: Owner) 
     drafted = add_article(db, owner.blog_id, "Drafted")
     removed = add_article(db, owner.blog_id, "Removed")
     theirs = add_article(db, add_owner(db, "bob", "bob-blog").blog_id, "Theirs")
-    known = known_from(sync(api, [])["new"]) + [
+    known = [
+        *known_from(sync(api, [])["new"]),
         {"id": theirs, "contentHash": "0" * 64},
         {"id": "never-existed", "contentHash": "0" * 64},
     ]

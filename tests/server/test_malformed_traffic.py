@@ -5,6 +5,7 @@ is held and 16 syncs wait for it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import sqlite3
@@ -44,10 +45,8 @@ def exchange_raw(url: str, data: bytes, *, wait: float = 20) -> tuple[int, dict[
     """Send `data` on a new connection; the first answer's status, headers and body."""
     parts = urlsplit(url)
     with socket.create_connection((parts.hostname, parts.port), timeout=wait) as sock:
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # it may answer and close first
             sock.sendall(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the server may answer and close before reading everything
         received = b""
         while b"\r\n\r\n" not in received:
             chunk = sock.recv(65536)
