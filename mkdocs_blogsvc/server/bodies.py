@@ -15,7 +15,8 @@ Beyond a limit the answer is `413 request_too_large` naming the limit, whether t
 a `Content-Length` or chunked without one (Werkzeug alone cuts a chunked body at the limit and
 hands on the truncated text, which then fails as "not valid JSON").
 A `Content-Encoding` other than `gzip` or `identity` is `415 unsupported_media_type`; a body
-that is not valid gzip is `400 invalid_request`.
+that is not valid gzip is `400 invalid_request`. The sync endpoint's answers carry
+`Accept-Encoding: gzip` (RFC 7694), which is how a client learns that it may compress.
 """
 
 from __future__ import annotations
