@@ -1,0 +1,122 @@
+"""kill -9 of a real `mkdocs build` at random moments of a first sync leaves nothing behind: the
+next normal build makes the exact site, and no stray file (a temp file of the atomic writer, an
+unnamed article or image) is left anywhere in the cache."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import signal
+import struct
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+import yaml
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+from mkdocs.config.defaults import MkDocsConfig
+
+from mkdocs_blogsvc.server import media
+from mkdocs_blogsvc.server.database import Database
+from tests.conftest import Owner, add_article, issue_access_token
+from tests.e2e.sites import Service, write_credentials, write_site
+
+ARTICLES = 300
+CACHE = ".cache/blogsvc"
+TRIALS = 20
+
+
+def png(n: int) -> bytes:
+    """A distinct 1x1 PNG per `n` (a cover each: 300 downloads, 300 image files)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    pixel = zlib.compress(bytes([0, n % 256, n // 256 % 256, 7]))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", pixel) + chunk(b"IEND", b""))
+
+
+def make_site(root: Path, service: Service, token: str) -> Path:
+    config = write_site(root, service.url, material=False)
+    config.write_text(config.read_text() + yaml.safe_dump({"nav": ["index.md"]}))  # no n² nav
+    write_credentials(root / "credentials.json", service.url, token)
+    return config
+
+
+#: The plain theme writes the time of each build into every page.
+BUILD_DATE = re.compile(rb"Build Date UTC : [^\n]*")
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): BUILD_DATE.sub(b"", p.read_bytes())
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def sync_began(service: Service, before: int, timeout: float = 120.0) -> float:
+    """Wait until the service has seen one more sync request than `before`; its moment."""
+    ends = time.monotonic() + timeout
+    while service.requests.count("/api/v1/sync") <= before:
+        assert time.monotonic() < ends, "the build never sent its sync"
+        time.sleep(0.005)
+    return time.monotonic()
+
+
+def build_in_process(config: Path) -> None:
+    MkDocsConfig.plugins.plugin_cache.clear()  # a fresh plugin, as a new process has
+    build(load_config(str(config)))
+
+
+def start_build(config: Path) -> subprocess.Popen[bytes]:
+    with open(config.parent / "build.log", "wb") as log:
+        return subprocess.Popen([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)],
+                                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # about 60 s on an idle machine; a loaded one takes several times that
+def test_kill_9_at_20_random_moments_of_a_first_sync_leaves_no_stray_file(
+    tmp_path: Path, service: Service, db: Database, owner: Owner,
+) -> None:
+    with db.session(write=True) as session:
+        keys = [media.store_image(session, owner.blog_id, png(n)) for n in range(ARTICLES)]
+    for n, key in enumerate(keys):
+        add_article(db, owner.blog_id, f"Article {n}", minutes_ago=n, cover_media_key=key, content=f"Body {n}.")
+    token = issue_access_token(db, owner)
+
+    # the reference: one whole build in its own process, timed from its sync request to its end
+    # (the kills fall in that span: the sync, the images, the commit, the pages, the site)
+    reference_root = tmp_path / "reference"
+    whole = start_build(make_site(reference_root, service, token))
+    started = sync_began(service, 0)
+    assert whole.wait(timeout=300) == 0, (reference_root / "build.log").read_text()
+    duration = time.monotonic() - started
+    site, cache = files(reference_root / "site"), files(reference_root / CACHE)
+    assert sum(name.startswith("images/") for name in cache) == ARTICLES
+
+    seed = random.randrange(1 << 30)
+    chance = random.Random(seed)
+    outcomes: list[str] = []
+    for trial in range(TRIALS):
+        root = tmp_path / f"trial-{trial}"
+        config = make_site(root, service, token)
+        delay = duration * (trial + chance.random()) / TRIALS  # stratified: every phase of the build is hit
+        process = start_build(config)
+        sync_began(service, trial + 1)
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=60)
+        build_in_process(config)  # the next normal build
+        stray = sorted(set(files(root / CACHE)) - set(cache))
+        missing = sorted(set(cache) - set(files(root / CACHE)))
+        differs = sorted(name for name, data in files(root / "site").items() if site.get(name) != data)
+        differs += sorted(set(site) - set(files(root / "site")))
+        if stray or missing or differs:
+            outcomes.append(f"trial {trial} killed {delay:.2f} s into its sync (seed {seed}): stray {stray[:3]}, "
+                            f"missing {missing[:3]}, site differs {differs[:3]}")
+    print(f"\n{TRIALS - len(outcomes)} of {TRIALS} kill -9 trials recovered exactly "
+          f"(a build took {duration:.2f} s from its sync request to its end; seed {seed})")
+    assert outcomes == []
