@@ -212,3 +212,27 @@ class SpecService:
         handler.send_header("Content-Length", str(len(data)))
         handler.end_headers()
         handler.wfile.write(data)
+
+
+class SpecLiteral:
+    """WSGI filter: the reference service as a spec-literal one sees compression (for benchmarks
+    that need the reference service's data and listing). A sync body sent with a
+    `Content-Encoding` other than identity is read as the JSON it is not (`400 invalid_request`),
+    and no answer says `Accept-Encoding`. `coded` counts the compressed bodies refused."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.coded = 0
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        coding = environ.get("HTTP_CONTENT_ENCODING", "").strip().lower()
+        if environ.get("PATH_INFO") == "/api/v1/sync" and coding not in ("", "identity"):
+            self.coded += 1
+            body = json.dumps({"error": "invalid_request", "error_description": "Request body is not valid JSON"})
+            start_response("400 BAD REQUEST", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+            return [body.encode("utf-8")]
+
+        def without_accept_encoding(status: str, headers: list[tuple[str, str]], *rest: Any) -> Any:
+            return start_response(status, [(k, v) for k, v in headers if k.lower() != "accept-encoding"], *rest)
+
+        return self.app(environ, without_accept_encoding)
