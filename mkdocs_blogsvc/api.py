@@ -29,6 +29,7 @@ import gzip
 import json
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,8 +45,9 @@ from mkdocs_blogsvc.transport import StdlibTransport, proxy_mounts
 
 USER_AGENT = f"mkdocs-blogsvc/{__version__} (+https://pypi.org/project/mkdocs-blogsvc/)"
 
-#: Sync bodies larger than this are sent gzip-compressed (`Content-Encoding: gzip`): about 600
-#: known articles; a 100,000-article list (11 MB) becomes about 6 MB on the wire.
+#: Sync bodies larger than this are sent gzip-compressed (`Content-Encoding: gzip`), but only to
+#: a service that said it takes gzip request bodies (`RequestEncodings`): about 600 known
+#: articles; a 100,000-article list (11 MB) becomes about 6 MB on the wire.
 GZIP_ABOVE_BYTES = 64 * 1024
 #: Longest single wait between two attempts, whatever `Retry-After` asks for.
 MAX_RETRY_WAIT = 10.0
@@ -103,6 +105,64 @@ class Answer:
     text: str
 
 
+class RequestEncodings:
+    """What each service (by base URL) said of compressed request bodies, remembered for as long
+    as this object lives. Thread-safe.
+
+    The spec shows plain JSON bodies only, so nothing is compressed until a service says it takes
+    gzip: an `Accept-Encoding` header on one of its answers (RFC 7694: the codings it accepts in
+    requests; empty, none). A 415 to a gzipped body takes gzip back for good."""
+
+    def __init__(self) -> None:
+        self._gzip: dict[str, bool] = {}
+        self._refused: set[str] = set()
+        self._lock = threading.Lock()
+
+    def takes_gzip(self, base_url: str) -> bool:
+        """Whether the service at `base_url` said it takes gzip request bodies (never, by default)."""
+        with self._lock:
+            return self._gzip.get(base_url, False)
+
+    def learn(self, base_url: str, accept_encoding: str) -> None:
+        """Remember an `Accept-Encoding` header the service sent, unless it refused gzip once."""
+        takes = accepts_gzip(accept_encoding)
+        with self._lock:
+            self._gzip[base_url] = takes and base_url not in self._refused
+
+    def refuse_gzip(self, base_url: str) -> None:
+        """The service answered 415 to a gzip body: never send it one again."""
+        with self._lock:
+            self._refused.add(base_url)
+            self._gzip[base_url] = False
+
+
+#: The memory of this process: a `mkdocs serve` session learns at its first sync and
+#: compresses from its second (a `mkdocs build` syncs once, so it sends its body plain).
+PROCESS_ENCODINGS = RequestEncodings()
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an `Accept-Encoding` value (RFC 9110 12.5.3) accepts gzip: `gzip` or `x-gzip`
+    with a weight above 0, or `*` above 0 when gzip is not named; an empty value accepts none."""
+    weights: dict[str, float] = {}
+    for item in accept_encoding.split(","):
+        coding, _, parameters = item.strip().partition(";")
+        coding = coding.strip().lower()
+        if not coding:
+            continue
+        weight = 1.0
+        name, _, value = parameters.strip().partition("=")
+        if name.strip().lower() == "q":
+            try:
+                weight = float(value.strip())
+            except ValueError:
+                weight = 0.0  # a weight that cannot be read is not a yes
+        weights["gzip" if coding == "x-gzip" else coding] = weight
+    if "gzip" in weights:
+        return weights["gzip"] > 0
+    return weights.get("*", 0.0) > 0
+
+
 def redact(text: str) -> str:
     """`text` with anything shaped like a token replaced, for messages built from remote text."""
     return _TOKEN_PATTERN.sub("svc_***", text)
@@ -124,8 +184,13 @@ class BlogServiceClient:
         timeout: float = 30.0,
         retries: int = 3,
         sleep: Callable[[float], None] = time.sleep,
+        encodings: RequestEncodings | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        #: what each service said of compressed request bodies: the process's memory, unless the
+        #: caller brings its own, or its own transport (a test's service is not the process's)
+        self.encodings = encodings if encodings is not None else (
+            PROCESS_ENCODINGS if transport is None else RequestEncodings())
         self.tokens = tokens
         self._timeout = timeout
         self.retries = max(0, retries)
@@ -184,14 +249,30 @@ class BlogServiceClient:
         return models.BlogStatus.from_json(self._authorized("GET", "/api/v1/status"))
 
     def sync(self, known: Sequence[models.KnownArticle]) -> models.SyncResult:
-        """`POST /api/v1/sync` with the articles held locally; the service answers the differences."""
+        """`POST /api/v1/sync` with the articles held locally; the service answers the differences.
+
+        The body is plain JSON, as the spec shows it. Above `GZIP_ABOVE_BYTES` it is gzipped
+        only when this service said it takes gzip bodies (`Accept-Encoding` on an answer, RFC
+        7694); a 415 to a gzipped body sends it again plain, and the service is not sent gzip
+        again by this process."""
+        path = "/api/v1/sync"
         body = json.dumps({"knownArticles": models.known_articles(known)}, separators=(",", ":")).encode("utf-8")
-        headers = {"Content-Type": "application/json"}
-        if len(body) > GZIP_ABOVE_BYTES:  # a large blog: the service takes gzip (and caps it at 16 MiB)
+        plain = {"Content-Type": "application/json"}
+        response = None
+        if len(body) > GZIP_ABOVE_BYTES and self.encodings.takes_gzip(self.base_url):
             # level 1: hashes barely compress further (10,000 known: 448 kB in 10 ms, level 6 430 kB in 23 ms)
-            body, headers["Content-Encoding"] = gzip.compress(body, compresslevel=1), "gzip"
-        data = self._authorized("POST", "/api/v1/sync", content=body, headers=headers)
-        return models.SyncResult.from_json(data)
+            response = self._authorized_response("POST", path, content=gzip.compress(body, compresslevel=1),
+                                                 headers={**plain, "Content-Encoding": "gzip"})
+            if response.status_code == 415:  # RFC 7694 3: the coding is refused; say it once, then plain
+                self.encodings.refuse_gzip(self.base_url)
+                log.info("the service at %s refused a gzip-compressed sync body (HTTP 415): sending it "
+                         "uncompressed, now and for the rest of this process", self.base_url)
+                response = None
+        if response is None:
+            response = self._authorized_response("POST", path, content=body, headers=plain)
+        if "Accept-Encoding" in response.headers:
+            self.encodings.learn(self.base_url, response.headers["Accept-Encoding"])
+        return models.SyncResult.from_json(self._answer(response, "POST", path))
 
     # --- images ----------------------------------------------------------------------------
 
@@ -338,6 +419,10 @@ class BlogServiceClient:
     # --- plumbing --------------------------------------------------------------------------
 
     def _authorized(self, method: str, path: str, **kwargs: Any) -> Any:
+        """A data call with the bearer token, its answer's JSON (`_answer`)."""
+        return self._answer(self._authorized_response(method, path, **kwargs), method, path)
+
+    def _authorized_response(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """A data call with the bearer token; one refresh and one retry on 401, never more."""
         if self.tokens is None:
             raise errors.NotLoggedIn("this client has no credentials: run `mkdocs-blogsvc login`")
@@ -346,6 +431,11 @@ class BlogServiceClient:
         if response.status_code == 401 and not _lacks_scope(response):  # a refresh cannot add a scope
             token = self.tokens.refresh_rejected(token)
             response = self._send(method, path, token, **kwargs)
+        return response
+
+    @staticmethod
+    def _answer(response: httpx.Response, method: str, path: str) -> Any:
+        """The JSON of a data call's answer; a redirect, an error or a body that is not JSON raise."""
         if response.is_redirect:
             raise errors.InvalidResponse(
                 f"{method} {path} answered HTTP {response.status_code}, a redirect to "

@@ -49,6 +49,7 @@ def register(app: Flask, db: Database) -> None:
     app.register_error_handler(ApiError, error_response)
     app.register_error_handler(HTTPException, _http_error)
     app.after_request(_no_store)
+    app.after_request(_request_codings)
 
 
 # --- views ---------------------------------------------------------------------------------
@@ -287,4 +288,17 @@ def _no_store(response: Response) -> Response:
     elif request.path == "/api/oauth/token":
         response.headers["Cache-Control"] = "no-store"
         response.headers["Pragma"] = "no-cache"
+    return response
+
+
+#: The codings the sync endpoint takes in request bodies (`bodies.decoded_body`).
+SYNC_REQUEST_CODINGS = "gzip"
+
+
+def _request_codings(response: Response) -> Response:
+    """Every answer of the sync endpoint, its 415 included, says that it takes gzip bodies
+    (`Accept-Encoding` on a response, RFC 7694 3): the spec shows plain bodies only, so a
+    client compresses only for a service that says so."""
+    if request.path == "/api/v1/sync":
+        response.headers["Accept-Encoding"] = SYNC_REQUEST_CODINGS
     return response

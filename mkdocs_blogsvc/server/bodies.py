@@ -18,6 +18,8 @@ A `Content-Encoding` other than `gzip` or `identity` is `415 unsupported_media_t
 that is not valid gzip is `400 invalid_request`. A body whose framing breaks (bad chunking, a
 body shorter than its length) is `400 invalid_request`, and one that stops arriving for
 `BODY_IDLE_SECONDS` is `408 request_timeout`.
+The sync endpoint's answers carry `Accept-Encoding: gzip` (RFC 7694), which is how a client
+learns that it may compress.
 """
 
 from __future__ import annotations

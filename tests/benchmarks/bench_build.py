@@ -6,6 +6,7 @@
     python tests/benchmarks/bench_build.py --articles 200 --themes material --imported  # plus the plugin only imported
     python tests/benchmarks/bench_build.py --articles 200 --themes material --control   # plus plain against plain
     python tests/benchmarks/bench_build.py --articles 200 --themes material --instructions  # plus instruction counts
+    python tests/benchmarks/bench_build.py --articles 1000 --themes material --spec-literal  # a service that knows no gzip
 
 For each theme and size it creates the articles directly in the reference service's store (one
 transaction; every `--cover-every`th article has a cover image), starts the service on
@@ -43,6 +44,11 @@ load from other processes falls on both alike), and reports medians:
   15 %), and of the plugin's build the instructions of importing it, of `on_page_content`, of
   `on_post_page` and of its other hooks, exactly (`COUNTED_BUILD`). It leaves out what
   instructions do not show: waiting for memory, page faults, the wait for the service.
+
+With `--spec-literal`, the service is the reference one behind `tests.speclike.SpecLiteral`: it
+knows no gzip request body (one reads as invalid JSON, 400) and says nothing of the codings it
+takes, as a service written from the spec alone; the report counts the compressed sync bodies it
+refused (0 expected: every build must sync).
 
 Both sites build into one output folder (`-d`), so that both meet the same state of the file
 system: writing a site is mostly finding free inodes for its files, which costs more or less by
@@ -93,6 +99,7 @@ from mkdocs_blogsvc.server.database import Database
 from tests.benchmarks.intervals import median_interval, verdict
 from tests.conftest import add_owner, issue_access_token
 from tests.e2e.sites import write_credentials, write_site
+from tests.speclike import SpecLiteral
 
 SAMPLE_COVER = Path(__file__).resolve().parents[2] / "mkdocs_blogsvc" / "server" / "sample_media" / "cover-01.png"
 TAGS = ["python", "mkdocs", "material", "docs", "api", "oauth", "cache", "performance", "testing", "release",
@@ -105,8 +112,11 @@ TAGS = ["python", "mkdocs", "material", "docs", "api", "oauth", "cache", "perfor
 class Service:
     """The reference service in a thread, counting the response bytes per request path."""
 
-    def __init__(self, db: Database) -> None:
-        app = create_app(db, secret_key="bench")
+    def __init__(self, db: Database, *, spec_literal: bool = False) -> None:
+        app: Any = create_app(db, secret_key="bench")
+        #: with `spec_literal`: the filter that refuses compressed bodies (its `coded` counts them)
+        self.spec_literal = SpecLiteral(app) if spec_literal else None
+        app = self.spec_literal or app
         self.received: list[tuple[str, int]] = []
         self._lock = threading.Lock()
 
@@ -463,6 +473,8 @@ class Result:
     #: instructions of one no-change build (`--instructions`): the plugin's ("total" and each of
     #: `COUNTED_PARTS`) and the plain site's ("plain").
     counted: dict[str, int] = field(default_factory=dict)
+    #: compressed sync bodies the spec-literal service refused (`--spec-literal`).
+    refused_coded: int = 0
 
     def report(self) -> str:
         nc, inc, cold = self.no_change, self.incremental, self.cold
@@ -571,7 +583,7 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
     db = Database.from_path(root / "service.db")
     owner = add_owner(db)
     ids = create_articles(db, owner.blog_id, articles, args.cover_every)
-    service = Service(db)
+    service = Service(db, spec_literal=args.spec_literal)
     # valid for the whole run: a long one (1,000 articles on a slow day) outlasts the service's
     # hour, and the refresh token written beside it is a placeholder the service does not know
     token = issue_access_token(db, owner, lifetime=TOKEN_LIFETIME)
@@ -658,7 +670,7 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
         db.dispose()
     return Result(theme, articles, args.runs, cold, no_change, incremental, args.changed,
                   inc_bytes, nc_bytes, int(statistics.median(cold_sync)), listing, imported, own, control,
-                  counted)
+                  counted, service.spec_literal.coded if service.spec_literal else 0)
 
 
 # --- profiles -------------------------------------------------------------------------------
@@ -764,6 +776,9 @@ def main() -> None:
     parser.add_argument("--instructions", action="store_true",
                         help="also count the instructions of one no-change build of each site under Valgrind's "
                              "callgrind (exact where times drift; each build runs about 50 times slower)")
+    parser.add_argument("--spec-literal", action="store_true",
+                        help="serve the builds as a service written from the spec alone would: no gzip request "
+                             "bodies, no Accept-Encoding (see tests/speclike.py)")
     parser.add_argument("--keep", type=Path, help="build in this folder and keep it (default: a temporary one)")
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter of the builds, e.g. a virtual environment with only what a user installs "
@@ -797,6 +812,9 @@ def main() -> None:
                 result = measure(root, theme, articles, args)
                 print()
                 print(result.report())
+                if args.spec_literal:
+                    print(f"\nspec-literal service: {result.refused_coded} compressed sync bodies refused "
+                          "(0: every build synced with a plain body)")
                 print(f"\n(measured in {time.perf_counter() - started:.0f} s; load average now "
                       f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})")
                 if args.profile:
