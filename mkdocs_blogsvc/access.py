@@ -80,8 +80,11 @@ def build_without(settings: config.Settings, cached_articles: int, environ: Mapp
     if policy(settings, environ) == "fail":
         ci = ci_value(environ)
         # the cache a CI job may restore (.cache/) would publish articles no build can update
-        published = (f"with the {counted(cached_articles, 'article')} of a cache it cannot sync" if cached_articles
-                     else "without its articles")
+        published = (
+            f"with the {counted(cached_articles, 'article')} of a cache it cannot sync"
+            if cached_articles
+            else "without its articles"
+        )
         why = (
             f"and CI={ci} stops the build rather than publish the site {published}"
             if settings.on_missing_credentials == "auto" and ci is not None
@@ -104,7 +107,9 @@ def build_without(settings: config.Settings, cached_articles: int, environ: Mapp
     )
 
 
-def sync_failure_stops(settings: config.Settings, ever_synced: bool, environ: Mapping[str, str] = os.environ) -> str | None:
+def sync_failure_stops(
+    settings: config.Settings, ever_synced: bool, environ: Mapping[str, str] = os.environ
+) -> str | None:
     """Why a build whose sync failed must stop (`on_error`), as the end of its message; None
     when it goes on from the cache with a warning. `ever_synced`: the cache holds a sync (of a
     blog with articles or without), so building from it leaves nothing out."""
@@ -112,6 +117,8 @@ def sync_failure_stops(settings: config.Settings, ever_synced: bool, environ: Ma
         return "on_error is fail"
     ci = ci_value(environ)
     if settings.on_error == "auto" and not ever_synced and ci is not None:
-        return (f"the cache holds no article, and CI={ci} stops the build rather than publish the site "
-                "without its blog (set on_error: warn to build it anyway)")
+        return (
+            f"the cache holds no article, and CI={ci} stops the build rather than publish the site "
+            "without its blog (set on_error: warn to build it anyway)"
+        )
     return None

@@ -189,8 +189,9 @@ class BlogServiceClient:
         self.base_url = base_url.rstrip("/")
         #: what each service said of compressed request bodies: the process's memory, unless the
         #: caller brings its own, or its own transport (a test's service is not the process's)
-        self.encodings = encodings if encodings is not None else (
-            PROCESS_ENCODINGS if transport is None else RequestEncodings())
+        self.encodings = (
+            encodings if encodings is not None else (PROCESS_ENCODINGS if transport is None else RequestEncodings())
+        )
         self.tokens = tokens
         self._timeout = timeout
         self.retries = max(0, retries)
@@ -213,7 +214,9 @@ class BlogServiceClient:
     def __enter__(self) -> BlogServiceClient:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -261,12 +264,19 @@ class BlogServiceClient:
         response = None
         if len(body) > GZIP_ABOVE_BYTES and self.encodings.takes_gzip(self.base_url):
             # level 1: hashes barely compress further (10,000 known: 448 kB in 10 ms, level 6 430 kB in 23 ms)
-            response = self._authorized_response("POST", path, content=gzip.compress(body, compresslevel=1),
-                                                 headers={**plain, "Content-Encoding": "gzip"})
+            response = self._authorized_response(
+                "POST",
+                path,
+                content=gzip.compress(body, compresslevel=1),
+                headers={**plain, "Content-Encoding": "gzip"},
+            )
             if response.status_code == 415:  # RFC 7694 3: the coding is refused; say it once, then plain
                 self.encodings.refuse_gzip(self.base_url)
-                log.info("the service at %s refused a gzip-compressed sync body (HTTP 415): sending it "
-                         "uncompressed, now and for the rest of this process", self.base_url)
+                log.info(
+                    "the service at %s refused a gzip-compressed sync body (HTTP 415): sending it "
+                    "uncompressed, now and for the rest of this process",
+                    self.base_url,
+                )
                 response = None
         if response is None:
             response = self._authorized_response("POST", path, content=body, headers=plain)
@@ -287,7 +297,10 @@ class BlogServiceClient:
         for attempt in range(self.retries + 1):
             try:
                 with self._http.stream(
-                    "GET", url, headers={"Accept": "image/*"}, follow_redirects=True,
+                    "GET",
+                    url,
+                    headers={"Accept": "image/*"},
+                    follow_redirects=True,
                     timeout=self._timeout_for(deadline) or httpx.USE_CLIENT_DEFAULT,
                 ) as response:
                     if self._should_retry(response, attempt) and self._pause_fits(response, attempt, deadline):
@@ -295,7 +308,8 @@ class BlogServiceClient:
                     elif not response.is_success:
                         raise errors.ServiceError(
                             f"image {display_url(url)} could not be downloaded",
-                            status_code=response.status_code, error_code="image_unavailable",
+                            status_code=response.status_code,
+                            error_code="image_unavailable",
                         )
                     else:
                         return self._read_limited(response, url, max_bytes, deadline), _content_type(response)
@@ -368,7 +382,11 @@ class BlogServiceClient:
     # --- token endpoint --------------------------------------------------------------------
 
     def token_request(
-        self, form: Mapping[str, str], auth: tuple[str, str] | None = None, *, now: float | None = None,
+        self,
+        form: Mapping[str, str],
+        auth: tuple[str, str] | None = None,
+        *,
+        now: float | None = None,
         previous_refresh_token: str | None = None,
     ) -> models.TokenSet:
         """`POST /api/oauth/token` (form-encoded). Retried only if the request never left:
@@ -382,7 +400,9 @@ class BlogServiceClient:
         while True:
             deadline.check()  # outside the try: a deadline passed before sending is no lost answer
             try:
-                response = self._request("POST", url, {}, deadline, data=dict(form), auth=auth or httpx.USE_CLIENT_DEFAULT)
+                response = self._request(
+                    "POST", url, {}, deadline, data=dict(form), auth=auth or httpx.USE_CLIENT_DEFAULT
+                )
                 break
             except _NEVER_SENT as exc:
                 if attempt >= self.retries or isinstance(exc, httpx.UnsupportedProtocol):
@@ -485,8 +505,11 @@ class BlogServiceClient:
                 _check_size(len(body), streamed.num_bytes_downloaded, url)
             # the body is decoded already: the rebuilt answer must not claim an encoding
             # as bytes: a header decoded as Latin-1 would not encode again as ASCII
-            kept = [(k, v) for k, v in streamed.headers.raw
-                    if k.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")]
+            kept = [
+                (k, v)
+                for k, v in streamed.headers.raw
+                if k.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")
+            ]
             return httpx.Response(streamed.status_code, headers=kept, content=bytes(body), request=streamed.request)
 
     def _should_retry(self, response: httpx.Response, attempt: int) -> bool:
@@ -517,8 +540,10 @@ class BlogServiceClient:
                 "try again later, and if it persists, check the service and any proxy in between"
             )
         elif self.base_url.startswith("https:") and _NOT_TLS.search(detail):
-            hint = ("the service does not answer in TLS (https) at that address; if it serves plain http, as the "
-                    f"reference service does without a TLS proxy in front, set `base_url` to http:{self.base_url[6:]}")
+            hint = (
+                "the service does not answer in TLS (https) at that address; if it serves plain http, as the "
+                f"reference service does without a TLS proxy in front, set `base_url` to http:{self.base_url[6:]}"
+            )
         else:
             hint = "check `base_url` in mkdocs.yml, that the service is running, and your network or proxy"
         return errors.TransportError(
@@ -620,8 +645,12 @@ def _nests_deeper(value: Any, limit: int) -> bool:
     without recursion)."""
     level = [value]
     for _ in range(limit):
-        level = [child for node in level if isinstance(node, (dict, list))
-                 for child in (node.values() if isinstance(node, dict) else node)]
+        level = [
+            child
+            for node in level
+            if isinstance(node, (dict, list))
+            for child in (node.values() if isinstance(node, dict) else node)
+        ]
     return any(isinstance(node, (dict, list)) for node in level)
 
 

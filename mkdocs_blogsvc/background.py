@@ -29,8 +29,11 @@ class BackgroundSync:
     def watch_paths(self) -> None:
         """Have the server watch the current custom templates and signal file."""
         settings, coordinator = self.coordinator.settings, self.coordinator
-        templates = {os.path.abspath(template) for template in (settings.page_template, settings.head_template)
-                     if template is not None}
+        templates = {
+            os.path.abspath(template)
+            for template in (settings.page_template, settings.head_template)
+            if template is not None
+        }
         signal = None
         if _syncs_in_background(settings):
             try:
@@ -62,8 +65,9 @@ class BackgroundSync:
                 watches.renew_signal(prepared)
             return coordinator.poll()
 
-        self.poller = watch.Poller(step, ready=watches.ready, on_crash=coordinator.poll_crashed,
-                                   name=f"blogsvc-sync-{settings.blog_dir}")
+        self.poller = watch.Poller(
+            step, ready=watches.ready, on_crash=coordinator.poll_crashed, name=f"blogsvc-sync-{settings.blog_dir}"
+        )
         self.poller.start()
         log.info(f"checking {settings.base_url} for changes every {settings.sync_interval} s")
 

@@ -87,8 +87,10 @@ PENDING_NAME = "sync-in-progress"
 #: (its temp files are swept then: `sweep_temp_files`).
 HELD_NAME = "lock-held"
 #: The names `article_name` and `image_name` give, the only ones `finish_pending` deletes.
-_OWN_FILE = {ARTICLES_DIR: re.compile(r"[0-9a-f]{24}-[0-9a-f]{16}\.json"),
-             IMAGES_DIR: re.compile(r"[0-9a-f]{32}\.(?:png|jpg|gif|webp|avif)")}
+_OWN_FILE = {
+    ARTICLES_DIR: re.compile(r"[0-9a-f]{24}-[0-9a-f]{16}\.json"),
+    IMAGES_DIR: re.compile(r"[0-9a-f]{32}\.(?:png|jpg|gif|webp|avif)"),
+}
 #: Where an earlier version kept the outputs (a file per article): removed when the pack is made.
 _LEGACY_OUTPUTS_DIR = "outputs"
 _LEGACY_OUTPUT_FILE = re.compile(r"[0-9a-f]{24}\.json")
@@ -107,8 +109,12 @@ class CachedArticles(Mapping[str, Article]):
     """The articles by id, each read from its file only when asked for: a build with nothing
     changed needs only their `summaries` (kept in the manifest), not their bodies."""
 
-    def __init__(self, summaries: dict[str, ArticleSummary], read: Callable[[str], Article],
-                 loaded: dict[str, Article] | None = None) -> None:
+    def __init__(
+        self,
+        summaries: dict[str, ArticleSummary],
+        read: Callable[[str], Article],
+        loaded: dict[str, Article] | None = None,
+    ) -> None:
         self.summaries = summaries
         self._read = read
         self._loaded = loaded if loaded is not None else {}
@@ -225,8 +231,11 @@ class Cache:
     def existing_variants(self) -> set[str]:
         """The variant files on disk (manifest paths): one directory listing."""
         try:
-            return {f"{VARIANTS_DIR}/{found.name}" for found in os.scandir(self.root / VARIANTS_DIR)
-                    if _VARIANT_FILE.fullmatch(found.name)}
+            return {
+                f"{VARIANTS_DIR}/{found.name}"
+                for found in os.scandir(self.root / VARIANTS_DIR)
+                if _VARIANT_FILE.fullmatch(found.name)
+            }
         except OSError:
             return set()
 
@@ -331,8 +340,12 @@ class Cache:
             version = data.get("version") if isinstance(data, dict) else None
             log.info("the cache manifest has format version %r, not %r: full sync", version, MANIFEST_VERSION)
             return Manifest()
-        return Manifest.from_json(data, lambda article_id, exc: log.info(
-            "cache entry of article %r dropped (%s): it will be downloaded again", article_id, exc))
+        return Manifest.from_json(
+            data,
+            lambda article_id, exc: log.info(
+                "cache entry of article %r dropped (%s): it will be downloaded again", article_id, exc
+            ),
+        )
 
     def save(self, manifest: Manifest) -> None:
         """Replace the manifest atomically and durably (the commit point of a sync). Compact
@@ -365,7 +378,9 @@ class Cache:
                 continue
             if isinstance(problem, Article):
                 loaded[article_id] = problem
-                manifest.update_entry(article_id, article_stat=self._article_stat(entry), summary=ArticleSummary.of(problem))
+                manifest.update_entry(
+                    article_id, article_stat=self._article_stat(entry), summary=ArticleSummary.of(problem)
+                )
                 entry = manifest.entries[article_id]
             assert entry.summary is not None
             summaries[article_id] = entry.summary
@@ -444,14 +459,22 @@ class Cache:
         untouched) and return its entry, without images or records. With `durable=False` the
         caller makes it durable (`fileio.make_durable`) before saving a manifest that names it."""
         # compact and sorted: json's C encoder (indentation takes the Python one, 4 times slower)
-        data = (json.dumps(article.to_json(), ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
+        data = (json.dumps(article.to_json(), ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n").encode(
+            "utf-8"
+        )
         digest = sha256(data)
         relative = self.article_name(article.id, digest)
         path = self.root / relative
         write_if_changed(path, data, durable=durable)
         found = path.stat()
-        return Entry(id=article.id, content_hash=article.content_hash, article_file=relative, article_sha256=digest,
-                     article_stat=(found.st_size, found.st_mtime_ns), summary=ArticleSummary.of(article))
+        return Entry(
+            id=article.id,
+            content_hash=article.content_hash,
+            article_file=relative,
+            article_sha256=digest,
+            article_stat=(found.st_size, found.st_mtime_ns),
+            summary=ArticleSummary.of(article),
+        )
 
     def remove_unowned(self, before: set[str], after: set[str]) -> None:
         """Delete the files named in `before` but not in `after` (manifest paths), only inside
@@ -502,15 +525,20 @@ class Cache:
             pass
         except OSError:
             return  # a cache that cannot be written fails later, where it is written, with its message
-        log.debug("the last process to hold the cache %s was stopped while holding it: sweeping its temp files", self.root)
+        log.debug(
+            "the last process to hold the cache %s was stopped while holding it: sweeping its temp files", self.root
+        )
         with contextlib.suppress(OSError):
             self.sweep_temp_files()
 
     def sweep_temp_files(self) -> None:
         """Remove the temp files of writers killed mid-write (the caller holds the lock, so no
         live writer owns one). Only our folders, only our writer's temp-file names."""
-        found = [path for name in (MANIFEST_NAME, OUTPUTS_NAME, PENDING_NAME, IMAGE_TABLE_NAME, SIGNAL_NAME)
-                 for path in self.root.glob(f".{name}.*.tmp")]
+        found = [
+            path
+            for name in (MANIFEST_NAME, OUTPUTS_NAME, PENDING_NAME, IMAGE_TABLE_NAME, SIGNAL_NAME)
+            for path in self.root.glob(f".{name}.*.tmp")
+        ]
         for folder in (ARTICLES_DIR, IMAGES_DIR, VARIANTS_DIR):
             found += (self.root / folder).glob(".*.tmp")
         found += (self.root / PAGES_DIR).rglob(".*.tmp")

@@ -13,6 +13,7 @@ import click
 
 from mkdocs_blogsvc import __version__
 from mkdocs_blogsvc.errors import BlogServiceError, prefixed
+from mkdocs_blogsvc.shared import counted
 
 if TYPE_CHECKING:  # imported where used: `--help` and the server commands stay fast
     from datetime import datetime
@@ -49,11 +50,18 @@ def main() -> None:
 # --- login, status, logout, token (authentication; README "Logging in") -------------------------
 
 _CONFIG_FILE_OPTION = click.option(
-    "-f", "--config-file", type=click.Path(dir_okay=False), default=None,
+    "-f",
+    "--config-file",
+    type=click.Path(dir_okay=False),
+    default=None,
     help="The site's mkdocs.yml (default: mkdocs.yml in the current folder).",
 )
 _INSTANCE_OPTION = click.option(
-    "--instance", "--blog-dir", "blog_dir", default=None, metavar="BLOG_DIR",
+    "--instance",
+    "--blog-dir",
+    "blog_dir",
+    default=None,
+    metavar="BLOG_DIR",
     help="With several blogsvc plugin instances in mkdocs.yml: the blog_dir of the one to use.",
 )
 
@@ -79,7 +87,9 @@ def _choose(instances: list[Settings], blog_dir: str | None) -> Settings:
         return chosen[0]
     if len(instances) > 1:
         known = ", ".join(s.blog_dir for s in instances)
-        raise ConfigurationError(f"mkdocs.yml has several blogsvc instances ({known}): choose one with --instance BLOG_DIR")
+        raise ConfigurationError(
+            f"mkdocs.yml has several blogsvc instances ({known}): choose one with --instance BLOG_DIR"
+        )
     return instances[0]
 
 
@@ -91,10 +101,15 @@ def _moment(value: datetime | None) -> str:
 @main.command()
 @_CONFIG_FILE_OPTION
 @_INSTANCE_OPTION
-@click.option("--no-browser", is_flag=True,
-              help="Print the address to open on any device instead of opening a browser; then wait for the redirect, "
-                   "or for the address the browser was sent to, pasted here (over SSH, in a container).")
-@click.option("--timeout", type=click.FloatRange(min=1), default=300, show_default=True, help="Seconds to wait for the browser.")
+@click.option(
+    "--no-browser",
+    is_flag=True,
+    help="Print the address to open on any device instead of opening a browser; then wait for the redirect, "
+    "or for the address the browser was sent to, pasted here (over SSH, in a container).",
+)
+@click.option(
+    "--timeout", type=click.FloatRange(min=1), default=300, show_default=True, help="Seconds to wait for the browser."
+)
 @reports_errors
 def login(config_file: str | None, blog_dir: str | None, no_browser: bool, timeout: float) -> None:
     """Connect the site to its blog: sign in and approve in the browser (OAuth 2.0 + PKCE)."""
@@ -106,21 +121,30 @@ def login(config_file: str | None, blog_dir: str | None, no_browser: bool, timeo
 
     def open_browser(url: str) -> None:
         if no_browser or not webbrowser.open(url):
-            click.echo(f"Open this address in a browser, on this machine or any other device, to connect your "
-                       f"blog:\n\n    {url}\n", err=True)
+            click.echo(
+                f"Open this address in a browser, on this machine or any other device, to connect your "
+                f"blog:\n\n    {url}\n",
+                err=True,
+            )
         else:
             click.echo(f"Your browser was opened to sign in. If it was not, open:\n\n    {url}\n", err=True)
 
     try:
         import sys
 
-        result = run_login(settings, open_browser=open_browser, timeout=timeout,
-                           echo=lambda line: click.echo(line, err=True), paste=sys.stdin if no_browser else None)
+        result = run_login(
+            settings,
+            open_browser=open_browser,
+            timeout=timeout,
+            echo=lambda line: click.echo(line, err=True),
+            paste=sys.stdin if no_browser else None,
+        )
     except KeyboardInterrupt:  # Ctrl-C while waiting: a plain line, no traceback
         click.echo("\nLogin cancelled: nothing was saved. Run `mkdocs-blogsvc login` to start again.", err=True)
         raise click.exceptions.Exit(130) from None
     blog = result.status.blog
-    click.echo(f'Connected to the blog "{blog.name}" ({blog.slug}, {blog.article_count} published article{"" if blog.article_count == 1 else "s"}) at {settings.base_url}.')
+    published = counted(blog.article_count, "published article")
+    click.echo(f'Connected to the blog "{blog.name}" ({blog.slug}, {published}) at {settings.base_url}.')
     click.echo(f"Credentials saved to {result.credentials_file} (keep this folder out of version control).")
 
 
@@ -155,7 +179,9 @@ def status(config_file: str | None, blog_dir: str | None) -> None:
         minutes = int(stored.access_valid_for(now) // 60)
         days = round((stored.refresh_expires_at - now) / 86400)
         expiry = datetime.fromtimestamp(stored.refresh_expires_at, timezone.utc)
-        rows.append(("Access token", f"valid for {minutes} minutes" if minutes > 0 else "expired (renewed on next use)"))
+        rows.append(
+            ("Access token", f"valid for {minutes} minutes" if minutes > 0 else "expired (renewed on next use)")
+        )
         rows.append(("Refresh token", f"expires on {expiry:%Y-%m-%d} (in {days} days)"))
     width = max(len(label) for label, _ in rows) + 1
     for label, value in rows:
@@ -182,7 +208,11 @@ def logout(config_file: str | None, blog_dir: str | None) -> None:
 @main.command()
 @_CONFIG_FILE_OPTION
 @_INSTANCE_OPTION
-@click.option("--print-refresh-token", is_flag=True, help="Refresh, print the new refresh token, and hand it over (forget it here).")
+@click.option(
+    "--print-refresh-token",
+    is_flag=True,
+    help="Refresh, print the new refresh token, and hand it over (forget it here).",
+)
 @reports_errors
 def token(config_file: str | None, blog_dir: str | None, print_refresh_token: bool) -> None:
     """Hand the connection over to CI: print a fresh refresh token for a CI secret."""
@@ -234,9 +264,15 @@ def _ask(value: str | None, option: str, prompt: str, check: Callable[[str], str
 
 @main.command()
 @click.argument("folder", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("--base-url", default=None, metavar="URL", help="The Blog Content Service's address (asked when left out).")
-@click.option("--client-id", default=None, metavar="ID",
-              help="The client_id the service issued for the site (asked when left out); written into mkdocs.yml.")
+@click.option(
+    "--base-url", default=None, metavar="URL", help="The Blog Content Service's address (asked when left out)."
+)
+@click.option(
+    "--client-id",
+    default=None,
+    metavar="ID",
+    help="The client_id the service issued for the site (asked when left out); written into mkdocs.yml.",
+)
 @click.option("--site-name", default=None, help="The site's name (default: from DIR).")
 @reports_errors
 def new(folder: Path, base_url: str | None, client_id: str | None, site_name: str | None) -> None:
@@ -249,11 +285,13 @@ def new(folder: Path, base_url: str | None, client_id: str | None, site_name: st
     site = write_site(folder, base_url=base_url, client_id=client_id, site_name=site_name)
     for path in site.written:
         click.echo(f"Wrote {path}")
-    click.echo(f"\nNext, in {folder}:\n"
-               "  mkdocs build                # builds now; warns that the blog is left out until you log in\n"
-               "  mkdocs-blogsvc login        # once; --no-browser over SSH or in a container\n"
-               "  mkdocs serve --livereload\n"
-               "For CI, see .github/workflows/publish.yml (the secrets it needs are listed at its top).")
+    click.echo(
+        f"\nNext, in {folder}:\n"
+        "  mkdocs build                # builds now; warns that the blog is left out until you log in\n"
+        "  mkdocs-blogsvc login        # once; --no-browser over SSH or in a container\n"
+        "  mkdocs serve --livereload\n"
+        "For CI, see .github/workflows/publish.yml (the secrets it needs are listed at its top)."
+    )
 
 
 # --- sync, export (the plugin's cache; README "Commands") -----------------------------
@@ -300,11 +338,17 @@ def _run_sync(settings: Settings, cache: Cache, *, full: bool = False) -> tuple[
 @main.command()
 @_CONFIG_FILE_OPTION
 @_INSTANCE_OPTION
-@click.option("--full", is_flag=True,
-              help="Ask for every article, to bring in slug and date changes (contentHash does not cover them).")
-@click.option("--forget-addresses", is_flag=True,
-              help="Also forget the earlier addresses of every article: the next build writes no redirect pages "
-                   "for them (after a settings mistake that was never published).")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Ask for every article, to bring in slug and date changes (contentHash does not cover them).",
+)
+@click.option(
+    "--forget-addresses",
+    is_flag=True,
+    help="Also forget the earlier addresses of every article: the next build writes no redirect pages "
+    "for them (after a settings mistake that was never published).",
+)
 @reports_errors
 def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addresses: bool) -> None:
     """Bring the plugin's cache in line with the blog now, and print what changed."""
@@ -314,10 +358,10 @@ def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addre
         if forget_addresses:
             forgotten = contents.manifest.forget_addresses()
             cache.save(contents.manifest)
-            from mkdocs_blogsvc.shared import counted
-
-            click.echo(f"Forgot the earlier addresses of {counted(forgotten, 'article')}: the next build records where each "
-                       "page is and writes redirect pages only for addresses they move from after that.")
+            click.echo(
+                f"Forgot the earlier addresses of {counted(forgotten, 'article')}: the next build records where each "
+                "page is and writes redirect pages only for addresses they move from after that."
+            )
     for label, ids in (("new", report.new), ("updated", report.updated)):
         for article_id in ids:
             click.echo(f"{label:8} {contents.articles[article_id].title}  ({article_id})")
@@ -325,10 +369,10 @@ def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addre
         click.echo(f"deleted  {article_id}")
     click.echo(prefixed(report.summary()))
     if report.image_failures or report.skipped:
-        from mkdocs_blogsvc.shared import counted
-
-        click.echo(f"{counted(len(report.image_failures), 'image')} not downloaded, "
-                   f"{counted(len(report.skipped), 'article')} skipped (see the warnings above)")
+        click.echo(
+            f"{counted(len(report.image_failures), 'image')} not downloaded, "
+            f"{counted(len(report.skipped), 'article')} skipped (see the warnings above)"
+        )
 
 
 @main.command()
@@ -337,15 +381,33 @@ def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addre
 @_INSTANCE_OPTION
 @click.option("--offline", is_flag=True, help="Do not sync first: export what the cache holds.")
 @click.option("--index", "with_index", is_flag=True, help="Also write <blog_dir>/index.md listing the articles.")
-@click.option("--theme-dir", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
-              help="Also write the theme override that puts the Open Graph, article: and keywords tags of "
-                   "exported pages into <head> (DIR is the theme's custom_dir).")
+@click.option(
+    "--theme-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Also write the theme override that puts the Open Graph, article: and keywords tags of "
+    "exported pages into <head> (DIR is the theme's custom_dir).",
+)
 @click.option("--watch", is_flag=True, help="Keep exporting as the blog changes, until Ctrl-C.")
-@click.option("--interval", type=click.IntRange(min=1), default=None, metavar="SECONDS",
-              help="With --watch (implies it): seconds between two syncs (default: sync_interval, else 60).")
+@click.option(
+    "--interval",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="SECONDS",
+    help="With --watch (implies it): seconds between two syncs (default: sync_interval, else 60).",
+)
 @reports_errors
-def export(dest_text: str, config_file: str | None, blog_dir: str | None, offline: bool, with_index: bool,
-           theme_dir: Path | None, watch: bool, interval: int | None) -> None:
+def export(
+    dest_text: str,
+    config_file: str | None,
+    blog_dir: str | None,
+    offline: bool,
+    with_index: bool,
+    theme_dir: Path | None,
+    watch: bool,
+    interval: int | None,
+) -> None:
     """Write the articles as plain Markdown pages and images into DEST (e.g. your docs folder),
     for committing them or for generators that cannot run MkDocs plugins (Zensical)."""
     from mkdocs_blogsvc.config import load_site
@@ -359,7 +421,6 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
     )
     from mkdocs_blogsvc.redirects import post_urls
     from mkdocs_blogsvc.render import Renderer
-    from mkdocs_blogsvc.shared import counted
     from mkdocs_blogsvc.theme_override import ExportHead, override_in_use
 
     if not dest_text.strip():  # `export ""` or an unset variable: not the current folder
@@ -371,14 +432,22 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
     site = load_site(config_file)
     settings = _choose(site.instances, blog_dir)
     if dest.resolve() != site.docs_dir:
-        click.echo(f"Warning: {dest} is not the docs_dir of mkdocs.yml ({site.docs_dir}), where MkDocs and "
-                   "Zensical read pages: export into that folder to build the articles with the site.", err=True)
+        click.echo(
+            f"Warning: {dest} is not the docs_dir of mkdocs.yml ({site.docs_dir}), where MkDocs and "
+            "Zensical read pages: export into that folder to build the articles with the site.",
+            err=True,
+        )
     watch = watch or interval is not None
     if watch and (offline or settings.offline):
         raise ConfigurationError("--watch syncs with the service: it cannot run offline (--offline, offline: true)")
     # a broken template fails before the sync
-    renderer = Renderer(settings.page_template, settings.head_template, sanitise=not settings.trust_article_html,
-                        optimize_images=settings.optimize_images, image_budget=settings.timeout)
+    renderer = Renderer(
+        settings.page_template,
+        settings.head_template,
+        sanitise=not settings.trust_article_html,
+        optimize_images=settings.optimize_images,
+        image_budget=settings.timeout,
+    )
     if override is not None and theme_dir is not None:
         _say_theme_override(override, theme_dir, site)
 
@@ -401,18 +470,38 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
             if only_if_changed and not report.changed:
                 return report, Exported(0, 0), len(contents.articles), 0
             head = ExportHead(site.site_url, contents.manifest.blog_language, urls, in_head, attr_list=site.attr_list)
-            rendered = render_pages(cache, contents, renderer, blog_dir=settings.blog_dir,
-                                    posts_dir=settings.posts_dir, with_index=with_index, export=head,
-                                    base_url=settings.base_url)
+            rendered = render_pages(
+                cache,
+                contents,
+                renderer,
+                blog_dir=settings.blog_dir,
+                posts_dir=settings.posts_dir,
+                with_index=with_index,
+                export=head,
+                base_url=settings.base_url,
+            )
             for page in rendered.pages:  # what the sanitiser removed, once per article, as the plugin logs it
                 found = renderer.removed.get(page.article_id or "")
                 if found:
                     click.echo(f"{page.src_uri}: removed {found.summary()} (trust_article_html: true keeps it)")
-            moved, occupied = redirect_files(cache, contents, rendered, urls, dest, site_url=site.site_url,
-                                             language=contents.manifest.blog_language, enabled=settings.redirects)
+            moved, occupied = redirect_files(
+                cache,
+                contents,
+                rendered,
+                urls,
+                dest,
+                site_url=site.site_url,
+                language=contents.manifest.blog_language,
+                enabled=settings.redirects,
+            )
             try:
-                exported = export_site(rendered, dest, settings.blog_dir, redirect_pages=moved,
-                                       configured={instance.blog_dir for instance in site.instances})
+                exported = export_site(
+                    rendered,
+                    dest,
+                    settings.blog_dir,
+                    redirect_pages=moved,
+                    configured={instance.blog_dir for instance in site.instances},
+                )
             except OSError as exc:
                 raise ConfigurationError(
                     f"cannot export into {dest}: {exc.strerror or exc}; choose a folder this user can write to"
@@ -422,11 +511,16 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
                 click.echo(_left_out_message(dest, new_left_out), err=True)
             if new_occupied := sorted(set(occupied + list(exported.occupied)) - reported_left_out):
                 reported_left_out.update(new_occupied)
-                click.echo(f"The old addresses {', '.join(new_occupied)} of articles are files or pages of the site: "
-                           "no redirect page there.", err=True)
+                click.echo(
+                    f"The old addresses {', '.join(new_occupied)} of articles are files or pages of the site: "
+                    "no redirect page there.",
+                    err=True,
+                )
             for gone, count in exported.retired.items():
-                click.echo(f"Removed {counted(count, 'file')} that an earlier export wrote for blog_dir {gone!r}, which no "
-                           "blogsvc instance of mkdocs.yml has now.")
+                click.echo(
+                    f"Removed {counted(count, 'file')} that an earlier export wrote for blog_dir {gone!r}, which no "
+                    "blogsvc instance of mkdocs.yml has now."
+                )
             return report, exported, exported.pages, len(rendered.images)
 
     every = interval or settings.sync_interval or 60
@@ -439,8 +533,10 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
         if not watch:
             raise BlogServiceError(f"{exc} (`export --offline` exports what the cache holds)") from None
         # --watch waits out an outage from its first round on, as from every later one
-        click.echo(f"Warning: the sync failed ({exc}); exporting what the cache holds, and trying again every "
-                   f"{every} s", err=True)
+        click.echo(
+            f"Warning: the sync failed ({exc}); exporting what the cache holds, and trying again every {every} s",
+            err=True,
+        )
         try:
             _, exported, pages, images = export_once(False, False)
         except NeverSynced as empty:
@@ -448,8 +544,10 @@ def export(dest_text: str, config_file: str | None, blog_dir: str | None, offlin
             _watch_export(settings, every, lambda: export_once(True, True))
             return
     moved = f", {counted(exported.redirects, 'redirect page')} at earlier addresses" if exported.redirects else ""
-    click.echo(f"Exported {counted(pages, 'article')} and {counted(images, 'image')} to {dest}{moved} "
-               f"({counted(exported.written, 'file')} written, {exported.removed} removed).")
+    click.echo(
+        f"Exported {counted(pages, 'article')} and {counted(images, 'image')} to {dest}{moved} "
+        f"({counted(exported.written, 'file')} written, {exported.removed} removed)."
+    )
     if watch:
         _watch_export(settings, every, lambda: export_once(True, True))
 
@@ -458,9 +556,11 @@ def _left_out_message(dest: Path, paths: list[str], shown: int = 5) -> str:
     from mkdocs_blogsvc.exportrecord import EXPORT_RECORD
 
     more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
-    return (f"Warning: {dest} already has {len(paths)} of the exported files, not written by an earlier export "
-            f"(not in its {EXPORT_RECORD}): {', '.join(paths[:shown])}{more}. They are left as they are and "
-            "those files of the export left out; move or delete them to export the blog's.")
+    return (
+        f"Warning: {dest} already has {len(paths)} of the exported files, not written by an earlier export "
+        f"(not in its {EXPORT_RECORD}): {', '.join(paths[:shown])}{more}. They are left as they are and "
+        "those files of the export left out; move or delete them to export the blog's."
+    )
 
 
 def _write_theme_override(theme_dir: Path) -> OverrideResult:
@@ -484,15 +584,21 @@ def _say_theme_override(result: OverrideResult, theme_dir: Path, site: Site) -> 
     for path in result.written:
         click.echo(f"Wrote {path}")
     if result.main_to_edit is not None:
-        click.echo(f'{result.main_to_edit} is yours and was left as it is: add {{% include "{HEAD_PARTIAL}" %}} '
-                   "to its {% block extrahead %} (after {{ super() }}) to get the head tags of exported pages.")
+        click.echo(
+            f'{result.main_to_edit} is yours and was left as it is: add {{% include "{HEAD_PARTIAL}" %}} '
+            "to its {% block extrahead %} (after {{ super() }}) to get the head tags of exported pages."
+        )
     if site.custom_dir != theme_dir.resolve():
         relative = Path(os.path.relpath(theme_dir.resolve(), site.config_dir)).as_posix()
-        click.echo(f"Set `custom_dir: {relative}` under `theme:` in mkdocs.yml (a path relative to mkdocs.yml) "
-                   "so that the theme uses this override.")
+        click.echo(
+            f"Set `custom_dir: {relative}` under `theme:` in mkdocs.yml (a path relative to mkdocs.yml) "
+            "so that the theme uses this override."
+        )
 
 
-def _watch_export(settings: Settings, interval: int, export_round: Callable[[], tuple[Any, Exported, int, int]]) -> None:
+def _watch_export(
+    settings: Settings, interval: int, export_round: Callable[[], tuple[Any, Exported, int, int]]
+) -> None:
     """`export --watch`: a sync every `interval` seconds until Ctrl-C or SIGTERM, which end it
     between two rounds (never in the middle of writing), without a traceback."""
     import signal
@@ -513,8 +619,9 @@ def _watch_export(settings: Settings, interval: int, export_round: Callable[[], 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     click.echo(f"Watching {settings.base_url} for changes every {interval} s; Ctrl-C stops.")
     try:
-        keep_exporting(one_round, interval, stop, say=click.echo,
-                       warn=lambda message: click.echo(f"Warning: {message}", err=True))
+        keep_exporting(
+            one_round, interval, stop, say=click.echo, warn=lambda message: click.echo(f"Warning: {message}", err=True)
+        )
     except KeyboardInterrupt:  # the second Ctrl-C
         pass
     finally:
@@ -556,16 +663,32 @@ main.add_command(_LazyServerGroup("server", help="Run and script the reference B
 
 @main.command()
 @click.option(
-    "-f", "--config-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    "-f",
+    "--config-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
     help="The site to build (default: example-site/mkdocs.yml of a clone, else the example site that "
-         "ships with the package, written into --into).",
+    "ships with the package, written into --into).",
 )
-@click.option("--into", type=click.Path(file_okay=False, path_type=Path), default=Path("blogsvc-demo"),
-              show_default=True, metavar="DIR",
-              help="Without a clone: the folder the packaged example site is written into and built in.")
-@click.option("--serve", is_flag=True, help="Then keep the service running and `mkdocs serve` the site with live reload.")
-@click.option("-a", "--dev-addr", default="127.0.0.1:8001", show_default=True, metavar="HOST:PORT",
-              help="Where --serve serves the site.")
+@click.option(
+    "--into",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("blogsvc-demo"),
+    show_default=True,
+    metavar="DIR",
+    help="Without a clone: the folder the packaged example site is written into and built in.",
+)
+@click.option(
+    "--serve", is_flag=True, help="Then keep the service running and `mkdocs serve` the site with live reload."
+)
+@click.option(
+    "-a",
+    "--dev-addr",
+    default="127.0.0.1:8001",
+    show_default=True,
+    metavar="HOST:PORT",
+    help="Where --serve serves the site.",
+)
 @reports_errors
 def demo(config_file: Path | None, into: Path, serve: bool, dev_addr: str) -> None:
     """Build the example site from a freshly seeded reference service, change the blog, build again."""

@@ -101,8 +101,12 @@ class Settings:
         base_url = _base_url(config.base_url)
         blog_dir = _site_path("blog_dir", config.blog_dir)
         posts_dir = _site_path("posts_dir", config.posts_dir or f"{blog_dir}/posts")
-        _check_range("sync_interval", config.sync_interval, 0, ONE_DAY, "0 turns the background sync of `mkdocs serve` off")
-        _check_range("full_sync_interval", config.full_sync_interval, 0, ONE_YEAR, "0 asks for every article at every build")
+        _check_range(
+            "sync_interval", config.sync_interval, 0, ONE_DAY, "0 turns the background sync of `mkdocs serve` off"
+        )
+        _check_range(
+            "full_sync_interval", config.full_sync_interval, 0, ONE_YEAR, "0 asks for every article at every build"
+        )
         _check_range("timeout", config.timeout, 0, ONE_DAY, "default 30", above_minimum=True)
         _check_range("redirect_port", config.redirect_port, 0, 65535, "0: any free port", unit="")
         scope = " ".join(config.scope.split())
@@ -140,8 +144,7 @@ class Settings:
         """The client id; `ConfigurationError` saying where to set it when it is missing."""
         if not self.client_id:
             raise ConfigurationError(
-                "client_id is not set: add `client_id` to the plugin's settings in mkdocs.yml "
-                f"or set {ENV_CLIENT_ID}"
+                f"client_id is not set: add `client_id` to the plugin's settings in mkdocs.yml or set {ENV_CLIENT_ID}"
             )
         return self.client_id
 
@@ -188,16 +191,16 @@ def check_exclusive(settings: Settings, others: list[Settings]) -> None:
                 )
 
 
-def _check_range(name: str, value: float, low: int, high: int, hint: str, *,
-                 above_minimum: bool = False, unit: str = " seconds") -> None:
+def _check_range(
+    name: str, value: float, low: int, high: int, hint: str, *, above_minimum: bool = False, unit: str = " seconds"
+) -> None:
     """Refuse a number outside its range in one line (a huge one would otherwise fail deep
     inside a socket or a timer, with a traceback), and a yes or no: YAML's `true` is the
     integer 1 to Python, so `timeout: yes` would be a one-second deadline."""
     lowest = f"more than {low}" if above_minimum else f"{low} or more"
     if isinstance(value, bool):
         raise ConfigurationError(
-            f"{name} must be a number ({lowest} and at most {high}{unit}), not {value}: "
-            f"fix it in mkdocs.yml ({hint})"
+            f"{name} must be a number ({lowest} and at most {high}{unit}), not {value}: fix it in mkdocs.yml ({hint})"
         )
     if low < value <= high or (value == low and not above_minimum):
         return
@@ -333,11 +336,21 @@ def load_site(config_file: str | None) -> Site:
         )
     custom_dir = getattr(site.theme, "custom_dir", None)
     config_dir = Path(site.config_file_path).resolve().parent if site.config_file_path else Path.cwd()
-    blogs = tuple({key: plugin.config.get(key) for key in ("blog_dir", "post_dir", "post_url_format", "post_url_date_format")}
-                  for plugin in site.plugins.values()
-                  if type(plugin).__module__.startswith("material.plugins.blog") and plugin.config.get("enabled", True))
+    blogs = tuple(
+        {key: plugin.config.get(key) for key in ("blog_dir", "post_dir", "post_url_format", "post_url_date_format")}
+        for plugin in site.plugins.values()
+        if type(plugin).__module__.startswith("material.plugins.blog") and plugin.config.get("enabled", True)
+    )
     language = site.theme.get("language") if hasattr(site.theme, "get") else None
     attr_list = any(str(name) in ("attr_list", "markdown.extensions.attr_list") for name in site.markdown_extensions)
-    return Site(instances, site.site_url or None, Path(custom_dir).resolve() if custom_dir else None,
-                config_dir, Path(site.docs_dir).resolve(), blogs, bool(site.use_directory_urls),
-                language if isinstance(language, str) else None, attr_list)
+    return Site(
+        instances,
+        site.site_url or None,
+        Path(custom_dir).resolve() if custom_dir else None,
+        config_dir,
+        Path(site.docs_dir).resolve(),
+        blogs,
+        bool(site.use_directory_urls),
+        language if isinstance(language, str) else None,
+        attr_list,
+    )

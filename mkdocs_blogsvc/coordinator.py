@@ -56,7 +56,10 @@ class SyncCoordinator:
     """
 
     def __init__(
-        self, settings: Settings, config_file: str | None = None, *,
+        self,
+        settings: Settings,
+        config_file: str | None = None,
+        *,
         connect: Callable[[Settings], connection.Connection] | None = None,
         clock: Callable[[], float] = time.monotonic,
         environ: Mapping[str, str] = os.environ,
@@ -131,7 +134,9 @@ class SyncCoordinator:
             return 0.0
         return self.last_sync_attempt + settings.sync_interval - self._clock()
 
-    def _sync_if_due(self, cache: Cache, contents: CacheContents, is_serve: bool) -> tuple[CacheContents, SyncReport, str]:
+    def _sync_if_due(
+        self, cache: Cache, contents: CacheContents, is_serve: bool
+    ) -> tuple[CacheContents, SyncReport, str]:
         """Sync unless offline or (under `mkdocs serve`) a sync was tried less than sync_interval ago."""
         settings = self.settings
         cached = SyncReport(unchanged=len(contents.articles))
@@ -149,7 +154,11 @@ class SyncCoordinator:
             reason = "built from the cache" if contents.articles else "built without the blog"
             return contents, cached, f" (no credentials: {reason})"
         if is_serve and self._seconds_until_due(settings) > 0:
-            return contents, cached, f" (last sync attempt less than {settings.sync_interval} s ago: built from the cache)"
+            return (
+                contents,
+                cached,
+                f" (last sync attempt less than {settings.sync_interval} s ago: built from the cache)",
+            )
         self.last_sync_attempt = self._clock()
         try:
             contents, report = self._sync(settings, cache, contents, warn=log.warning)
@@ -246,8 +255,13 @@ class SyncCoordinator:
 
 
 def run_sync(
-    settings: Settings, cache: Cache, contents: CacheContents | None = None, *, warn: Callable[[str], object],
-    full: bool = False, connect: Callable[[Settings], connection.Connection] | None = None,
+    settings: Settings,
+    cache: Cache,
+    contents: CacheContents | None = None,
+    *,
+    warn: Callable[[str], object],
+    full: bool = False,
+    connect: Callable[[Settings], connection.Connection] | None = None,
 ) -> tuple[CacheContents, SyncReport]:
     """One sync into `cache` (whose lock the caller holds): the one way the plugin, `sync` and
     `export` sync. One deadline for the whole sync (`timeout`); a warning when the stored
@@ -261,8 +275,13 @@ def run_sync(
                 f"the stored refresh token expires on {expires:%Y-%m-%d %H:%M} UTC; run "
                 "`mkdocs-blogsvc login` before then (the credentials cannot be renewed afterwards)"
             )
-        return sync_cache(cache, service.client, download_images=settings.download_images, contents=contents,
-                          full_sync_interval=0 if full else settings.full_sync_interval)
+        return sync_cache(
+            cache,
+            service.client,
+            download_images=settings.download_images,
+            contents=contents,
+            full_sync_interval=0 if full else settings.full_sync_interval,
+        )
 
 
 def _modified(path: str | None) -> tuple[str, int] | None:

@@ -83,8 +83,15 @@ class StoredCredentials:
     saved_at: float = field(default_factory=time.time)
 
     @classmethod
-    def from_token_set(cls, tokens: models.TokenSet, *, base_url: str, client_id: str,
-                       previous_scope: tuple[str, ...] = (), now: float | None = None) -> StoredCredentials:
+    def from_token_set(
+        cls,
+        tokens: models.TokenSet,
+        *,
+        base_url: str,
+        client_id: str,
+        previous_scope: tuple[str, ...] = (),
+        now: float | None = None,
+    ) -> StoredCredentials:
         return cls(
             base_url=base_url,
             client_id=client_id,
@@ -121,8 +128,16 @@ class StoredCredentials:
         if data.get("version") != FORMAT_VERSION:
             raise ValueError(f"unknown format version {str(data.get('version'))[:20]!r}")
         text = {}
-        for key in ("base_url", "client_id", "access_token", "refresh_token", "scope",
-                    "access_expires_at", "refresh_expires_at", "saved_at"):
+        for key in (
+            "base_url",
+            "client_id",
+            "access_token",
+            "refresh_token",
+            "scope",
+            "access_expires_at",
+            "refresh_expires_at",
+            "saved_at",
+        ):
             if not isinstance(data.get(key), str):
                 raise ValueError(f"field {key!r} is missing or not a string")
             text[key] = data[key]
@@ -255,8 +270,10 @@ def folder_problem(action: str, target: Path, folder: Path, exc: OSError) -> str
     """The one line for an OS error on the credentials folder: what failed, on which path, and
     the fix for its cause (`errors.storage_fix`)."""
     reason = exc.strerror or type(exc).__name__
-    return (f"cannot {action} {target} ({reason}): the credentials folder {folder} must be a folder this user "
-            f"can read and write; {errors.storage_fix(exc, 'credentials_file')}")
+    return (
+        f"cannot {action} {target} ({reason}): the credentials folder {folder} must be a folder this user "
+        f"can read and write; {errors.storage_fix(exc, 'credentials_file')}"
+    )
 
 
 class TokenManager:
@@ -353,8 +370,9 @@ class TokenManager:
     def _usable(self, stored: StoredCredentials) -> bool:
         return stored.access_valid_for(self._clock()) > ACCESS_TOKEN_MARGIN
 
-    def _seed_from_environment(self, what: str = f"the refresh token in {config.ENV_REFRESH_TOKEN}", *,
-                               before: str = "") -> StoredCredentials:
+    def _seed_from_environment(
+        self, what: str = f"the refresh token in {config.ENV_REFRESH_TOKEN}", *, before: str = ""
+    ) -> StoredCredentials:
         """No store (or a refused one): a CI run may bring a refresh token in BLOGSVC_REFRESH_TOKEN
         (spent at once); `what` names it when the service refuses it, after `before`."""
         refresh_token = self._environ.get(config.ENV_REFRESH_TOKEN, "").strip()
@@ -366,9 +384,12 @@ class TokenManager:
             )
         log.info("seeding %s from %s", self.store.path, config.ENV_REFRESH_TOKEN)
         seed = StoredCredentials(
-            base_url=self.settings.base_url, client_id=self.settings.require_client_id(),
-            access_token="", access_expires_at=0.0,
-            refresh_token=refresh_token, refresh_expires_at=self._clock() + models.TokenSet.REFRESH_LIFETIME,
+            base_url=self.settings.base_url,
+            client_id=self.settings.require_client_id(),
+            access_token="",
+            access_expires_at=0.0,
+            refresh_token=refresh_token,
+            refresh_expires_at=self._clock() + models.TokenSet.REFRESH_LIFETIME,
             scope=tuple(self.settings.scope.split()),
         )
         return self._refresh(seed, what=what, before=before, source=config.ENV_REFRESH_TOKEN)
@@ -398,8 +419,9 @@ class TokenManager:
         log.info("the service refused %s; starting again from %s", what, config.ENV_REFRESH_TOKEN)
         return self._seed_from_environment(what=f"{what}, then the one in {config.ENV_REFRESH_TOKEN}")
 
-    def _refresh(self, stored: StoredCredentials, *, what: str, before: str = "",
-                 source: str | None = None) -> StoredCredentials:
+    def _refresh(
+        self, stored: StoredCredentials, *, what: str, before: str = "", source: str | None = None
+    ) -> StoredCredentials:
         """Spend the refresh token (caller holds the lock) and persist the new pair first;
         `what` names the token in the message when the service refuses it (after `before`),
         `source` where it was read (the store's path unless said)."""
@@ -426,10 +448,16 @@ class TokenManager:
             if exc.refresh_token is None or exc.refresh_token == stored.refresh_token:
                 raise
             # the refresh token sent is spent: keep the new one, with no access token, and say so
-            self._save_rotated(replace(
-                stored, access_token="", access_expires_at=now, refresh_token=exc.refresh_token,
-                refresh_expires_at=now + models.TokenSet.REFRESH_LIFETIME, saved_at=now,
-            ))
+            self._save_rotated(
+                replace(
+                    stored,
+                    access_token="",
+                    access_expires_at=now,
+                    refresh_token=exc.refresh_token,
+                    refresh_expires_at=now + models.TokenSet.REFRESH_LIFETIME,
+                    saved_at=now,
+                )
+            )
             raise errors.InvalidResponse(
                 f"{exc}; the new refresh token it carried is saved, so the next sync tries again"
             ) from None

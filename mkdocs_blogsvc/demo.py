@@ -209,12 +209,14 @@ def write_example_site(into: Path) -> Path:
         into.mkdir(parents=True, exist_ok=True)
         for part in ("mkdocs.yml", "docs", "templates"):  # what setup.py ships: no build, cache or credentials
             if (source / part).is_dir():
-                shutil.copytree(source / part, into / part, dirs_exist_ok=True,
-                                ignore=shutil.ignore_patterns("__pycache__"))
+                shutil.copytree(
+                    source / part, into / part, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+                )
             else:
                 shutil.copyfile(source / part, into / part)
-        (into / COPY_MARKER).write_text("Written by `mkdocs-blogsvc demo`, which may write into it again.\n",
-                                        encoding="utf-8")
+        (into / COPY_MARKER).write_text(
+            "Written by `mkdocs-blogsvc demo`, which may write into it again.\n", encoding="utf-8"
+        )
     except OSError as exc:
         raise ConfigurationError(
             f"cannot write the example site into {into} ({exc.strerror or exc}): run the demo in a folder this "
@@ -241,8 +243,12 @@ def choose_site(config_file: Path | None, into: Path = DEFAULT_COPY, echo: Calla
 
 
 def run_demo(
-    config_file: Path | None = None, *, echo: Callable[[str], None] = print, serve: bool = False,
-    dev_addr: str = DEFAULT_DEV_ADDR, into: Path = DEFAULT_COPY,
+    config_file: Path | None = None,
+    *,
+    echo: Callable[[str], None] = print,
+    serve: bool = False,
+    dev_addr: str = DEFAULT_DEV_ADDR,
+    into: Path = DEFAULT_COPY,
 ) -> DemoResult:
     """Run the demo on the site of `config_file` (default: `choose_site`); returns the built
     site and the two summaries."""
@@ -256,8 +262,10 @@ def run_demo(
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
     with tempfile.TemporaryDirectory(prefix="blogsvc-demo-") as folder, running_service(Path(folder)) as (url, db):
         sample = seed(db, base_url_hint=url)
-        echo(f"Reference service on {url} with the sample blog {sample['blog']['name']!r} "
-             f"({counted(sample['articles'], 'published article')}); signing in as {sample['user']!r}")
+        echo(
+            f"Reference service on {url} with the sample blog {sample['blog']['name']!r} "
+            f"({counted(sample['articles'], 'published article')}); signing in as {sample['user']!r}"
+        )
         os.environ["BLOGSVC_BASE_URL"] = url
         os.environ["BLOGSVC_CLIENT_ID"] = sample["client_id"]
         settings = config.load_site_settings(str(config_file))[0]
@@ -278,8 +286,10 @@ def run_demo(
         echo(summaries[-1])
         echo(f"Built site: {site_dir.resolve()}")
         if not serve:
-            echo(f"  look at it with `python -m http.server -d {site_dir} 8001` and http://127.0.0.1:8001/, "
-                 "or run `mkdocs-blogsvc demo --serve`")
+            echo(
+                f"  look at it with `python -m http.server -d {site_dir} 8001` and http://127.0.0.1:8001/, "
+                "or run `mkdocs-blogsvc demo --serve`"
+            )
         else:
             _serve(config_file, url, db, dev_addr)
         return DemoResult(site_dir, tuple(summaries), url)

@@ -94,7 +94,9 @@ class CacheUnwritable(BlogServiceError):
     def __init__(self, folder: str | os.PathLike[str], exc: OSError) -> None:
         self.folder = os.fspath(folder)
         self.reason = exc.strerror or str(exc)
-        super().__init__(f"the cache in {self.folder} cannot be written ({self.reason}); {storage_fix(exc, 'cache_dir')}")
+        super().__init__(
+            f"the cache in {self.folder} cannot be written ({self.reason}); {storage_fix(exc, 'cache_dir')}"
+        )
 
 
 def storage_fix(exc: OSError, setting: str) -> str:
@@ -191,8 +193,10 @@ class InvalidClient(OAuthError):
     """RFC 6749 5.2: client_id unknown or client authentication failed."""
 
     error_code = "invalid_client"
-    next_step = ("check `client_id` in mkdocs.yml (or BLOGSVC_CLIENT_ID) against the client registered with the service, "
-                 "and for a confidential client BLOGSVC_CLIENT_SECRET")
+    next_step = (
+        "check `client_id` in mkdocs.yml (or BLOGSVC_CLIENT_ID) against the client registered with the service, "
+        "and for a confidential client BLOGSVC_CLIENT_SECRET"
+    )
 
 
 class InvalidScope(OAuthError):
@@ -206,22 +210,28 @@ class AccessDenied(OAuthError):
     """RFC 6749 4.1.2.1: the user or the service denied the request."""
 
     error_code = "access_denied"
-    next_step = "run `mkdocs-blogsvc login` again and approve, or ask the service's operator whether this client may connect"
+    next_step = (
+        "run `mkdocs-blogsvc login` again and approve, or ask the service's operator whether this client may connect"
+    )
 
 
 class InvalidToken(ServiceError):
     """RFC 6750 3.1: the access token is missing, expired or invalid (HTTP 401)."""
 
     error_code = "invalid_token"
-    next_step = ("the service refused an access token it had just issued; if it keeps doing so, "
-                 "run `mkdocs-blogsvc login` to start a new connection")
+    next_step = (
+        "the service refused an access token it had just issued; if it keeps doing so, "
+        "run `mkdocs-blogsvc login` to start a new connection"
+    )
 
 
 class InsufficientScope(ServiceError):
     """RFC 6750 3.1: the access token lacks the scope the endpoint requires (HTTP 403)."""
 
     error_code = "insufficient_scope"
-    next_step = "add the scope to `scope` in mkdocs.yml (default: articles:read blog:read), then run `mkdocs-blogsvc login`"
+    next_step = (
+        "add the scope to `scope` in mkdocs.yml (default: articles:read blog:read), then run `mkdocs-blogsvc login`"
+    )
 
 
 class NotFound(ServiceError):

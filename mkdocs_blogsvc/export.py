@@ -69,8 +69,14 @@ class Exported:
     occupied: tuple[str, ...] = ()
 
 
-def export_site(site: RenderedSite, dest: Path, instance: str, *, configured: Collection[str] = (),
-                redirect_pages: Sequence[SiteFile] = ()) -> Exported:
+def export_site(
+    site: RenderedSite,
+    dest: Path,
+    instance: str,
+    *,
+    configured: Collection[str] = (),
+    redirect_pages: Sequence[SiteFile] = (),
+) -> Exported:
     """Copy the rendered pages and images of the blog whose blog_dir is `instance` into `dest`
     (docs-relative layout) as plain files, and its `redirect_pages` (`redirect_files`); remove
     what earlier exports wrote for a blog_dir that is not among `configured` any more (a renamed
@@ -105,13 +111,27 @@ def export_site(site: RenderedSite, dest: Path, instance: str, *, configured: Co
                 drop_from_record(dest, gone)
     pages = len(site.pages) - len(set(left_out).intersection(page.src_uri for page in site.pages))
     occupied = tuple(path for path in left_out if path in redirect_paths)
-    return Exported(written, removed, tuple(path for path in left_out if path not in redirect_paths), pages, retired,
-                    len(redirect_paths) - len(occupied), occupied)
+    return Exported(
+        written,
+        removed,
+        tuple(path for path in left_out if path not in redirect_paths),
+        pages,
+        retired,
+        len(redirect_paths) - len(occupied),
+        occupied,
+    )
 
 
 def redirect_files(
-    cache: Cache, contents: CacheContents, site: RenderedSite, urls: redirects.PostUrls, dest: Path, *,
-    site_url: str | None, language: str | None, enabled: bool = True,
+    cache: Cache,
+    contents: CacheContents,
+    site: RenderedSite,
+    urls: redirects.PostUrls,
+    dest: Path,
+    *,
+    site_url: str | None,
+    language: str | None,
+    enabled: bool = True,
 ) -> tuple[list[SiteFile], list[str]]:
     """The redirect pages of an export, and the old addresses where a page of `dest` builds.
 
@@ -143,8 +163,9 @@ def redirect_files(
         if _builds_at(dest, redirect.source.path):
             occupied.append(redirect.source.path)
             continue
-        html = redirects.page(redirect, title=contents.articles[redirect.article_id].title, site_url=site_url,
-                              language=language)
+        html = redirects.page(
+            redirect, title=contents.articles[redirect.article_id].title, site_url=site_url, language=language
+        )
         files.append(SiteFile(redirect.source.path, "", redirect.article_id, html.encode("utf-8")))
     return files, occupied
 
@@ -154,7 +175,9 @@ def _builds_at(dest: Path, path: str) -> bool:
     rule: `a/b.md`, `a/b/index.md` or `a/b/README.md` -> `a/b/index.html`; `a/b.md` -> `a/b.html`)."""
     folder, name = posixpath.split(path)
     if name == "index.html":
-        candidates = [f"{folder}.md", f"{folder}/index.md", f"{folder}/README.md"] if folder else ["index.md", "README.md"]
+        candidates = (
+            [f"{folder}.md", f"{folder}/index.md", f"{folder}/README.md"] if folder else ["index.md", "README.md"]
+        )
     else:
         candidates = [f"{posixpath.splitext(path)[0]}.md"]
     return any((found := inside(dest, candidate)) is not None and found.is_file() for candidate in candidates)
@@ -198,8 +221,15 @@ class ExportWatch:
     distinct message (`watch.WarnOnce`) and tried again at the next round; one that cannot
     (credentials to renew, a setting, a template) ends the watch (`failed`)."""
 
-    def __init__(self, export_round: Callable[[], ExportRound], interval: float, *, say: Callable[[str], None],
-                 warn: Callable[[str], None], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        export_round: Callable[[], ExportRound],
+        interval: float,
+        *,
+        say: Callable[[str], None],
+        warn: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.export_round = export_round
         self.interval = interval
         self.say = say
@@ -219,14 +249,17 @@ class ExportWatch:
             self.ended.set()
             return watch.PAUSED
         except BlogServiceError as exc:
-            self.failures.warn(f"the sync failed ({exc}); the exported files stay as they are; "
-                               f"trying again every {self.interval:g} s")
+            self.failures.warn(
+                f"the sync failed ({exc}); the exported files stay as they are; trying again every {self.interval:g} s"
+            )
         else:
             if self.failures.reset():
                 self.say("the sync works again")
             if result.changed:
-                self.say(f"{time.strftime('%H:%M:%S')} {result.summary}: "
-                         f"{counted(result.written, 'file')} written, {result.removed} removed")
+                self.say(
+                    f"{time.strftime('%H:%M:%S')} {result.summary}: "
+                    f"{counted(result.written, 'file')} written, {result.removed} removed"
+                )
         return max(0.0, self.interval - (self.clock() - started))
 
 

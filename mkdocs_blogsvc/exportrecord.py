@@ -27,8 +27,11 @@ def load_record(dest: Path) -> dict[str, list[str]]:
     instances = data.get("instances") if isinstance(data, dict) else None
     if not isinstance(instances, dict):
         return {}
-    return {str(key): [p for p in value if isinstance(p, str)]
-            for key, value in instances.items() if isinstance(value, list)}
+    return {
+        str(key): [p for p in value if isinstance(p, str)]
+        for key, value in instances.items()
+        if isinstance(value, list)
+    }
 
 
 def read_record(dest: Path, instance: str | None = None) -> set[str]:

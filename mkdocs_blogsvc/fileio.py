@@ -27,9 +27,7 @@ def temp_pattern(path: Path) -> str:
     return f".{path.name}.*.tmp"
 
 
-def atomic_write(
-    path: Path, data: bytes, *, mode: int = 0o644, durable: bool = True, overwrite: bool = True
-) -> None:
+def atomic_write(path: Path, data: bytes, *, mode: int = 0o644, durable: bool = True, overwrite: bool = True) -> None:
     """Write `data` to `path` atomically. The folder must exist (callers choose its mode).
 
     `mode` is the new file's permission bits, set at creation (so a secret is never readable by
@@ -84,8 +82,14 @@ def inside(root: Path, relative: str) -> Path | None:
 def safe_relative(relative: str) -> bool:
     """Whether a relative POSIX path from a file we do not fully trust stays below the folder
     it is relative to (see `inside`): not empty, not absolute, no `..`, no `\\` or `:`."""
-    return (bool(relative) and not relative.startswith("/") and "\\" not in relative and ":" not in relative
-            and "\0" not in relative and ".." not in relative.split("/"))
+    return (
+        bool(relative)
+        and not relative.startswith("/")
+        and "\\" not in relative
+        and ":" not in relative
+        and "\0" not in relative
+        and ".." not in relative.split("/")
+    )
 
 
 #: `compact_json`'s encoder, made once (`json.dumps` with options builds one on every call).

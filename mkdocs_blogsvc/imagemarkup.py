@@ -96,8 +96,9 @@ def srcset(src: str, info: ImageInfo) -> str:
 def _wrap(parent: etree.Element, img: etree.Element, info: ImageInfo) -> None:
     """`<picture><source type="image/webp" srcset=... sizes=...><img ...></picture>` in place."""
     picture = etree.Element("picture")
-    etree.SubElement(picture, "source", {"type": "image/webp", "srcset": srcset(img.get("src", ""), info),
-                                         "sizes": SIZES})
+    etree.SubElement(
+        picture, "source", {"type": "image/webp", "srcset": srcset(img.get("src", ""), info), "sizes": SIZES}
+    )
     index = list(parent).index(img)
     parent.remove(img)
     picture.tail, img.tail = img.tail, None

@@ -105,8 +105,13 @@ def download_all(
                 last_report = now
                 # what succeeded only: a failed download is its own warning, never "downloaded"
                 failed = f", {len(result.failed)} failed" if result.failed else ""
-                log.info("downloaded %d of %s%s (%.0f s)", len(result.saved), counted(len(todo), "image"), failed,
-                         now - started)
+                log.info(
+                    "downloaded %d of %s%s (%.0f s)",
+                    len(result.saved),
+                    counted(len(todo), "image"),
+                    failed,
+                    now - started,
+                )
     return result
 
 
@@ -120,7 +125,11 @@ def _fetch_one(client: Downloader, url: str, cache: Cache, max_bytes: int) -> tu
         raise _Refused(f"larger than {max_bytes} bytes")
     extension = sniff(data)
     if extension is None:
-        what = "an SVG image (refused: SVG can carry scripts)" if looks_like_svg(data) else "not a PNG, JPEG, GIF, WebP or AVIF image"
+        what = (
+            "an SVG image (refused: SVG can carry scripts)"
+            if looks_like_svg(data)
+            else "not a PNG, JPEG, GIF, WebP or AVIF image"
+        )
         raise _Refused(what)
     relative = cache.image_name(url, extension)
     write_if_changed(cache.root / relative, data)

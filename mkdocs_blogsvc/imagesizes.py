@@ -73,7 +73,12 @@ class ImageTable:
 
 
 def prepare(
-    cache: Cache, manifest: Manifest, *, blog_dir: str, optimize: bool, budget: float = 30.0,
+    cache: Cache,
+    manifest: Manifest,
+    *,
+    blog_dir: str,
+    optimize: bool,
+    budget: float = 30.0,
     clock: Callable[[], float] = time.monotonic,
 ) -> ImageTable:
     """The image table of every cached image, its variants made where missing (with
@@ -100,12 +105,20 @@ def prepare(
         except OSError:
             continue
         record = old.get(relative)
-        if not (isinstance(record, dict) and record.get("size") == stat.st_size
-                and record.get("mtimeNs") == stat.st_mtime_ns):
+        if not (
+            isinstance(record, dict)
+            and record.get("size") == stat.st_size
+            and record.get("mtimeNs") == stat.st_mtime_ns
+        ):
             record = _look_at(path, stat)
             if "reason" in record:  # an image bomb: once, when first seen
-                log.warning("image %s of article %s keeps its original only, without a size: %s; "
-                            "replace the image on the service", relative, owners[relative], record["reason"])
+                log.warning(
+                    "image %s of article %s keeps its original only, without a size: %s; "
+                    "replace the image on the service",
+                    relative,
+                    owners[relative],
+                    record["reason"],
+                )
         records[relative] = record
         width, height = record.get("width"), record.get("height")
         if not (type(width) is int and type(height) is int and width > 0 and height > 0):
@@ -115,8 +128,9 @@ def prepare(
             wanted = _wanted(cache, record, width)
             if wanted and record.get("refused") != SETTINGS:
                 held = _variants(record)
-                if ([v.name for v in held] == [name for _w, name in wanted]
-                        and all(f"variants/{name}" in existing for _w, name in wanted)):
+                if [v.name for v in held] == [name for _w, name in wanted] and all(
+                    f"variants/{name}" in existing for _w, name in wanted
+                ):
                     variants = held  # the usual image of a build with nothing changed
                 elif clock() < ends:
                     variants = _make(cache, path, relative, record, wanted, owners[relative])
@@ -125,12 +139,18 @@ def prepare(
                     postponed += 1
                 keep.update(f"variants/{v.name}" for v in variants)
             elif record.get("refused") == SETTINGS:  # warned about when it was refused
-                log.debug("image %s of article %s keeps its original only: %s", relative, owners[relative],
-                          record.get("reason"))
+                log.debug(
+                    "image %s of article %s keeps its original only: %s",
+                    relative,
+                    owners[relative],
+                    record.get("reason"),
+                )
         info = ImageInfo(width, height, stat.st_size, variants)
         table.by_src[f"{blog_dir}/{relative}"] = info
         for variant in variants:
-            table.variant_files.append((f"{blog_dir}/images/{variant.name}", str(cache.root / "variants" / variant.name)))
+            table.variant_files.append(
+                (f"{blog_dir}/images/{variant.name}", str(cache.root / "variants" / variant.name))
+            )
     if postponed:
         log.info("%d images get their variants at the next build (%g s spent on images)", postponed, budget)
     cache.sweep_variants(existing, keep)
@@ -176,8 +196,9 @@ def _variants(record: dict[str, Any]) -> tuple[Variant, ...]:
         return ()
 
 
-def _make(cache: Cache, path: str, relative: str, record: dict[str, Any], wanted: list[tuple[int, str]],
-          article_id: str) -> tuple[Variant, ...]:
+def _make(
+    cache: Cache, path: str, relative: str, record: dict[str, Any], wanted: list[tuple[int, str]], article_id: str
+) -> tuple[Variant, ...]:
     """Decode the image once and write its variants; on a refusal, one warning naming the
     article, recorded so that no later build decodes it again."""
     from mkdocs_blogsvc.variants import Unusable, make_variants
@@ -188,12 +209,21 @@ def _make(cache: Cache, path: str, relative: str, record: dict[str, Any], wanted
         made = make_variants(data, tuple(w for w, _name in wanted))
     except Unusable as exc:
         record.update(refused=SETTINGS, reason=str(exc), variants=[])
-        log.warning("image %s of article %s keeps its original only (no WebP variants): %s; "
-                    "replace the image on the service", relative, article_id, exc)
+        log.warning(
+            "image %s of article %s keeps its original only (no WebP variants): %s; replace the image on the service",
+            relative,
+            article_id,
+            exc,
+        )
         return ()
     except OSError as exc:
-        log.warning("WebP variants of image %s of article %s not made (%s): the page offers the original; "
-                    "the next build tries again", relative, article_id, exc)
+        log.warning(
+            "WebP variants of image %s of article %s not made (%s): the page offers the original; "
+            "the next build tries again",
+            relative,
+            article_id,
+            exc,
+        )
         return ()
     names = dict(wanted)
     variants = []

@@ -13,8 +13,9 @@ what the page says, so on the site:
   (`redirects.PostUrls`); when it is not known (no `site_url`) they are removed: the service's
   would tell search engines that the article's page is the service's, not this one;
 - `headline`, `datePublished` and `dateModified` of the article node (and of the article a
-  page node names as its `mainEntity`) are the article's own title and dates (`facts`): the page shows them in its heading and its Open Graph tags, and
-  the service's data may be older than its last edit (written when the article was generated);
+  page node names as its `mainEntity`) are the article's own title and dates (`facts`): the
+  page shows them in its heading and its Open Graph tags, and the service's data may be older
+  than its last edit (written when the article was generated);
 - when the data names no `image` and the article's cover was downloaded, the cover is added;
   with its size known, the cover (added, or named as a plain URL) is an `ImageObject` with
   `width` and `height` (what search engines read for rich results);
@@ -33,12 +34,26 @@ from typing import Any
 from mkdocs_blogsvc.models import Article, format_timestamp
 
 #: schema.org types of the node that describes the page itself.
-ARTICLE_TYPES = frozenset({
-    "Article", "BlogPosting", "NewsArticle", "TechArticle", "Report", "ScholarlyArticle",
-    "SocialMediaPosting", "LiveBlogPosting", "AnalysisNewsArticle", "OpinionNewsArticle",
-    "ReportageNewsArticle", "ReviewNewsArticle", "BackgroundNewsArticle", "AskPublicNewsArticle",
-    "WebPage", "CreativeWork",
-})
+ARTICLE_TYPES = frozenset(
+    {
+        "Article",
+        "BlogPosting",
+        "NewsArticle",
+        "TechArticle",
+        "Report",
+        "ScholarlyArticle",
+        "SocialMediaPosting",
+        "LiveBlogPosting",
+        "AnalysisNewsArticle",
+        "OpinionNewsArticle",
+        "ReportageNewsArticle",
+        "ReviewNewsArticle",
+        "BackgroundNewsArticle",
+        "AskPublicNewsArticle",
+        "WebPage",
+        "CreativeWork",
+    }
+)
 
 
 def localise(
@@ -95,8 +110,9 @@ def image_object(url: str, size: tuple[int, int]) -> dict[str, Any]:
     return {"@type": "ImageObject", "url": url, "width": size[0], "height": size[1]}
 
 
-def _describe_page(node: dict[str, Any], page_url: str | None, cover_url: str | None,
-                   cover_size: tuple[int, int] | None = None) -> None:
+def _describe_page(
+    node: dict[str, Any], page_url: str | None, cover_url: str | None, cover_size: tuple[int, int] | None = None
+) -> None:
     if page_url:
         node["url"] = page_url
         entity = node.get("mainEntityOfPage")
@@ -124,8 +140,13 @@ def article_facts(article: Article) -> dict[str, str]:
 
 
 def for_page(
-    article: Article, *, page_url: str | None, image_url: str | None, language: str | None,
-    images: Mapping[str, str] | None = None, image_size: tuple[int, int] | None = None,
+    article: Article,
+    *,
+    page_url: str | None,
+    image_url: str | None,
+    language: str | None,
+    images: Mapping[str, str] | None = None,
+    image_size: tuple[int, int] | None = None,
 ) -> Any:
     """The JSON-LD of the article's page, as the plugin's head and the exported page's both carry
     it (one function: the same data either way): the service's `schemaOrgJson` made to describe
@@ -137,11 +158,19 @@ def for_page(
             data["image"] = image_object(image_url, image_size)
         return data
     local_cover = image_url if image_url != article.cover_image_url else None
-    return localise(article.schema_org_json, images=images or {}, page_url=page_url, facts=article_facts(article),
-                    cover_url=local_cover, cover_size=image_size)
+    return localise(
+        article.schema_org_json,
+        images=images or {},
+        page_url=page_url,
+        facts=article_facts(article),
+        cover_url=local_cover,
+        cover_size=image_size,
+    )
 
 
-def blog_posting(article: Article, *, page_url: str | None, image_url: str | None, language: str | None) -> dict[str, Any]:
+def blog_posting(
+    article: Article, *, page_url: str | None, image_url: str | None, language: str | None
+) -> dict[str, Any]:
     """A schema.org BlogPosting for articles whose `schemaOrgJson` is null."""
     data: dict[str, Any] = {
         "@context": "https://schema.org",

@@ -71,7 +71,7 @@ class HostedBlog:
             return None  # a relative link: a page of the site, not the service
         if not parts.path.startswith(prefix + "/"):
             return None
-        rest = parts.path[len(prefix):]
+        rest = parts.path[len(prefix) :]
         fragment = f"#{parts.fragment}" if parts.fragment else ""
         hosted = _HOSTED_PATH.fullmatch(rest)
         if hosted is not None:

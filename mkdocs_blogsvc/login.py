@@ -107,7 +107,10 @@ class LoopbackListener:
                 "set `redirect_port` to a free port, or to 0 for any port"
             ) from None
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="blogsvc-login-listener", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="blogsvc-login-listener",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -196,9 +199,13 @@ class LoopbackListener:
                     return
                 # Bytes: compare_digest refuses str with non-ASCII characters, which anyone can send.
                 if not secrets.compare_digest(params.get("state", "").encode(), listener.state.encode()):
-                    self._page(400, "Not this sign-in", "This sign-in link is from another attempt. "
-                               "Finish the sign-in in the tab the terminal opened, or run "
-                               "mkdocs-blogsvc login again.")
+                    self._page(
+                        400,
+                        "Not this sign-in",
+                        "This sign-in link is from another attempt. "
+                        "Finish the sign-in in the tab the terminal opened, or run "
+                        "mkdocs-blogsvc login again.",
+                    )
                     return
                 try:
                     _code_from(params)
@@ -252,7 +259,9 @@ def _code_from(params: dict[str, str]) -> str:
     return code
 
 
-def authorize_query(settings: config.Settings, *, client_id: str, redirect_uri: str, state: str, challenge: str) -> dict[str, str]:
+def authorize_query(
+    settings: config.Settings, *, client_id: str, redirect_uri: str, state: str, challenge: str
+) -> dict[str, str]:
     """The query of the authorization request (spec: GET /api/oauth/authorize)."""
     return {
         "response_type": "code",
@@ -288,20 +297,30 @@ def login(
         pass
     verifier, challenge = pkce_pair()
     state = secrets.token_urlsafe(32)
-    with connect(settings, transport=transport) as connection, LoopbackListener(state, settings.redirect_port) as listener:
-        query = authorize_query(settings, client_id=client_id, redirect_uri=listener.redirect_uri,
-                                state=state, challenge=challenge)
+    with (
+        connect(settings, transport=transport) as connection,
+        LoopbackListener(state, settings.redirect_port) as listener,
+    ):
+        query = authorize_query(
+            settings, client_id=client_id, redirect_uri=listener.redirect_uri, state=state, challenge=challenge
+        )
         preflight.check_service(connection.client)
         preflight.check_authorization(connection.client, query, fixed_port=settings.redirect_port != 0)
-        echo(f"Checked {settings.base_url}: the Blog Content Service accepts client_id {client_id!r} "
-             f"and the redirect URI {listener.redirect_uri}.")
+        echo(
+            f"Checked {settings.base_url}: the Blog Content Service accepts client_id {client_id!r} "
+            f"and the redirect URI {listener.redirect_uri}."
+        )
         open_browser(f"{settings.base_url}{preflight.AUTHORIZE_PATH}?{urlencode(query)}")
-        echo(f"Waiting for you to sign in and approve in the browser; the service then sends it to "
-             f"{listener.redirect_uri} (at most {timeout:g} seconds). Press Ctrl-C to cancel.")
+        echo(
+            f"Waiting for you to sign in and approve in the browser; the service then sends it to "
+            f"{listener.redirect_uri} (at most {timeout:g} seconds). Press Ctrl-C to cancel."
+        )
         if paste is not None:
-            echo(f"On another device (no browser here, SSH, a container)? After you approve, its browser fails "
-                 f"to load an address starting with {listener.redirect_uri}?code= : copy that whole address "
-                 "from the address bar, paste it here and press Enter.")
+            echo(
+                f"On another device (no browser here, SSH, a container)? After you approve, its browser fails "
+                f"to load an address starting with {listener.redirect_uri}?code= : copy that whole address "
+                "from the address bar, paste it here and press Enter."
+            )
             listener.read_pasted(paste)
         code = listener.wait_for_code(timeout)
         form = {
@@ -317,4 +336,3 @@ def login(
         with store.locked():  # a build refreshing at this moment must not overwrite the new pair
             store.save(StoredCredentials.from_token_set(tokens, base_url=settings.base_url, client_id=client_id))
         return LoginResult(connection.client.status(), settings.credentials_file)
-

@@ -64,9 +64,12 @@ class PageRecord:
             return None
         links, remote = data.get("links"), data.get("remote")
         return cls(
-            inputs, size, mtime,
+            inputs,
+            size,
+            mtime,
             links=tuple((str(item[0]), bool(item[1])) for item in links if isinstance(item, list) and len(item) == 2)
-            if isinstance(links, list) else None,
+            if isinstance(links, list)
+            else None,
             removed=data.get("removed"),
             remote=tuple(url for url in remote if isinstance(url, str)) if isinstance(remote, list) else (),
         )
@@ -119,8 +122,13 @@ def site_relative(path: str) -> bool:
     that stays inside site_dir (every path read back from the cache goes through this)."""
     parts = path.split("/")
     return (
-        bool(path) and not path.startswith("/") and "\\" not in path and ":" not in path
-        and ".." not in parts and "" not in parts and "." not in parts
+        bool(path)
+        and not path.startswith("/")
+        and "\\" not in path
+        and ":" not in path
+        and ".." not in parts
+        and "" not in parts
+        and "." not in parts
     )
 
 
@@ -173,9 +181,14 @@ class Entry:
         """Whether the entry records one address, this one (the common case of a build:
         compared as stored, nothing parsed)."""
         value = self.records.get(ADDRESSES)
-        return (isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict)
-                and value[0].get("url") == address.url and value[0].get("path") == address.path
-                and isinstance(value[0].get("since"), str))
+        return (
+            isinstance(value, list)
+            and len(value) == 1
+            and isinstance(value[0], dict)
+            and value[0].get("url") == address.url
+            and value[0].get("path") == address.path
+            and isinstance(value[0].get("since"), str)
+        )
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -200,9 +213,13 @@ class Entry:
         if not isinstance(data, dict):
             raise ValueError("entry is not an object")
         images, sizes, records = data.get("images", {}), data.get("imageSizes", {}), data.get("records", {})
-        if not (isinstance(images, dict) and isinstance(sizes, dict) and isinstance(records, dict)
-                and (not images or all(isinstance(value, str) for value in images.values()))
-                and (not sizes or all(type(value) is int for value in sizes.values()))):  # most have none
+        if not (
+            isinstance(images, dict)
+            and isinstance(sizes, dict)
+            and isinstance(records, dict)
+            and (not images or all(isinstance(value, str) for value in images.values()))
+            and (not sizes or all(type(value) is int for value in sizes.values()))
+        ):  # most have none
             raise ValueError("entry has fields of the wrong type")
         try:
             summary = ArticleSummary.from_json(article_id, data["summary"]) if "summary" in data else None
@@ -343,7 +360,7 @@ class Manifest:
         records = data.get("records")
         manifest.records = {str(k): v for k, v in records.items()} if isinstance(records, dict) else {}
         articles = data.get("articles")
-        for article_id, raw in (articles.items() if isinstance(articles, dict) else ()):
+        for article_id, raw in articles.items() if isinstance(articles, dict) else ():
             try:
                 manifest.entries[article_id] = Entry.from_json(article_id, raw)
             except (ValueError, TypeError) as exc:

@@ -19,8 +19,11 @@ from mkdocs_blogsvc.logs import log
 
 def material_blogs(plugins: Iterable[Any]) -> list[Any]:
     """Material's blog plugin instances that are active (each builds its blog's index itself)."""
-    return [plugin for plugin in plugins
-            if type(plugin).__module__.startswith("material.plugins.blog") and plugin.config.get("enabled", True)]
+    return [
+        plugin
+        for plugin in plugins
+        if type(plugin).__module__.startswith("material.plugins.blog") and plugin.config.get("enabled", True)
+    ]
 
 
 def post_dir(blog_plugin: Any) -> str:
@@ -44,8 +47,10 @@ def check_post_dir(blog_plugins: list[Any], posts_dir: str) -> None:
 
 def has_own_index(docs_dir: Path, blog_dir: str, exported: set[str]) -> bool:
     """Whether docs_dir has the blog's index page of its own (not one `export --index` wrote)."""
-    return any((docs_dir / blog_dir / name).is_file() and f"{blog_dir}/{name}" not in exported
-               for name in ("index.md", "README.md"))
+    return any(
+        (docs_dir / blog_dir / name).is_file() and f"{blog_dir}/{name}" not in exported
+        for name in ("index.md", "README.md")
+    )
 
 
 def leave_out_exported(files: Files, exported: set[str]) -> None:

@@ -100,8 +100,14 @@ class Article:
         updated = _timestamp(data, "updatedAt", what)
         assert published is not None and updated is not None
         article_id = _get(data, "id", str, what)
-        if not (0 < len(article_id) <= MAX_ID_LENGTH and article_id.isprintable() and not any(c.isspace() for c in article_id)):
-            raise InvalidResponse(f"{what} has an id that is not a plain identifier (printable, no spaces, at most {MAX_ID_LENGTH})")
+        if not (
+            0 < len(article_id) <= MAX_ID_LENGTH
+            and article_id.isprintable()
+            and not any(c.isspace() for c in article_id)
+        ):
+            raise InvalidResponse(
+                f"{what} has an id that is not a plain identifier (printable, no spaces, at most {MAX_ID_LENGTH})"
+            )
         return cls(
             id=article_id,
             slug=_get(data, "slug", str, what),
@@ -173,15 +179,22 @@ class ArticleSummary:
     def of(cls, article: Article) -> ArticleSummary:
         cover = (article.cover_image_url,) if article.cover_image_url else ()
         return cls(
-            id=article.id, slug=article.slug, title=article.title, published_at=article.published_at,
-            updated_at=article.updated_at, cover_image_url=article.cover_image_url,
+            id=article.id,
+            slug=article.slug,
+            title=article.title,
+            published_at=article.published_at,
+            updated_at=article.updated_at,
+            cover_image_url=article.cover_image_url,
             image_urls=tuple(dict.fromkeys((*cover, *article.inline_image_urls))),
         )
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "slug": self.slug, "title": self.title, "publishedAt": format_timestamp(self.published_at),
-            "updatedAt": format_timestamp(self.updated_at), "coverImageUrl": self.cover_image_url,
+            "slug": self.slug,
+            "title": self.title,
+            "publishedAt": format_timestamp(self.published_at),
+            "updatedAt": format_timestamp(self.updated_at),
+            "coverImageUrl": self.cover_image_url,
             "imageUrls": list(self.image_urls),
         }
 
@@ -194,11 +207,23 @@ class ArticleSummary:
             published, updated = parse_timestamp(data["publishedAt"]), parse_timestamp(data["updatedAt"])
         except (KeyError, TypeError, AttributeError) as exc:
             raise InvalidResponse(f"summary of article {article_id!r} is incomplete ({exc})") from None
-        if not (isinstance(slug, str) and isinstance(title, str) and (cover is None or isinstance(cover, str))
-                and isinstance(urls, list) and (not urls or all(isinstance(url, str) for url in urls))):
+        if not (
+            isinstance(slug, str)
+            and isinstance(title, str)
+            and (cover is None or isinstance(cover, str))
+            and isinstance(urls, list)
+            and (not urls or all(isinstance(url, str) for url in urls))
+        ):
             raise InvalidResponse(f"summary of article {article_id!r} has fields of the wrong type")
-        return cls(id=article_id, slug=slug, title=title, published_at=published, updated_at=updated,
-                   cover_image_url=cover, image_urls=tuple(urls))
+        return cls(
+            id=article_id,
+            slug=slug,
+            title=title,
+            published_at=published,
+            updated_at=updated,
+            cover_image_url=cover,
+            image_urls=tuple(urls),
+        )
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -409,7 +434,9 @@ def _access_lifetime(value: Any) -> tuple[float, str | None]:
             number = None
     if number is None or not math.isfinite(number):
         shown = "missing" if value is None else repr(value)[:40]
-        return float(TokenSet.ACCESS_LIFETIME), f"expires_in is {shown}: taken as the spec's {TokenSet.ACCESS_LIFETIME} s"
+        return float(
+            TokenSet.ACCESS_LIFETIME
+        ), f"expires_in is {shown}: taken as the spec's {TokenSet.ACCESS_LIFETIME} s"
     lifetime = min(max(number, TokenSet.MIN_ACCESS_LIFETIME), TokenSet.REFRESH_LIFETIME)
     if lifetime != number:
         return lifetime, f"expires_in is {number:g} s: taken as {lifetime:.0f} s"

@@ -183,8 +183,10 @@ def _record(article_id: str, outputs: dict[str, dict[str, Any]]) -> bytes:
     for kind, data in outputs.items():
         text = data.get("text")
         encoded = text.encode("utf-8") if isinstance(text, str) else b""
-        header[kind] = {**{k: v for k, v in data.items() if k != "text"},
-                        "size": len(encoded) if isinstance(text, str) else None}
+        header[kind] = {
+            **{k: v for k, v in data.items() if k != "text"},
+            "size": len(encoded) if isinstance(text, str) else None,
+        }
         texts.append(encoded)
     body = b"".join(texts)
     header[_CHECK] = zlib.crc32(body)  # a record's texts damaged in place are noticed, not served
@@ -201,7 +203,7 @@ def _parse(record: bytes, article_id: str) -> dict[str, dict[str, Any]]:
     if not isinstance(header, dict) or header.get("id") != article_id:
         return {}
     check = header.get(_CHECK)
-    if type(check) is not int or zlib.crc32(memoryview(record)[line_end + 1:]) != check:
+    if type(check) is not int or zlib.crc32(memoryview(record)[line_end + 1 :]) != check:
         return {}  # damaged (or written before records had a checksum): computed again
     outputs: dict[str, dict[str, Any]] = {}
     position = line_end + 1
@@ -215,7 +217,7 @@ def _parse(record: bytes, article_id: str) -> dict[str, dict[str, Any]]:
             else:
                 if not (type(size) is int and 0 <= size <= len(record) - position):
                     return {}
-                text = record[position:position + size].decode("utf-8")
+                text = record[position : position + size].decode("utf-8")
                 position += size
             if not isinstance(data.get("key"), str):
                 return {}

@@ -100,8 +100,16 @@ def render_pages(
     With `base_url` (the service's), links to other articles on the service become links to
     their pages (see `links`)."""
     try:
-        return _render(cache, contents, renderer, blog_dir=blog_dir, posts_dir=posts_dir, with_index=with_index,
-                       export=export, base_url=base_url)
+        return _render(
+            cache,
+            contents,
+            renderer,
+            blog_dir=blog_dir,
+            posts_dir=posts_dir,
+            with_index=with_index,
+            export=export,
+            base_url=base_url,
+        )
     except OSError as exc:
         raise CacheUnwritable(cache.root, exc) from None
 
@@ -130,8 +138,16 @@ class SitePlan:
     index_title: str = DEFAULT_INDEX_TITLE
 
 
-def plan(cache: Cache, contents: CacheContents, renderer: Renderer, *, blog_dir: str, posts_dir: str,
-         with_index: bool, base_url: str | None) -> SitePlan:
+def plan(
+    cache: Cache,
+    contents: CacheContents,
+    renderer: Renderer,
+    *,
+    blog_dir: str,
+    posts_dir: str,
+    with_index: bool,
+    base_url: str | None,
+) -> SitePlan:
     """The pure step: which files the site has, where, and which pages must be rendered (reads
     only the pages' stats: a build with nothing changed renders and reads none)."""
     manifest, summaries = contents.manifest, contents.articles.summaries
@@ -159,29 +175,46 @@ def plan(cache: Cache, contents: CacheContents, renderer: Renderer, *, blog_dir:
         file = SiteFile(src_uri, cache.page_file(src_uri), article_id)
         previous = entry.page
         held = previous.links or () if previous is not None else ()
-        inputs = _inputs(fingerprint, entry.article_sha256, slug, src_uri, sorted(page_images.items()),
-                         _link_inputs(links, held))
+        inputs = _inputs(
+            fingerprint, entry.article_sha256, slug, src_uri, sorted(page_images.items()), _link_inputs(links, held)
+        )
         pages.append(PlannedPage(file, slug, page_images, inputs, _is_current(file.path, inputs, previous)))
     site = SitePlan(images, pages, links)
     if with_index:
         src_uri = f"{blog_dir}/index.md"
         site.index_title = manifest.blog_name or DEFAULT_INDEX_TITLE
         file = SiteFile(src_uri, cache.page_file(src_uri))
-        inputs = _inputs(fingerprint, site.index_title, src_uri, sorted(
-            (page.file.src_uri, manifest.entries[page.file.article_id].article_sha256)
-            for page in pages if page.file.article_id))
+        inputs = _inputs(
+            fingerprint,
+            site.index_title,
+            src_uri,
+            sorted(
+                (page.file.src_uri, manifest.entries[page.file.article_id].article_sha256)
+                for page in pages
+                if page.file.article_id
+            ),
+        )
         site.index = PlannedPage(file, "", {}, inputs, _is_current(file.path, inputs, manifest.index_page))
     return site
 
 
 def _render(
-    cache: Cache, contents: CacheContents, renderer: Renderer, *, blog_dir: str, posts_dir: str, with_index: bool,
-    export: ExportHead | None, base_url: str | None,
+    cache: Cache,
+    contents: CacheContents,
+    renderer: Renderer,
+    *,
+    blog_dir: str,
+    posts_dir: str,
+    with_index: bool,
+    export: ExportHead | None,
+    base_url: str | None,
 ) -> RenderedSite:
-    planned = plan(cache, contents, renderer, blog_dir=blog_dir, posts_dir=posts_dir, with_index=with_index,
-                   base_url=base_url)
-    table = imagesizes.prepare(cache, contents.manifest, blog_dir=blog_dir, optimize=renderer.optimize_images,
-                               budget=renderer.image_budget)
+    planned = plan(
+        cache, contents, renderer, blog_dir=blog_dir, posts_dir=posts_dir, with_index=with_index, base_url=base_url
+    )
+    table = imagesizes.prepare(
+        cache, contents.manifest, blog_dir=blog_dir, optimize=renderer.optimize_images, budget=renderer.image_budget
+    )
     if export is not None:  # exported pages offer the originals only (see imagemarkup)
         rendered = exported(planned, contents, renderer, export, table)
     else:
@@ -197,18 +230,23 @@ def _index_items(site: SitePlan, contents: CacheContents) -> list[tuple[Article,
     return [(contents.articles[page.file.article_id], page.file.src_uri) for page in site.pages if page.file.article_id]
 
 
-def exported(site: SitePlan, contents: CacheContents, renderer: Renderer, export: ExportHead,
-             table: imagesizes.ImageTable) -> RenderedSite:
+def exported(
+    site: SitePlan, contents: CacheContents, renderer: Renderer, export: ExportHead, table: imagesizes.ImageTable
+) -> RenderedSite:
     """The export's variant of every page, in memory: the cache's own pages and its manifest,
     the plugin's, are left as they are."""
     rendered = RenderedSite(images=list(site.images))
     for page in site.pages:
         article_id = page.file.article_id
         assert article_id is not None
-        sizes = {url: (info.width, info.height) for url, src in page.images.items()
-                 if (info := table.by_src.get(src))}
-        text = renderer.page(contents.articles[article_id], page.slug, PagePaths(page.file.src_uri, page.images, sizes),
-                             export=export, links=site.links)
+        sizes = {url: (info.width, info.height) for url, src in page.images.items() if (info := table.by_src.get(src))}
+        text = renderer.page(
+            contents.articles[article_id],
+            page.slug,
+            PagePaths(page.file.src_uri, page.images, sizes),
+            export=export,
+            links=site.links,
+        )
         rendered.pages.append(SiteFile(page.file.src_uri, page.file.path, article_id, text.encode("utf-8")))
     if site.index is not None:
         text = renderer.index(site.index_title, _index_items(site, contents), site.index.file.src_uri)
@@ -221,8 +259,11 @@ def write(site: SitePlan, cache: Cache, contents: CacheContents, renderer: Rende
     differ), record them in the manifest (in memory: the caller saves it), and remove the cache's
     pages no longer rendered."""
     manifest, links, fingerprint = contents.manifest, site.links, renderer.fingerprint
-    rendered = RenderedSite(images=list(site.images), pages=[page.file for page in site.pages],
-                            index=site.index.file if site.index is not None else None)
+    rendered = RenderedSite(
+        images=list(site.images),
+        pages=[page.file for page in site.pages],
+        index=site.index.file if site.index is not None else None,
+    )
     for page in site.pages:
         if page.current:
             continue  # the usual page of a build with nothing changed: nothing rendered, nothing read
@@ -233,15 +274,28 @@ def write(site: SitePlan, cache: Cache, contents: CacheContents, renderer: Rende
         written, record = _write_page(page.file.path, text, page.inputs)
         if links is not None:  # the links the page holds now
             now = tuple(links.found.get(article_id, ()))
-            record = replace(record, links=now, inputs=_inputs(
-                fingerprint, entry.article_sha256, page.slug, src_uri, sorted(page.images.items()),
-                _link_inputs(links, now)))
+            record = replace(
+                record,
+                links=now,
+                inputs=_inputs(
+                    fingerprint,
+                    entry.article_sha256,
+                    page.slug,
+                    src_uri,
+                    sorted(page.images.items()),
+                    _link_inputs(links, now),
+                ),
+            )
         removed = renderer.removed.get(article_id)  # logged by every build (`markdown_removed`)
         rendered.written += written
-        manifest.set_page(article_id, replace(
-            record, removed=removed.to_json() if removed else None,
-            remote=tuple(privacy.remote_hosts(text)),  # kept from Material's privacy plugin (`remote_hosts` below)
-        ))
+        manifest.set_page(
+            article_id,
+            replace(
+                record,
+                removed=removed.to_json() if removed else None,
+                remote=tuple(privacy.remote_hosts(text)),  # kept from Material's privacy plugin (`remote_hosts` below)
+            ),
+        )
     if site.index is not None and not site.index.current:
         text = renderer.index(site.index_title, _index_items(site, contents), site.index.file.src_uri)
         written, record = _write_page(site.index.file.path, text, site.index.inputs)
@@ -277,7 +331,10 @@ def _links(contents: CacheContents, slugs: dict[str, str], posts_dir: str, base_
         return None
     return ArticleLinks(
         HostedBlog(base_url, contents.manifest.blog_slug),
-        Targets((summary, f"{posts_dir}/{slugs[article_id]}.md") for article_id, summary in contents.articles.summaries.items()),
+        Targets(
+            (summary, f"{posts_dir}/{slugs[article_id]}.md")
+            for article_id, summary in contents.articles.summaries.items()
+        ),
     )
 
 

@@ -91,14 +91,22 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
             else:  # a `mkdocs serve` rebuild: mkdocs.yml may have changed
                 self.coordinator.update(settings, config.config_file_path)
             self._follow_settings()  # `mkdocs serve`: the templates or cache_dir may have changed
-            check_exclusive(settings, [
-                Settings.from_config(other.config, config.config_file_path) for other in config.plugins.values()
-                if other is not self and isinstance(other, BlogServicePlugin) and other.config.enabled
-            ])
+            check_exclusive(
+                settings,
+                [
+                    Settings.from_config(other.config, config.config_file_path)
+                    for other in config.plugins.values()
+                    if other is not self and isinstance(other, BlogServicePlugin) and other.config.enabled
+                ],
+            )
             settings.check_outside_docs(Path(config.docs_dir))
-            self.renderer = Renderer(settings.page_template, settings.head_template,
-                                     sanitise=not settings.trust_article_html,
-                                     optimize_images=settings.optimize_images, image_budget=settings.timeout)
+            self.renderer = Renderer(
+                settings.page_template,
+                settings.head_template,
+                sanitise=not settings.trust_article_html,
+                optimize_images=settings.optimize_images,
+                image_budget=settings.timeout,
+            )
         config.markdown_extensions.append(self.image_markup)  # image sizes and variants in every page's HTML
         return None
 
@@ -109,9 +117,14 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if not self.config.enabled or self.coordinator is None or self.renderer is None:
             return
         with _as_plugin_error():  # the locks are released in on_post_build / on_build_error
-            self.session = BuildSession.begin(self.coordinator, self.renderer, self.image_markup,
-                                              docs_dir=Path(config.docs_dir), plugins=config.plugins.values(),
-                                              is_serve=self.is_serve)
+            self.session = BuildSession.begin(
+                self.coordinator,
+                self.renderer,
+                self.image_markup,
+                docs_dir=Path(config.docs_dir),
+                plugins=config.plugins.values(),
+                is_serve=self.is_serve,
+            )
 
     @event_priority(50)  # before Material's blog plugin (-50), which reads posts in on_files
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files | None:

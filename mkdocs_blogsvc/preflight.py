@@ -35,8 +35,14 @@ AUTHORIZE_PATH = "/api/oauth/authorize"
 
 #: Error codes an authorization endpoint may answer (RFC 6749 4.1.2.1, plus `invalid_client`).
 AUTHORIZE_ERRORS = (
-    "invalid_client", "invalid_request", "unauthorized_client", "access_denied",
-    "unsupported_response_type", "invalid_scope", "server_error", "temporarily_unavailable",
+    "invalid_client",
+    "invalid_request",
+    "unauthorized_client",
+    "access_denied",
+    "unsupported_response_type",
+    "invalid_scope",
+    "server_error",
+    "temporarily_unavailable",
 )
 _CODE_IN_TEXT = re.compile(r"\b(" + "|".join(AUTHORIZE_ERRORS) + r")\b(?:\s*[:-]\s*([^\n]{1,300}))?")
 _TAG = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL)
@@ -99,7 +105,9 @@ def check_authorization(client: BlogServiceClient, query: Mapping[str, str], *, 
     raise _refusal(code, description, base=client.base_url, query=query, fixed_port=fixed_port)
 
 
-def _refusal(code: str, description: str, *, base: str, query: Mapping[str, str], fixed_port: bool) -> errors.BlogServiceError:
+def _refusal(
+    code: str, description: str, *, base: str, query: Mapping[str, str], fixed_port: bool
+) -> errors.BlogServiceError:
     """The one-line error for an authorization request the service refused with `code`."""
     client_id, redirect_uri, scope = query["client_id"], query["redirect_uri"], query["scope"]
     said = f"({_error_text(code, description)})"
@@ -111,7 +119,8 @@ def _refusal(code: str, description: str, *, base: str, query: Mapping[str, str]
     if code == "invalid_request" and "redirect" in description.lower():
         register = redirect_uri if fixed_port else _without_port(redirect_uri)
         port_hint = (
-            "or set `redirect_port` in mkdocs.yml to 0" if fixed_port
+            "or set `redirect_port` in mkdocs.yml to 0"
+            if fixed_port
             else "or set `redirect_port` in mkdocs.yml to the port of the URI the client has"
         )
         return errors.ConfigurationError(

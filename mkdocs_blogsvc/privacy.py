@@ -44,9 +44,12 @@ def remote_hosts(markdown: str) -> list[str]:
 
 def fetching_plugins(plugins: Iterable[Any]) -> list[Any]:
     """The enabled instances of Material's privacy plugin that download external assets."""
-    return [plugin for plugin in plugins
-            if type(plugin).__module__.startswith("material.plugins.privacy")
-            and all(plugin.config.get(name, True) for name in ("enabled", "assets", "assets_fetch"))]
+    return [
+        plugin
+        for plugin in plugins
+        if type(plugin).__module__.startswith("material.plugins.privacy")
+        and all(plugin.config.get(name, True) for name in ("enabled", "assets", "assets_fetch"))
+    ]
 
 
 def exclude(plugins: Iterable[Any], hosts: Iterable[str]) -> None:

@@ -49,7 +49,9 @@ MAX_ADDRESSES = 20
 MARKER = "<!-- mkdocs-blogsvc redirect -->"
 
 
-def remember(history: Sequence[AddressRecord], current: Address, now: datetime | None = None) -> tuple[AddressRecord, ...]:
+def remember(
+    history: Sequence[AddressRecord], current: Address, now: datetime | None = None
+) -> tuple[AddressRecord, ...]:
     """`history` (oldest first) ending with `current`: unchanged when it already does, else
     with `current` moved or added to the end as of `now`, keeping the last `MAX_ADDRESSES`."""
     if history and history[-1].address == current:
@@ -195,8 +197,11 @@ class PostUrls:
         if self.blog_dir is None:
             path = src_uri
         else:
-            date = _format_date(created.astimezone(timezone.utc), self.date_format, self.language) \
-                if "{date}" in self.url_format else ""
+            date = (
+                _format_date(created.astimezone(timezone.utc), self.date_format, self.language)
+                if "{date}" in self.url_format
+                else ""
+            )
             if date is None:
                 return None
             stem = posixpath.splitext(posixpath.basename(src_uri))[0]
@@ -208,16 +213,22 @@ class PostUrls:
         return _page_address(path, self.use_directory_urls)
 
 
-def post_urls(blogs: Iterable[Mapping[str, Any]], posts_dir: str, *, use_directory_urls: bool,
-              language: str | None) -> PostUrls:
+def post_urls(
+    blogs: Iterable[Mapping[str, Any]], posts_dir: str, *, use_directory_urls: bool, language: str | None
+) -> PostUrls:
     """The `PostUrls` of the blog that reads `posts_dir` among the site's blog plugin settings
     (`blog_dir`, `post_dir`, `post_url_format`, `post_url_date_format` of each), or of plain pages."""
     for blog in blogs:
         blog_dir = str(blog.get("blog_dir", "blog"))
         post_dir = posixpath.normpath(str(blog.get("post_dir", "{blog}/posts")).format(blog=blog_dir)).strip("/")
         if posts_dir == post_dir or posts_dir.startswith(post_dir + "/") or post_dir == ".":
-            return PostUrls(blog_dir, str(blog.get("post_url_format", "{date}/{slug}")),
-                            str(blog.get("post_url_date_format", "yyyy/MM/dd")), use_directory_urls, language or "en")
+            return PostUrls(
+                blog_dir,
+                str(blog.get("post_url_format", "{date}/{slug}")),
+                str(blog.get("post_url_date_format", "yyyy/MM/dd")),
+                use_directory_urls,
+                language or "en",
+            )
     return PostUrls(None, use_directory_urls=use_directory_urls, language=language or "en")
 
 

@@ -69,8 +69,12 @@ def neutral(text: str) -> str:
     alone on purpose: a bare one is harmless and escaping it would show up as `&amp;` in feeds
     that escape again.
     """
-    text = _REFERENCE.sub(lambda found: "&amp;" + found.group(0)[1:] if html.unescape(found.group(0)) != found.group(0)
-                          else found.group(0), text)
+    text = _REFERENCE.sub(
+        lambda found: (
+            "&amp;" + found.group(0)[1:] if html.unescape(found.group(0)) != found.group(0) else found.group(0)
+        ),
+        text,
+    )
     text = _TAG_OPENING.sub("&lt;\u2060", text)
     return text.replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
@@ -95,7 +99,13 @@ def script_json(value: Any, *, sort_keys: bool = False) -> Markup:
     """JSON for a `<script>` element: `<`, `>`, `&`, U+2028 and U+2029 become `\\uXXXX`
     escapes (valid JSON, identical value), so no string inside can end the element."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
-    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for char, escape in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(char, escape)
     return Markup(text)
 
@@ -125,8 +135,9 @@ class _Template:
     template is compiled when first rendered (a build with nothing changed renders none); a
     user's is compiled when loaded, so its errors stop the build at once."""
 
-    def __init__(self, template: jinja2.Template | Callable[[], jinja2.Template], label: str, filename: str,
-                 source: str) -> None:
+    def __init__(
+        self, template: jinja2.Template | Callable[[], jinja2.Template], label: str, filename: str, source: str
+    ) -> None:
         self._template = template
         self.label = label  # "page_template /site/page.md.j2" or "the built-in template page.md.j2"
         self.filename = filename
@@ -142,9 +153,7 @@ class _Template:
         try:
             return self.template.render(**context)
         except _RENDER_ERRORS as exc:
-            raise BadTemplate(
-                f"{self.label} cannot be rendered ({what}): {_describe(exc, self.filename)}"
-            ) from None
+            raise BadTemplate(f"{self.label} cannot be rendered ({what}): {_describe(exc, self.filename)}") from None
 
 
 def _describe(exc: Exception, filename: str) -> str:
@@ -171,13 +180,15 @@ class ArticleLinks:
     found: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
 
     def rewrite(self, article: Article, body: str, src_uri: str) -> str:
-        done = rewrite_links(body, here=src_uri, blog=self.blog, targets=self.targets,
-                             link_text=lambda target: md_text(target.title))
+        done = rewrite_links(
+            body, here=src_uri, blog=self.blog, targets=self.targets, link_text=lambda target: md_text(target.title)
+        )
         self.found[article.id] = sorted(set(done.references))
         for url in dict.fromkeys(done.unresolved):
             log.info(
                 "article %s links to %s, which is not a published article of the blog: the link is left as it is",
-                article.id, url,
+                article.id,
+                url,
             )
         return done.text
 
@@ -204,8 +215,13 @@ class Renderer:
     """
 
     def __init__(
-        self, page_template: Path | None = None, head_template: Path | None = None, *, sanitise: bool = True,
-        optimize_images: bool = False, image_budget: float = 30.0,
+        self,
+        page_template: Path | None = None,
+        head_template: Path | None = None,
+        *,
+        sanitise: bool = True,
+        optimize_images: bool = False,
+        image_budget: float = 30.0,
     ) -> None:
         markdown_env, html_env = _environment(False), _environment(True)
         #: article bodies pass `sanitize.clean_markdown` (off with `trust_article_html: true`).
@@ -222,8 +238,12 @@ class Renderer:
         # the sanitiser shapes the page too: its switch, its code and what it builds on
         sanitiser = (_SANITIZE_SOURCE.read_text(encoding="utf-8"), importlib.metadata.version("nh3"))
         self.fingerprint = _fingerprint(
-            self.page_template.source, self.index_template.source, f"sanitise={sanitise}", *sanitiser,
-            markdown.__version__, Path(__file__).read_text(encoding="utf-8"),  # this code writes the pages
+            self.page_template.source,
+            self.index_template.source,
+            f"sanitise={sanitise}",
+            *sanitiser,
+            markdown.__version__,
+            Path(__file__).read_text(encoding="utf-8"),  # this code writes the pages
             _SUMMARY_SOURCE.read_text(encoding="utf-8"),  # the description of an article without one
             # what a page's record keeps for Material's privacy plugin (`privacy.remote_hosts`):
             # a cache written by a version that read fewer addresses, or none, is read again
@@ -231,13 +251,21 @@ class Renderer:
         )
         #: what an article page's head tags and its sanitised HTML depend on besides their
         #: inputs (see `outputs`): the head template, the JSON-LD code and this code, the sanitiser.
-        self.head_fingerprint = _fingerprint(self.head_template.source, Path(jsonld.__file__).read_text(encoding="utf-8"),
-                                             Path(__file__).read_text(encoding="utf-8"),
-                                             _SUMMARY_SOURCE.read_text(encoding="utf-8"))
+        self.head_fingerprint = _fingerprint(
+            self.head_template.source,
+            Path(jsonld.__file__).read_text(encoding="utf-8"),
+            Path(__file__).read_text(encoding="utf-8"),
+            _SUMMARY_SOURCE.read_text(encoding="utf-8"),
+        )
         self.html_fingerprint = _fingerprint(*sanitiser)
 
     def page(
-        self, article: Article, slug: str, paths: PagePaths, *, export: ExportHead | None = None,
+        self,
+        article: Article,
+        slug: str,
+        paths: PagePaths,
+        *,
+        export: ExportHead | None = None,
         links: ArticleLinks | None = None,
     ) -> str:
         """The Markdown page of `article`: YAML front matter, heading, cover image, body.
@@ -303,18 +331,27 @@ class Renderer:
             for article, page_src in sorted(items, key=lambda item: (item[0].published_at, item[0].id), reverse=True)
         ]
         meta = dump_yaml({"title": neutral(title), **NO_TEMPLATES})  # titles are the service's text
-        return escape_snippets(self.index_template.render("the blog index", title=md_text(title), front_matter=meta, items=rows))
+        return escape_snippets(
+            self.index_template.render("the blog index", title=md_text(title), front_matter=meta, items=rows)
+        )
 
     def head(
-        self, article: Article, *, page_url: str | None, image_url: str | None, language: str | None,
-        images: Mapping[str, str] | None = None, image_size: tuple[int, int] | None = None,
+        self,
+        article: Article,
+        *,
+        page_url: str | None,
+        image_url: str | None,
+        language: str | None,
+        images: Mapping[str, str] | None = None,
+        image_size: tuple[int, int] | None = None,
     ) -> str:
         """The HTML inserted before `</head>` of the article's page. `images`: remote URL -> the
         site's URL of each image downloaded, so the JSON-LD names the site's copies
         (`jsonld.localise`); `image_url` is the cover's URL on the site when it was downloaded,
         `image_size` its intrinsic width and height when known (`og:image:width`, ImageObject)."""
-        data = jsonld.for_page(article, page_url=page_url, image_url=image_url, language=language, images=images,
-                               image_size=image_size)
+        data = jsonld.for_page(
+            article, page_url=page_url, image_url=image_url, language=language, images=images, image_size=image_size
+        )
         return self.head_template.render(
             f"article {article.id}",
             article=article,
@@ -379,7 +416,13 @@ def escape_snippets(text: str) -> str:
 def _fingerprint(*sources: str) -> str:
     """See `Renderer`: what pages depend on besides their article (a SHA-256, hex)."""
     digest = hashlib.sha256()
-    for part in (__version__, Path(__file__).read_text(encoding="utf-8"), jinja2.__version__, yaml.__version__, *sources):
+    for part in (
+        __version__,
+        Path(__file__).read_text(encoding="utf-8"),
+        jinja2.__version__,
+        yaml.__version__,
+        *sources,
+    ):
         digest.update(part.encode("utf-8"))
         digest.update(b"\0")
     return digest.hexdigest()
@@ -391,8 +434,9 @@ def image_attrs(size: tuple[int, int], *, lazy: bool) -> str:
     return f'{{ width="{size[0]}" height="{size[1]}"{extra} }}'
 
 
-def _size_inline_images(body: str, article: Article, paths: PagePaths, local: Callable[[str], str | None],
-                        *, first_is_lazy: bool) -> str:
+def _size_inline_images(
+    body: str, article: Article, paths: PagePaths, local: Callable[[str], str | None], *, first_is_lazy: bool
+) -> str:
     """Each Markdown image `](<local copy>)` of the body followed by its attr_list size."""
     lazy = first_is_lazy
     for url in article.inline_image_urls:
@@ -452,8 +496,9 @@ _YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 def dump_yaml(data: dict[str, Any]) -> str:
     """Block-style YAML, keys in the given order, Unicode kept, long lines never folded."""
-    return str(yaml.dump(data, Dumper=_YAML_DUMPER, sort_keys=False, allow_unicode=True,
-                         default_flow_style=False, width=1000))
+    return str(
+        yaml.dump(data, Dumper=_YAML_DUMPER, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000)
+    )
 
 
 def description(article: Article) -> str | None:

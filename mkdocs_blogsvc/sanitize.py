@@ -50,20 +50,65 @@ from mkdocs_blogsvc.removals import Cleaned, Removed
 #: `figure`, `code`, `pre`...) plus what MkDocs' Markdown extensions write: task-list and
 #: content-tab inputs with their labels, the inline SVG of Material's icons, and the
 #: `<picture>` with WebP `<source>` of `optimize_images` (`imagemarkup`).
-ALLOWED_TAGS: frozenset[str] = frozenset(nh3.ALLOWED_TAGS | {
-    "details", "summary", "figure", "figcaption", "input", "label", "svg", "path", "g", "picture", "source",
-})
+ALLOWED_TAGS: frozenset[str] = frozenset(
+    nh3.ALLOWED_TAGS
+    | {
+        "details",
+        "summary",
+        "figure",
+        "figcaption",
+        "input",
+        "label",
+        "svg",
+        "path",
+        "g",
+        "picture",
+        "source",
+    }
+)
 
 #: Elements dropped together with what they contain (browsers do not show it as text).
-DROPPED_WITH_CONTENT: frozenset[str] = frozenset({
-    "script", "style", "iframe", "noscript", "noembed", "noframes", "template", "textarea",
-    "title", "xmp", "object", "embed", "applet", "frameset", "math",
-})
+DROPPED_WITH_CONTENT: frozenset[str] = frozenset(
+    {
+        "script",
+        "style",
+        "iframe",
+        "noscript",
+        "noembed",
+        "noframes",
+        "template",
+        "textarea",
+        "title",
+        "xmp",
+        "object",
+        "embed",
+        "applet",
+        "frameset",
+        "math",
+    }
+)
 
-_URL_ATTRIBUTES = frozenset({
-    "href", "src", "cite", "action", "formaction", "poster", "background", "srcset", "data",
-    "xlink:href", "longdesc", "usemap", "ping", "manifest", "codebase", "dynsrc", "lowsrc",
-})
+_URL_ATTRIBUTES = frozenset(
+    {
+        "href",
+        "src",
+        "cite",
+        "action",
+        "formaction",
+        "poster",
+        "background",
+        "srcset",
+        "data",
+        "xlink:href",
+        "longdesc",
+        "usemap",
+        "ping",
+        "manifest",
+        "codebase",
+        "dynsrc",
+        "lowsrc",
+    }
+)
 
 ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     "*": {"class", "id", "title", "lang", "dir"},
@@ -222,7 +267,9 @@ def _markdown_attribute_filter(tag: str, attribute: str, value: str) -> str | No
 
 
 _TAG_CLEANER = nh3.Cleaner(
-    attributes=_MARKDOWN_ATTRIBUTES, attribute_filter=_markdown_attribute_filter, **_CLEAN_OPTIONS  # type: ignore[arg-type]  # nh3's stubs are narrower
+    attributes=_MARKDOWN_ATTRIBUTES,
+    attribute_filter=_markdown_attribute_filter,
+    **_CLEAN_OPTIONS,  # type: ignore[arg-type]  # nh3's stubs are narrower
 )
 
 
@@ -295,8 +342,9 @@ def _acts_as_a_tag(inner: str) -> bool:
         return name is not None
     position = name.end()
     while (found := _BROWSER_ATTRIBUTE.match(inner, position)) is not None:
-        if found.group("open") or (found.group("value") is not None
-                                   and _ATTRIBUTE_NAME.fullmatch(found.group("name").lower())):
+        if found.group("open") or (
+            found.group("value") is not None and _ATTRIBUTE_NAME.fullmatch(found.group("name").lower())
+        ):
             return True
         position = found.end()
     return False
@@ -365,7 +413,15 @@ _BROWSER_TAG_NAME = re.compile(r"[^\t\n\f\r />]*")
 _ATTRIBUTE_NAME = re.compile(r"[a-z][a-z0-9_.:-]*")
 #: Elements that act with no attribute at all: they run or style their text, swallow the rest
 #: of the page as text, switch the parser to SVG or MathML, or change how the page loads.
-_ACTIVE_ELEMENTS: frozenset[str] = DROPPED_WITH_CONTENT | {"plaintext", "listing", "svg", "base", "meta", "link", "select"}
+_ACTIVE_ELEMENTS: frozenset[str] = DROPPED_WITH_CONTENT | {
+    "plaintext",
+    "listing",
+    "svg",
+    "base",
+    "meta",
+    "link",
+    "select",
+}
 _BEFORE_DESTINATION = re.compile(r"(?:\]\(\s*|\]:[ \t]*\n?[ \t>]*)$")
 #: Inline destinations, and reference definitions wherever Python-Markdown reads one: at a
 #: line's start after any indentation and block-quote markers (in a quote, in a list item).
@@ -398,13 +454,23 @@ def _allowed_id(value: str) -> bool:
 
 
 _HEADING_LINE = re.compile(r"[ ]{0,3}#")
-_NEXT_BLOCK = re.compile(r"\n(?=[ ]{0,3}(?:#|>|[-*+][ \t]|\d{1,9}[.)][ \t]|(?:-{2,}|={2,})[ \t]*$|`{3}|~{3}))", re.MULTILINE)
+_NEXT_BLOCK = re.compile(
+    r"\n(?=[ ]{0,3}(?:#|>|[-*+][ \t]|\d{1,9}[.)][ \t]|(?:-{2,}|={2,})[ \t]*$|`{3}|~{3}))", re.MULTILINE
+)
 _ATTR_LIST_KEYS = frozenset({"id", "class", "title", "lang", "dir", "width", "height", "alt", "align", "loading"})
 #: Table parts are ignored by an HTML parser outside their table: give them one to clean in.
 _CONTEXT = {
-    "tr": "<table><tbody>", "td": "<table><tbody><tr>", "th": "<table><tbody><tr>",
-    "tbody": "<table>", "thead": "<table>", "tfoot": "<table>", "caption": "<table>",
-    "colgroup": "<table>", "col": "<table><colgroup>", "path": "<svg>", "g": "<svg>",
+    "tr": "<table><tbody>",
+    "td": "<table><tbody><tr>",
+    "th": "<table><tbody><tr>",
+    "tbody": "<table>",
+    "thead": "<table>",
+    "tfoot": "<table>",
+    "caption": "<table>",
+    "colgroup": "<table>",
+    "col": "<table><colgroup>",
+    "path": "<svg>",
+    "g": "<svg>",
 }
 _ROUNDS = 4
 
@@ -425,7 +491,9 @@ def clean_markdown(text: str) -> Cleaned:
             return Cleaned(cleaned, removed)
         removed.update(found)
         current = cleaned
-    return Cleaned(_outside_fences(current, lambda prose: _join_lt_references(prose.replace("<", _ESCAPED_LT))), removed)
+    return Cleaned(
+        _outside_fences(current, lambda prose: _join_lt_references(prose.replace("<", _ESCAPED_LT))), removed
+    )
 
 
 def _trusted_fences(text: str) -> list[re.Match[str]]:
@@ -437,8 +505,11 @@ def _trusted_fences(text: str) -> list[re.Match[str]]:
     trusted, position = [], 0
     for fence in _FENCE.finditer(text):
         before = text[position : fence.start()]
-        if (_FENCE_LIKE.search(before) or _FENCE_LIKE.search(fence.group("code"))
-                or _INDENTED_LINE.search(_BLANK_LINE.split(before)[-1])):
+        if (
+            _FENCE_LIKE.search(before)
+            or _FENCE_LIKE.search(fence.group("code"))
+            or _INDENTED_LINE.search(_BLANK_LINE.split(before)[-1])
+        ):
             break
         trusted.append(fence)
         position = fence.end()

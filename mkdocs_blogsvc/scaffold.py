@@ -76,8 +76,11 @@ def check_folder(folder: Path) -> None:
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("mkdocs_blogsvc", "templates/scaffold"),
-        variable_start_string="[[", variable_end_string="]]",
-        keep_trailing_newline=True, undefined=jinja2.StrictUndefined, autoescape=False,
+        variable_start_string="[[",
+        variable_end_string="]]",
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
     )
     # A JSON string is a YAML double-quoted scalar: any name or address stays one value.
     env.filters["yaml"] = lambda value: json.dumps(str(value), ensure_ascii=False)

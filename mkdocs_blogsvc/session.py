@@ -52,9 +52,18 @@ class BuildSession:
     """The state of one build. Created by `begin` (which holds the cache's locks until the
     coordinator's `end_build`); every method raises `BlogServiceError` subclasses only."""
 
-    def __init__(self, coordinator: SyncCoordinator, renderer: Renderer, markup: ImageMarkup,
-                 contents: CacheContents, site: RenderedSite, exported: set[str], report: SyncReport, reason: str,
-                 started: float) -> None:
+    def __init__(
+        self,
+        coordinator: SyncCoordinator,
+        renderer: Renderer,
+        markup: ImageMarkup,
+        contents: CacheContents,
+        site: RenderedSite,
+        exported: set[str],
+        report: SyncReport,
+        reason: str,
+        started: float,
+    ) -> None:
         self.coordinator = coordinator
         self.markup = markup
         self.settings = coordinator.settings
@@ -73,8 +82,16 @@ class BuildSession:
         self.outputs: PageOutputs | None = None
 
     @classmethod
-    def begin(cls, coordinator: SyncCoordinator, renderer: Renderer, markup: ImageMarkup, *, docs_dir: Path,
-              plugins: Iterable[Any], is_serve: bool) -> BuildSession:
+    def begin(
+        cls,
+        coordinator: SyncCoordinator,
+        renderer: Renderer,
+        markup: ImageMarkup,
+        *,
+        docs_dir: Path,
+        plugins: Iterable[Any],
+        is_serve: bool,
+    ) -> BuildSession:
         """Take the cache, sync if due, and render the pages that need it (before MkDocs empties
         site_dir, so a build the service stops leaves the previous site in place)."""
         started = time.perf_counter()
@@ -86,8 +103,13 @@ class BuildSession:
         with_index = not blog_plugins and not material.has_own_index(docs_dir, settings.blog_dir, exported)
         with collector.paused():
             site = render_pages(
-                coordinator.cache, contents, renderer, blog_dir=settings.blog_dir, posts_dir=settings.posts_dir,
-                with_index=with_index, base_url=settings.base_url,
+                coordinator.cache,
+                contents,
+                renderer,
+                blog_dir=settings.blog_dir,
+                posts_dir=settings.posts_dir,
+                with_index=with_index,
+                base_url=settings.base_url,
             )
         if contents.manifest.unsaved:  # pages rendered, articles checked: the pages' records first
             try:
@@ -104,7 +126,9 @@ class BuildSession:
         if fetching := privacy.fetching_plugins(config.plugins.values()):  # before any page is built
             hosts = remote_hosts(self.contents)
             privacy.exclude(fetching, hosts)
-            log.debug(f"the addresses of {len(hosts)} external hosts of article pages kept from Material's privacy plugin")
+            log.debug(
+                f"the addresses of {len(hosts)} external hosts of article pages kept from Material's privacy plugin"
+            )
         with collector.paused():
             self._register(files, config)
         self.markup.images = self.site.image_table.by_name()  # sizes and variants, for every page's HTML
@@ -193,16 +217,30 @@ class BuildSession:
         images = {url: local for url, src in found.downloaded.items() if (local := on_site(src))}
         article_id = found.summary.id
         cover = self.site.image_table.by_src.get(found.cover_src) if local_cover and found.cover_src else None
-        inputs = outputs.key(outputs.HEAD, article_id, self.renderer.head_fingerprint, found.article_sha256,
-                             page_url, local_cover, self.language, sorted(images.items()),
-                             cover.key() if cover else None)
+        inputs = outputs.key(
+            outputs.HEAD,
+            article_id,
+            self.renderer.head_fingerprint,
+            found.article_sha256,
+            page_url,
+            local_cover,
+            self.language,
+            sorted(images.items()),
+            cover.key() if cover else None,
+        )
         kept = self.outputs.get(article_id, outputs.HEAD, inputs)
         if kept is None:
             article = self.contents.articles[article_id]
-            kept = {"text": self.renderer.head(
-                article, page_url=page_url, image_url=local_cover or article.cover_image_url,
-                language=self.language, images=images, image_size=(cover.width, cover.height) if cover else None,
-            )}
+            kept = {
+                "text": self.renderer.head(
+                    article,
+                    page_url=page_url,
+                    image_url=local_cover or article.cover_image_url,
+                    language=self.language,
+                    images=images,
+                    image_size=(cover.width, cover.height) if cover else None,
+                )
+            }
             self.outputs.put(article_id, outputs.HEAD, inputs, kept)
         self.outputs.flush(article_id)  # the article page's last hook
         inserted = headtags.insert(output, str(kept["text"]), page.canonical_url)
@@ -237,8 +275,10 @@ class BuildSession:
         if not self.settings.redirects:
             return
         planned = redirects.plan(histories, current)
-        pages = [(r, redirects.page(r, title=titles[r.article_id], site_url=site_url, language=self.language))
-                 for r in planned]
+        pages = [
+            (r, redirects.page(r, title=titles[r.article_id], site_url=site_url, language=self.language))
+            for r in planned
+        ]
         try:
             report = redirects.write(site_dir, pages)
         except OSError as exc:

@@ -21,10 +21,27 @@ MAX_SLUG_LENGTH = 100
 
 #: Latin letters that Unicode does not decompose into a base letter and an accent: spelled out
 #: as German, Nordic and Polish writers do, rather than dropped (`Straße` is `strasse`).
-_SPELLED_OUT = str.maketrans({
-    "ß": "ss", "ẞ": "SS", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ø": "o", "Ø": "O",
-    "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "TH", "ł": "l", "Ł": "L", "ı": "i",
-})
+_SPELLED_OUT = str.maketrans(
+    {
+        "ß": "ss",
+        "ẞ": "SS",
+        "æ": "ae",
+        "Æ": "AE",
+        "œ": "oe",
+        "Œ": "OE",
+        "ø": "o",
+        "Ø": "O",
+        "đ": "d",
+        "Đ": "D",
+        "ð": "d",
+        "Ð": "D",
+        "þ": "th",
+        "Þ": "TH",
+        "ł": "l",
+        "Ł": "L",
+        "ı": "i",
+    }
+)
 
 
 def slugify(text: str, max_length: int = MAX_SLUG_LENGTH) -> str:
@@ -74,7 +91,9 @@ def assign_slugs(articles: Iterable[Listed]) -> dict[str, str]:
         if slug != article.slug:
             log.warning(
                 "article %r has an unusable slug %r; using %r instead (change the slug on the service to choose)",
-                article.id, article.slug[:120], slug,
+                article.id,
+                article.slug[:120],
+                slug,
             )
         if slug in taken:
             base, number = slug[: MAX_SLUG_LENGTH - 4].rstrip("-"), 2
@@ -82,7 +101,9 @@ def assign_slugs(articles: Iterable[Listed]) -> dict[str, str]:
                 number += 1
             log.warning(
                 "articles share the slug %r; article %s uses %r (give one of them another slug on the service)",
-                slug, article.id, f"{base}-{number}",
+                slug,
+                article.id,
+                f"{base}-{number}",
             )
             slug = f"{base}-{number}"
         taken.add(slug)

@@ -49,8 +49,10 @@ _REFERENCES = re.compile(r"^ {0,3}\[([^\]^][^\]]*)\]:.*$", re.MULTILINE)
 #: (`[^1]`), attribute lists (`{ .class }`, `{: #id target=_blank }`) and emoji shortcodes
 #: (`:smile:`, `:material-check:`), taken out; `==mark==`, `~~del~~`, `^^ins^^` and `++keys++`
 #: keep their text.
-_EXTENSION_MARKS = re.compile(r"\[\^[^\]\s]+\]|\{:?(?:\s*(?:[#.][\w-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]*)))+\s*\}"
-                              r"|\s*(?<![\w:]):[a-z0-9+_-]+:(?![\w:])")
+_EXTENSION_MARKS = re.compile(
+    r"\[\^[^\]\s]+\]|\{:?(?:\s*(?:[#.][\w-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]*)))+\s*\}"
+    r"|\s*(?<![\w:]):[a-z0-9+_-]+:(?![\w:])"
+)
 _EXTENSION_PAIRS = re.compile(r"(?<!\{)(==|~~|\^\^|\+\+)(?=\S)(.+?)(?<=\S)\1")
 _lock = threading.Lock()
 
@@ -64,8 +66,13 @@ def summarise(markdown_text: str, limit: int = LIMIT) -> str | None:
     read = markdown_text[:_READ]
     # the definitions of the labels that what is read uses (wherever the article has them)
     used = read.lower()
-    references = "\n".join({match.group(1).lower(): match.group(0) for match in _REFERENCES.finditer(markdown_text)
-                            if f"[{match.group(1).lower()}]" in used}.values())
+    references = "\n".join(
+        {
+            match.group(1).lower(): match.group(0)
+            for match in _REFERENCES.finditer(markdown_text)
+            if f"[{match.group(1).lower()}]" in used
+        }.values()
+    )
     for paragraph in _prose(read):  # one at a time: Markdown costs by the length
         for word in _text(paragraph, references).split():
             if length + len(word) > limit:  # the text goes on past the limit: cut it, with "…"
@@ -83,8 +90,12 @@ def _prose(markdown_text: str) -> Iterator[str]:
     skipped, and so is everything inside fences and HTML comments, and a definition's term)."""
     blocks = list(_blocks(markdown_text))
     for block, after in zip(blocks, [*blocks[1:], ""], strict=True):
-        if not (_NOT_PROSE.match(block) or _NOT_PARAGRAPH.search(block) or _SETEXT.match(block.rsplit("\n", 1)[-1])
-                or _DEFINITION.match(after)):
+        if not (
+            _NOT_PROSE.match(block)
+            or _NOT_PARAGRAPH.search(block)
+            or _SETEXT.match(block.rsplit("\n", 1)[-1])
+            or _DEFINITION.match(after)
+        ):
             yield block
 
 

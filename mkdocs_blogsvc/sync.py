@@ -88,7 +88,11 @@ class _Diff:
 
 
 def sync_cache(
-    cache: Cache, client: SyncClient, *, download_images: bool = True, contents: CacheContents | None = None,
+    cache: Cache,
+    client: SyncClient,
+    *,
+    download_images: bool = True,
+    contents: CacheContents | None = None,
     full_sync_interval: float | None = None,
 ) -> tuple[CacheContents, SyncReport]:
     """Bring the cache in line with the service; the caller holds the cache's lock.
@@ -114,8 +118,9 @@ def sync_cache(
             diff = _diff(contents, result)
         wanted, cached_images = _fetch_images(cache, client, contents.manifest, diff, download_images)
         with collector.paused():
-            manifest, saved = _commit(cache, client, contents.manifest, diff, wanted, cached_images,
-                                      now if full else None)
+            manifest, saved = _commit(
+                cache, client, contents.manifest, diff, wanted, cached_images, now if full else None
+            )
         if saved:  # else no file lost its owner: nothing to clean up
             _cleanup(cache, contents, manifest)
         cache.clear_pending()
@@ -131,10 +136,13 @@ def _diff(contents: CacheContents, result: SyncResult) -> _Diff:
     old = contents.manifest
     report = SyncReport()
     for skipped in result.skipped:
-        report.skipped.append(f"article {skipped.id!r}: {skipped.reason}" if skipped.id else f"an article: {skipped.reason}")
+        report.skipped.append(
+            f"article {skipped.id!r}: {skipped.reason}" if skipped.id else f"an article: {skipped.reason}"
+        )
         log.warning(  # the id as repr: a line feed or escape sequence in it cannot forge a log line
             "article %s skipped: %s; fix the article on the service (the cache keeps any earlier version)",
-            repr(skipped.id) if skipped.id else "(without an id)", skipped.reason,
+            repr(skipped.id) if skipped.id else "(without an id)",
+            skipped.reason,
         )
     deleted = [article_id for article_id in dict.fromkeys(result.deleted) if article_id in old.entries]
     changed = {article.id: article for article in (*result.new, *result.updated)}
@@ -155,9 +163,15 @@ def _fetch_images(
     Every intact old entry counts, changed articles' included: a URL always maps to the same
     file (named by the URL's hash), so an update that keeps its image URLs downloads nothing.
     Returns the wanted URLs by article id and URL -> (cache path, size) of the images held."""
-    cached = {url: (path, entry.image_sizes.get(url, 0)) for entry in old.entries.values() for url, path in entry.images.items()}
-    wanted = {article_id: summary.image_urls if download_images else ()
-              for article_id, summary in diff.articles.summaries.items()}
+    cached = {
+        url: (path, entry.image_sizes.get(url, 0))
+        for entry in old.entries.values()
+        for url, path in entry.images.items()
+    }
+    wanted = {
+        article_id: summary.image_urls if download_images else ()
+        for article_id, summary in diff.articles.summaries.items()
+    }
     to_fetch = [url for urls in wanted.values() for url in urls if url not in cached]
     if not to_fetch:  # the usual sync: no image module, no threads
         return wanted, cached
@@ -171,20 +185,29 @@ def _fetch_images(
         owner = next((i for i, urls in wanted.items() if url in urls), "?")
         log.warning(
             "image %s of article %s was not downloaded (%s); the page uses the remote URL",
-            display_url(url), owner, reason,
+            display_url(url),
+            owner,
+            reason,
         )
     return wanted, cached
 
 
 def _commit(
-    cache: Cache, client: SyncClient, old: Manifest, diff: _Diff,
-    wanted: dict[str, tuple[str, ...]], cached_images: dict[str, tuple[str, int]], full_at: datetime | None,
+    cache: Cache,
+    client: SyncClient,
+    old: Manifest,
+    diff: _Diff,
+    wanted: dict[str, tuple[str, ...]],
+    cached_images: dict[str, tuple[str, int]],
+    full_at: datetime | None,
 ) -> tuple[Manifest, bool]:
     """Phase 3: write the changed articles' files, then the new manifest (the commit point),
     unless nothing changed; returns the manifest and whether it was saved.
     An article keeps the `records` and `outputs` of its old entry, updated or not."""
     manifest = Manifest(
-        rendered=list(old.rendered), blog_language=old.blog_language, blog_name=old.blog_name,
+        rendered=list(old.rendered),
+        blog_language=old.blog_language,
+        blog_name=old.blog_name,
         records=dict(old.records),
     )
     unchanged = len(diff.articles) == len(old.entries)
@@ -211,13 +234,19 @@ def _commit(
             continue
         unchanged = False
         manifest.entries[article_id] = replace(
-            entry, images=images, image_sizes=sizes, records=dict(previous.records) if previous is not None else {},
+            entry,
+            images=images,
+            image_sizes=sizes,
+            records=dict(previous.records) if previous is not None else {},
             outputs=previous.outputs if previous is not None else None,
         )
     if full_at is not None or manifest.blog_language is None or manifest.blog_slug is None:
         _learn_blog(client, manifest)
-    unchanged = (unchanged and (manifest.blog_language, manifest.blog_name) == (old.blog_language, old.blog_name)
-                 and manifest.records == old.records)  # blogSlug, lastFullSync
+    unchanged = (
+        unchanged
+        and (manifest.blog_language, manifest.blog_name) == (old.blog_language, old.blog_name)
+        and manifest.records == old.records
+    )  # blogSlug, lastFullSync
     if old.unsaved or not unchanged:
         make_durable(written)
         cache.save(manifest)
@@ -274,7 +303,8 @@ def _as_incremental(result: SyncResult, contents: CacheContents) -> SyncResult:
     sent |= {skipped.id for skipped in result.skipped if skipped.id}  # malformed now is not deleted
     cached = contents.articles
     changed = tuple(
-        article for article in (*result.new, *result.updated)
+        article
+        for article in (*result.new, *result.updated)
         if article.id not in cached or replace(article, view_count=cached[article.id].view_count) != cached[article.id]
     )
     deleted = tuple(article_id for article_id in contents.manifest.entries if article_id not in sent)

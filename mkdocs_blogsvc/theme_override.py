@@ -75,8 +75,11 @@ def override_in_use(custom_dir: Path | None) -> bool:
     try:
         if (custom_dir / HEAD_PARTIAL).read_bytes() != _template(HEAD_PARTIAL):
             return False
-        return any(HEAD_PARTIAL in path.read_text(encoding="utf-8", errors="replace")
-                   for path in custom_dir.rglob("*.html") if path.name != HEAD_PARTIAL)
+        return any(
+            HEAD_PARTIAL in path.read_text(encoding="utf-8", errors="replace")
+            for path in custom_dir.rglob("*.html")
+            if path.name != HEAD_PARTIAL
+        )
     except OSError:
         return False
 
@@ -141,9 +144,14 @@ class ExportHead:
         from mkdocs_blogsvc.render import script_json
 
         page_url, page_path = self._page(article, slug, paths)
-        data = for_page(article, page_url=page_url, image_url=self.image_url(article, paths, page_path),
-                        language=self.language, images=self.site_images(paths, page_path),
-                        image_size=self.cover_size(article, paths))
+        data = for_page(
+            article,
+            page_url=page_url,
+            image_url=self.image_url(article, paths, page_path),
+            language=self.language,
+            images=self.site_images(paths, page_path),
+            image_size=self.cover_size(article, paths),
+        )
         return str(script_json(data, sort_keys=True))
 
     def front_matter(self, article: Article, slug: str, paths: PagePaths) -> dict[str, str]:

@@ -92,8 +92,9 @@ class StdlibTransport(httpx.BaseTransport):
         via_proxy = self._proxy is not None and url.scheme == "http"
         target = f"http://{url.netloc.decode('ascii')}{url.raw_path.decode('ascii')}" if via_proxy else None
         try:
-            response = self._exchange(connection, request, timeouts, target=target,
-                                      extra_headers=self._proxy_headers if via_proxy else {})
+            response = self._exchange(
+                connection, request, timeouts, target=target, extra_headers=self._proxy_headers if via_proxy else {}
+            )
         except BaseException:
             connection.close()
             raise
@@ -104,8 +105,10 @@ class StdlibTransport(httpx.BaseTransport):
             response.status,
             headers=[(name.encode("latin-1"), value.encode("latin-1")) for name, value in response.getheaders()],
             stream=_ResponseBody(self, origin, connection, response),
-            extensions={"http_version": b"HTTP/1.0" if response.version == 10 else b"HTTP/1.1",
-                        "reason_phrase": response.reason.encode("latin-1", "replace")},
+            extensions={
+                "http_version": b"HTTP/1.0" if response.version == 10 else b"HTTP/1.1",
+                "reason_phrase": response.reason.encode("latin-1", "replace"),
+            },
         )
 
     def close(self) -> None:
@@ -145,7 +148,8 @@ class StdlibTransport(httpx.BaseTransport):
         try:
             if scheme == "https":
                 connection: http.client.HTTPConnection = http.client.HTTPSConnection(
-                    host, port, timeout=timeout, context=self._tls_context())
+                    host, port, timeout=timeout, context=self._tls_context()
+                )
                 if self._proxy is not None:  # CONNECT, then TLS with the server itself
                     connection.set_tunnel(origin[1], origin[2], headers=self._proxy_headers)
             else:
@@ -175,8 +179,12 @@ class StdlibTransport(httpx.BaseTransport):
 
     @staticmethod
     def _exchange(
-        connection: http.client.HTTPConnection, request: httpx.Request, timeouts: dict[str, float | None],
-        *, target: str | None, extra_headers: dict[str, str],
+        connection: http.client.HTTPConnection,
+        request: httpx.Request,
+        timeouts: dict[str, float | None],
+        *,
+        target: str | None,
+        extra_headers: dict[str, str],
     ) -> http.client.HTTPResponse:
         """Send `request` exactly as httpx built it (headers, framing) and read the answer's head;
         `target` replaces the URL's path in the request line."""
@@ -185,8 +193,12 @@ class StdlibTransport(httpx.BaseTransport):
         assert isinstance(sock, _TimedSocket)  # connected by `_connect`, or checked by `_reuse`
         try:
             sock.settimeout(timeouts.get("write"))
-            connection.putrequest(request.method, target or request.url.raw_path.decode("ascii"),
-                                  skip_host=True, skip_accept_encoding=True)
+            connection.putrequest(
+                request.method,
+                target or request.url.raw_path.decode("ascii"),
+                skip_host=True,
+                skip_accept_encoding=True,
+            )
             for name, value in request.headers.raw:
                 connection.putheader(name, value)
             for text_name, text_value in extra_headers.items():
@@ -272,8 +284,13 @@ class _ResponseBody(httpx.SyncByteStream):
     """A response body read as it arrives; the connection goes back to the pool when the body
     was read to its end and the server keeps it open, and is closed otherwise."""
 
-    def __init__(self, transport: StdlibTransport, origin: Origin, connection: http.client.HTTPConnection,
-                 response: http.client.HTTPResponse) -> None:
+    def __init__(
+        self,
+        transport: StdlibTransport,
+        origin: Origin,
+        connection: http.client.HTTPConnection,
+        response: http.client.HTTPResponse,
+    ) -> None:
         self._transport, self._origin, self._connection, self._response = transport, origin, connection, response
         self._done = False
 
@@ -290,7 +307,8 @@ class _ResponseBody(httpx.SyncByteStream):
             raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
         if response.length:  # http.client ends a body cut short like a whole one: check the length
             raise httpx.RemoteProtocolError(
-                f"the server closed the connection {response.length} bytes before the end of the answer")
+                f"the server closed the connection {response.length} bytes before the end of the answer"
+            )
         self._done = True
 
     def close(self) -> None:

@@ -97,8 +97,10 @@ def make_variants(data: bytes, widths: tuple[int, ...]) -> list[tuple[int, int, 
                 image.draft("RGB", (max(widths), max(1, height * max(widths) // width)))
             bands = len(image.getbands()) or 4
             if image.size[0] * image.size[1] * max(bands, 3) > MAX_DECODED_BYTES:
-                raise Unusable(f"decoding its {width} x {height} pixels would take more than "
-                               f"{MAX_DECODED_BYTES // (1024 * 1024)} MiB")
+                raise Unusable(
+                    f"decoding its {width} x {height} pixels would take more than "
+                    f"{MAX_DECODED_BYTES // (1024 * 1024)} MiB"
+                )
             try:
                 image.load()
             except (OSError, ValueError, SyntaxError, EOFError) as exc:
@@ -108,8 +110,11 @@ def make_variants(data: bytes, widths: tuple[int, ...]) -> list[tuple[int, int, 
     variants = []
     for target in widths:
         target_height = max(1, round(height * target / width))
-        scaled = source if source.size == (target, target_height) else source.resize(
-            (target, target_height), Image.Resampling.LANCZOS)
+        scaled = (
+            source
+            if source.size == (target, target_height)
+            else source.resize((target, target_height), Image.Resampling.LANCZOS)
+        )
         out = io.BytesIO()
         scaled.save(out, format="WEBP", quality=QUALITY, method=METHOD)
         variants.append((target, target_height, out.getvalue()))

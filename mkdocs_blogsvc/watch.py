@@ -170,8 +170,10 @@ class ServerWatches:
         if observer is None or not observer.is_alive():
             return False  # not serving yet: the emitters start with the observer
         watched = {signal, os.path.dirname(signal)}  # watchdog polls a watched file's folder
-        return not any(emitter.is_alive() and getattr(emitter.watch, "path", None) in watched
-                       for emitter in list(getattr(observer, "emitters", ())))
+        return not any(
+            emitter.is_alive() and getattr(emitter.watch, "path", None) in watched
+            for emitter in list(getattr(observer, "emitters", ()))
+        )
 
 
 def _folder_id(path: str | None) -> tuple[int, int] | None:

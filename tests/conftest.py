@@ -36,8 +36,12 @@ pytest_plugins = ["tests.e2e.sites", "tests.plugin.auth_helpers", "tests.postgre
 def pytest_addoption(parser: pytest.Parser) -> None:
     """`--update-golden`: tests/plugin/test_golden.py rewrites its golden files from what the
     renderer writes now, instead of failing on a difference (then review `git diff`)."""
-    parser.addoption("--update-golden", action="store_true", default=False,
-                     help="rewrite tests/plugin/golden/ from the renderer's output (review git diff after)")
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite tests/plugin/golden/ from the renderer's output (review git diff after)",
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -86,23 +90,36 @@ def add_owner(db: Database, username: str = "alice", blog_slug: str = "alice-blo
         session.add(user)
         session.flush()
         blog = tables.Blog(
-            id=security.new_cuid(), owner_id=user.id, name=f"{username.title()}'s Blog", slug=blog_slug,
-            description="Notes", language="en", created_at=now,
+            id=security.new_cuid(),
+            owner_id=user.id,
+            name=f"{username.title()}'s Blog",
+            slug=blog_slug,
+            description="Notes",
+            language="en",
+            created_at=now,
         )
         session.add(blog)
         session.flush()
         return Owner(user.id, username, password, blog.id, blog.slug)
 
 
-def add_article(db: Database, blog_id: str, title: str, *, status: str = "published", minutes_ago: int = 0, **fields) -> str:  # type: ignore[no-untyped-def]
+def add_article(
+    db: Database, blog_id: str, title: str, *, status: str = "published", minutes_ago: int = 0, **fields
+) -> str:  # type: ignore[no-untyped-def]
     now = db.now()
     with db.session(write=True) as session:
         article = tables.Article(
-            id=security.new_cuid(), blog_id=blog_id, slug=fields.pop("slug", title.lower().replace(" ", "-")),
-            title=title, description=fields.pop("description", f"About {title}"),
-            content=fields.pop("content", f"# {title}\n\nBody of {title}."), status=status,
+            id=security.new_cuid(),
+            blog_id=blog_id,
+            slug=fields.pop("slug", title.lower().replace(" ", "-")),
+            title=title,
+            description=fields.pop("description", f"About {title}"),
+            content=fields.pop("content", f"# {title}\n\nBody of {title}."),
+            status=status,
             published_at=None if status == "draft" else now - timedelta(minutes=minutes_ago),
-            updated_at=now, created_at=now, **fields,
+            updated_at=now,
+            created_at=now,
+            **fields,
         )
         session.add(article)
         return article.id
@@ -121,20 +138,33 @@ def api(http: httpx.Client, db: Database, owner: Owner) -> httpx.Client:
     return http
 
 
-def issue_access_token(db: Database, owner: Owner, scope: str = "articles:read blog:read", client_id: str = "test-client",
-                       lifetime: int = security.ACCESS_TOKEN_LIFETIME) -> str:
+def issue_access_token(
+    db: Database,
+    owner: Owner,
+    scope: str = "articles:read blog:read",
+    client_id: str = "test-client",
+    lifetime: int = security.ACCESS_TOKEN_LIFETIME,
+) -> str:
     """A valid access token for `owner`'s blog, minted directly (for data-endpoint tests), valid
     for `lifetime` seconds."""
     now = db.now()
     raw = security.new_token(security.ACCESS_TOKEN_PREFIX)
     with db.session(write=True) as session:
-        grant = tables.Grant(client_id=client_id, user_id=owner.user_id, blog_id=owner.blog_id, scope=scope, connected_at=now)
+        grant = tables.Grant(
+            client_id=client_id, user_id=owner.user_id, blog_id=owner.blog_id, scope=scope, connected_at=now
+        )
         session.add(grant)
         session.flush()
-        session.add(tables.Token(
-            grant_id=grant.id, kind="access", token_hash=security.token_hash(raw), scope=scope,
-            issued_at=now, expires_at=now + timedelta(seconds=lifetime),
-        ))
+        session.add(
+            tables.Token(
+                grant_id=grant.id,
+                kind="access",
+                token_hash=security.token_hash(raw),
+                scope=scope,
+                issued_at=now,
+                expires_at=now + timedelta(seconds=lifetime),
+            )
+        )
     return raw
 
 
@@ -163,8 +193,20 @@ class LiveServer:
     def admin(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Run `mkdocs-blogsvc server admin --db <db> ARGS...` as a user would."""
         return subprocess.run(
-            [sys.executable, "-m", "mkdocs_blogsvc", "server", "admin", "--db", self.database_url or str(self.db_path), *args],
-            check=False, capture_output=True, text=True, timeout=60,
+            [
+                sys.executable,
+                "-m",
+                "mkdocs_blogsvc",
+                "server",
+                "admin",
+                "--db",
+                self.database_url or str(self.db_path),
+                *args,
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
 
     def stop(self) -> None:
@@ -177,15 +219,32 @@ class LiveServer:
                 self.process.wait()
 
 
-def start_live_server(db_path: Path, *args: str, env: dict[str, str] | None = None, database_url: str | None = None) -> LiveServer:
+def start_live_server(
+    db_path: Path, *args: str, env: dict[str, str] | None = None, database_url: str | None = None
+) -> LiveServer:
     """`server run` on a free loopback port; `args` are more `server run` options. The database is
     `db_path` (SQLite), or `database_url` with the log next to `db_path`."""
     port = free_port()
     log_path = db_path.with_suffix(".log")
     with log_path.open("wb") as log:  # a file: a full pipe would block it; the child keeps its own handle
         process = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs_blogsvc", "server", "run", "--db", database_url or str(db_path), "--host", "127.0.0.1", "--port", str(port), *args],
-            stdout=subprocess.DEVNULL, stderr=log, env=None if env is None else {**os.environ, **env},
+            [
+                sys.executable,
+                "-m",
+                "mkdocs_blogsvc",
+                "server",
+                "run",
+                "--db",
+                database_url or str(db_path),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                *args,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            env=None if env is None else {**os.environ, **env},
         )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30

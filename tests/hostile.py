@@ -194,7 +194,9 @@ class StatusServer(_LoopbackServer):
             if head is None:
                 return
             lines = head.split(b"\r\n")
-            length = next((int(line.split(b":", 1)[1]) for line in lines if line.lower().startswith(b"content-length:")), 0)
+            length = next(
+                (int(line.split(b":", 1)[1]) for line in lines if line.lower().startswith(b"content-length:")), 0
+            )
             body_seen = len(head.split(b"\r\n\r\n", 1)[1])
             while body_seen < length:  # drain the request body
                 try:
@@ -205,8 +207,10 @@ class StatusServer(_LoopbackServer):
                 self.requests.append(lines[0].decode("latin-1"))
             body = b'{"error": "rate_limited", "error_description": "slow down"}'
             extra = "".join(f"{name}: {value}\r\n" for name, value in self.headers.items())
-            reply = (f"HTTP/1.1 {self.status} Busy\r\nContent-Type: application/json\r\n{extra}"
-                     f"Content-Length: {len(body)}\r\n\r\n").encode("ascii") + body
+            reply = (
+                f"HTTP/1.1 {self.status} Busy\r\nContent-Type: application/json\r\n{extra}"
+                f"Content-Length: {len(body)}\r\n\r\n"
+            ).encode("ascii") + body
             try:
                 conn.sendall(reply)
             except OSError:

@@ -46,7 +46,7 @@ class PostgresCluster:
 
     def new_database(self) -> str:
         name = f"test_{os.getpid()}_{next(self._names)}"
-        self.sql(f'CREATE DATABASE "{name}" TEMPLATE template0 ENCODING \'UTF8\' LC_COLLATE \'C\' LC_CTYPE \'C\'')
+        self.sql(f"CREATE DATABASE \"{name}\" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'")
         return self.url(name)
 
     def drop(self, url: str) -> None:
@@ -69,28 +69,51 @@ def _as_postgres(command: list[str]) -> list[str]:
 def postgres_cluster() -> Iterator[PostgresCluster]:
     bin_dir = postgres_bin()
     if bin_dir is None:
-        pytest.skip(f"PostgreSQL server binaries not found ({BIN_GLOB}/initdb and pg_ctl): install Debian's postgresql package")
+        pytest.skip(
+            f"PostgreSQL server binaries not found ({BIN_GLOB}/initdb and pg_ctl): install Debian's postgresql package"
+        )
     root = Path(tempfile.mkdtemp(prefix="blogsvc-pg-"))
     data = root / "data"
     if os.geteuid() == 0:
         account = pwd.getpwnam("postgres")
         os.chown(root, account.pw_uid, account.pw_gid)
     subprocess.run(
-        _as_postgres([str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8",
-                      "--locale=C", "--no-sync"]),
-        check=True, capture_output=True, timeout=120,
+        _as_postgres(
+            [
+                str(bin_dir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     options = f"-k {root} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
     subprocess.run(
-        _as_postgres([str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "server.log"), "-w", "start"]),
-        check=True, capture_output=True, timeout=120,
+        _as_postgres(
+            [str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "server.log"), "-w", "start"]
+        ),
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     try:
         yield PostgresCluster(root, itertools.count(1))
     finally:
         subprocess.run(
             _as_postgres([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]),
-            check=False, capture_output=True, timeout=120,
+            check=False,
+            capture_output=True,
+            timeout=120,
         )
         shutil.rmtree(root, ignore_errors=True)
 

@@ -60,11 +60,20 @@ class SpecArticle:
             "\n".join([self.title, self.description or "", self.content, ",".join(self.tags)]).encode()
         ).hexdigest()
         return {
-            "id": self.id, "slug": self.slug, "title": self.title, "description": self.description,
+            "id": self.id,
+            "slug": self.slug,
+            "title": self.title,
+            "description": self.description,
             "content": self.content,
             "coverImageUrl": f"{base_url}/media/{self.id}.png" if self.cover else None,
-            "inlineImageUrls": [], "tags": self.tags, "seoKeywords": [], "seoScore": None, "schemaOrgJson": None,
-            "publishedAt": stamp(self.published_at), "updatedAt": stamp(self.published_at), "viewCount": 0,
+            "inlineImageUrls": [],
+            "tags": self.tags,
+            "seoKeywords": [],
+            "seoScore": None,
+            "schemaOrgJson": None,
+            "publishedAt": stamp(self.published_at),
+            "updatedAt": stamp(self.published_at),
+            "viewCount": 0,
             "contentHash": digest,
         }
 
@@ -75,9 +84,14 @@ def make_articles(count: int, *, cover: bool = False, words: int = 12) -> dict[s
     made = {}
     for n in range(count):
         article = SpecArticle(
-            id=f"c{n:024d}", slug=f"article-{n}", title=f"Article {n}",
+            id=f"c{n:024d}",
+            slug=f"article-{n}",
+            title=f"Article {n}",
             content=" ".join(f"word{n}x{w}" for w in range(words)) + "\n",
-            published_at=start + timedelta(minutes=n), description=f"About {n}", tags=["spec"], cover=cover,
+            published_at=start + timedelta(minutes=n),
+            description=f"About {n}",
+            tags=["spec"],
+            cover=cover,
         )
         made[article.id] = article
     return made
@@ -92,8 +106,13 @@ class SpecService:
     `Content-Encoding` (a service whose proxy advertises what the service behind does not take).
     """
 
-    def __init__(self, articles: dict[str, SpecArticle] | None = None, *, accept_encoding: str | None = None,
-                 refuse_codings: bool = False) -> None:
+    def __init__(
+        self,
+        articles: dict[str, SpecArticle] | None = None,
+        *,
+        accept_encoding: str | None = None,
+        refuse_codings: bool = False,
+    ) -> None:
         self.articles: dict[str, SpecArticle] = articles or {}
         self.accept_encoding = accept_encoding
         self.refuse_codings = refuse_codings
@@ -145,14 +164,21 @@ class SpecService:
         if path.startswith("/api/v1/"):
             header = handler.headers.get("Authorization", "")
             if not (header.startswith("Bearer ") and header[7:] in self.access_tokens):
-                return self._send(handler, 401, {"error": "invalid_token",
-                                                 "error_description": "Access token is missing, expired, or invalid."})
+                return self._send(
+                    handler,
+                    401,
+                    {"error": "invalid_token", "error_description": "Access token is missing, expired, or invalid."},
+                )
             if method == "GET" and path == "/api/v1/status":
                 return self._send(handler, 200, self._status())
             if method == "POST" and path == "/api/v1/sync":
                 if self.refuse_codings and handler.headers.get("Content-Encoding"):
-                    return self._send(handler, 415, {"error": "unsupported_media_type"},
-                                      {"Accept-Encoding": self.accept_encoding or ""})
+                    return self._send(
+                        handler,
+                        415,
+                        {"error": "unsupported_media_type"},
+                        {"Accept-Encoding": self.accept_encoding or ""},
+                    )
                 return self._sync(handler, body)
         return self._send(handler, 404, {"error": "not_found", "error_description": "Not found"})
 
@@ -166,16 +192,28 @@ class SpecService:
             self.refresh_token = "svc_rt_" + secrets.token_urlsafe(24)  # mandatory rotation
             access = "svc_at_" + secrets.token_urlsafe(24)
             self.access_tokens.add(access)
-            answer = {"access_token": access, "token_type": "Bearer", "expires_in": 3600,
-                      "refresh_token": self.refresh_token, "scope": "articles:read blog:read"}
+            answer = {
+                "access_token": access,
+                "token_type": "Bearer",
+                "expires_in": 3600,
+                "refresh_token": self.refresh_token,
+                "scope": "articles:read blog:read",
+            }
         return self._send(handler, 200, answer)
 
     def _status(self) -> dict[str, Any]:
         return {
             "status": "active",
-            "blog": {"id": "cblog00000000000000000000", "name": "Spec blog", "slug": "spec-blog",
-                     "description": "", "language": "en", "articleCount": len(self.articles)},
-            "scopes": ["articles:read", "blog:read"], "connectedAt": "2026-01-01T00:00:00.000Z",
+            "blog": {
+                "id": "cblog00000000000000000000",
+                "name": "Spec blog",
+                "slug": "spec-blog",
+                "description": "",
+                "language": "en",
+                "articleCount": len(self.articles),
+            },
+            "scopes": ["articles:read", "blog:read"],
+            "connectedAt": "2026-01-01T00:00:00.000Z",
             "lastSyncAt": self.last_sync_at,
         }
 
@@ -191,20 +229,30 @@ class SpecService:
             self.last_sync_at = stamp(datetime.now(timezone.utc))
         ordered = sorted(current.values(), key=lambda a: a["publishedAt"], reverse=True)
         extra = {} if self.accept_encoding is None else {"Accept-Encoding": self.accept_encoding}
-        return self._send(handler, 200, {
-            "new": [a for a in ordered if a["id"] not in held],
-            "updated": [a for a in ordered if a["id"] in held and held[a["id"]] != a["contentHash"]],
-            "deleted": [article_id for article_id in held if article_id not in current],
-            "syncedAt": self.last_sync_at,
-        }, extra)
+        return self._send(
+            handler,
+            200,
+            {
+                "new": [a for a in ordered if a["id"] not in held],
+                "updated": [a for a in ordered if a["id"] in held and held[a["id"]] != a["contentHash"]],
+                "deleted": [article_id for article_id in held if article_id not in current],
+                "syncedAt": self.last_sync_at,
+            },
+            extra,
+        )
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, status: int, value: Any, headers: dict[str, str] | None = None) -> None:
         SpecService._send_bytes(handler, status, json.dumps(value).encode("utf-8"), "application/json", headers)
 
     @staticmethod
-    def _send_bytes(handler: BaseHTTPRequestHandler, status: int, data: bytes, content_type: str,
-                    headers: dict[str, str] | None = None) -> None:
+    def _send_bytes(
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        data: bytes,
+        content_type: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         handler.send_response(status)
         for name, value in (headers or {}).items():
             handler.send_header(name, value)
@@ -229,7 +277,9 @@ class SpecLiteral:
         if environ.get("PATH_INFO") == "/api/v1/sync" and coding not in ("", "identity"):
             self.coded += 1
             body = json.dumps({"error": "invalid_request", "error_description": "Request body is not valid JSON"})
-            start_response("400 BAD REQUEST", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+            start_response(
+                "400 BAD REQUEST", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+            )
             return [body.encode("utf-8")]
 
         def without_accept_encoding(status: str, headers: list[tuple[str, str]], *rest: Any) -> Any:

@@ -71,12 +71,8 @@ def _command_documented(path: tuple[str, ...], places: list[str]) -> bool:
     """Documented: a code span or heading that starts with the command (`create-user --username U`),
     or a command line that names its whole path (`mkdocs-blogsvc server admin --db x.db seed`)."""
     name = path[-1]
-    starts = re.compile(
-        rf"^(mkdocs-blogsvc )?{re.escape(' '.join(path))}(\s|$)|^{re.escape(name)}(\s|$)"
-    )
-    words = re.compile(
-        r"\bmkdocs-blogsvc\b" + "".join(rf"\s.*\b{re.escape(part)}\b" for part in path)
-    )
+    starts = re.compile(rf"^(mkdocs-blogsvc )?{re.escape(' '.join(path))}(\s|$)|^{re.escape(name)}(\s|$)")
+    words = re.compile(r"\bmkdocs-blogsvc\b" + "".join(rf"\s.*\b{re.escape(part)}\b" for part in path))
     return any(starts.search(place) or words.search(place) for place in places)
 
 
@@ -89,9 +85,7 @@ def test_the_walk_finds_settings_and_nested_commands() -> None:
 
 
 def test_the_matchers_reject_what_is_not_documented() -> None:
-    places = _code_and_headings(
-        "# Settings\n\nUse `base_url` and `mkdocs-blogsvc server admin --db b seed`.\n"
-    )
+    places = _code_and_headings("# Settings\n\nUse `base_url` and `mkdocs-blogsvc server admin --db b seed`.\n")
     assert _setting_documented("base_url", places)
     assert not _setting_documented("base", places)
     assert not _setting_documented("no_such_setting", places)
@@ -120,9 +114,7 @@ def test_every_command_is_documented() -> None:
 
 def test_every_reference_page_is_in_the_nav() -> None:
     nav = (SITE / "mkdocs.yml").read_text(encoding="utf-8")
-    missing = [
-        page.name for page in sorted(PAGES.glob("*.md")) if f"reference/{page.name}" not in nav
-    ]
+    missing = [page.name for page in sorted(PAGES.glob("*.md")) if f"reference/{page.name}" not in nav]
     assert not missing, f"pages missing from the nav of example-site/mkdocs.yml: {missing}"
 
 
@@ -137,9 +129,7 @@ def test_readme_is_short_and_keeps_the_test_command() -> None:
         readme,
         re.DOTALL,
     )
-    assert block is not None, (
-        "README.md lost its test-command markers around one ```sh block (.ci/run reads it)"
-    )
+    assert block is not None, "README.md lost its test-command markers around one ```sh block (.ci/run reads it)"
     assert "pytest" in block.group(1)
 
 
@@ -224,8 +214,11 @@ def test_option_tables_show_the_code_defaults() -> None:
                     defaults.setdefault(name, set()).add(str(param.default))
     rows = re.findall(r"^\| `(--[\w-]+)` \| `([^`]+)` \|", _pages_text(), re.MULTILINE)
     assert rows, "no option table with a Default column found (server.md's `server run` table)"
-    wrong = [f"{option}: documented {shown}, the code {sorted(defaults[option])}"
-             for option, shown in rows if option in defaults and shown not in defaults[option]]
+    wrong = [
+        f"{option}: documented {shown}, the code {sorted(defaults[option])}"
+        for option, shown in rows
+        if option in defaults and shown not in defaults[option]
+    ]
     assert not wrong, f"documented option defaults differ from the code: {wrong}"
 
 

@@ -83,8 +83,11 @@ def _command(name: str, *, creates: bool = False) -> Callable[[F], F]:
 
 @_command("create-user", creates=True)
 @click.option("--username", required=True)
-@click.option("--password", help="Asked for (hidden, twice) when left out, or read as one line from standard input "
-                                 "when that is not a terminal: on the command line it shows in ps and the shell's history.")
+@click.option(
+    "--password",
+    help="Asked for (hidden, twice) when left out, or read as one line from standard input "
+    "when that is not a terminal: on the command line it shows in ps and the shell's history.",
+)
 def create_user(db: Database, username: str, password: str | None) -> dict[str, Any]:
     """Create a user who can sign in on the authorization pages."""
     return content.create_user(db, username, _new_password() if password is None else password)
@@ -127,19 +130,29 @@ def _article_options(function: F) -> F:
     options = [
         click.option("--title"),
         click.option(
-            "--slug", help="The article's slug: a-z, 0-9 and single hyphens, at most 80 characters, free in the blog. "
+            "--slug",
+            help="The article's slug: a-z, 0-9 and single hyphens, at most 80 characters, free in the blog. "
             "Default: add-article derives it from the title; update-article keeps it.",
         ),
         click.option("--content", help="Markdown body."),
         click.option("--content-file", help="Read the Markdown body from this file ('-': standard input)."),
         click.option("--description", help="'' makes it null."),
         click.option("--tag", "tags", multiple=True, help="Repeat for several; --tag '' clears."),
-        click.option("--seo-keyword", "seo_keywords", multiple=True, help="Repeat for several; --seo-keyword '' clears."),
+        click.option(
+            "--seo-keyword", "seo_keywords", multiple=True, help="Repeat for several; --seo-keyword '' clears."
+        ),
         click.option("--seo-score", help="0 to 10; '' makes it null."),
         click.option("--cover-image", help="PNG, JPEG, GIF or WebP file; '' removes the cover."),
-        click.option("--inline-image", "inline_images", multiple=True, help="Image file, referred to as ![alt](inline:N)."),
+        click.option(
+            "--inline-image", "inline_images", multiple=True, help="Image file, referred to as ![alt](inline:N)."
+        ),
         click.option("--schema-org-json", help="File holding a JSON object; '' makes it null."),
-        click.option("--base-url", default=content.DEFAULT_BASE_URL, show_default=True, help="Service address used in the printed URLs."),
+        click.option(
+            "--base-url",
+            default=content.DEFAULT_BASE_URL,
+            show_default=True,
+            help="Service address used in the printed URLs.",
+        ),
     ]
     for option in reversed(options):
         function = option(function)
@@ -234,7 +247,9 @@ _BASE_URL_OPTION = click.option(
 @_ARTICLE_ARGUMENT
 @_BLOG_OF_ARTICLE_OPTION
 @_article_options
-def update_article(db: Database, article_ref: str, blog_slug: str | None, base_url: str, **options: Any) -> dict[str, Any]:
+def update_article(
+    db: Database, article_ref: str, blog_slug: str | None, base_url: str, **options: Any
+) -> dict[str, Any]:
     """Change the given fields of ARTICLE (its id or slug); updatedAt moves. The slug changes only with --slug."""
     return content.update_article(db, article_ref, _article_input(options), blog_slug=blog_slug, base_url=base_url)
 
@@ -292,7 +307,9 @@ def _table(rows: list[dict[str, Any]], kind: str) -> str:
     columns = list(rows[0])
     cells = [columns] + [[_cell(row[column]) for column in columns] for row in rows]
     widths = [max(len(line[n]) for line in cells) for n in range(len(columns))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in cells)
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in cells
+    )
 
 
 def _cell(value: Any) -> str:

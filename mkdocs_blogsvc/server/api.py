@@ -63,10 +63,12 @@ def list_articles(access: Access) -> Response:
         raise invalid_request(f"limit must be an integer from 1 to {MAX_LIMIT}")
     rows, total = _listing_page(access.blog_id, (page - 1) * limit, limit)
     base = base_url()
-    return json_response({
-        "articles": [article_json(article, base) for article in rows],
-        "pagination": {"page": page, "limit": limit, "total": total, "totalPages": -(-total // limit)},
-    })
+    return json_response(
+        {
+            "articles": [article_json(article, base) for article in rows],
+            "pagination": {"page": page, "limit": limit, "total": total, "totalPages": -(-total // limit)},
+        }
+    )
 
 
 @require_token(ARTICLES_SCOPE)
@@ -105,31 +107,35 @@ def status(access: Access) -> Response:
         grant = session.get_one(tables.Grant, access.grant_id)
         blog = session.get_one(tables.Blog, access.blog_id)
         count = _count_published(session, access.blog_id)
-    return json_response({
-        "status": "active",
-        "blog": {
-            "id": blog.id,
-            "name": blog.name,
-            "slug": blog.slug,
-            "description": blog.description or "",
-            "language": blog.language,
-            "articleCount": count,
-        },
-        "scopes": list(access.scopes),
-        "connectedAt": format_timestamp(grant.connected_at),
-        "lastSyncAt": format_timestamp(grant.last_sync_at) if grant.last_sync_at else None,
-    })
+    return json_response(
+        {
+            "status": "active",
+            "blog": {
+                "id": blog.id,
+                "name": blog.name,
+                "slug": blog.slug,
+                "description": blog.description or "",
+                "language": blog.language,
+                "articleCount": count,
+            },
+            "scopes": list(access.scopes),
+            "connectedAt": format_timestamp(grant.connected_at),
+            "lastSyncAt": format_timestamp(grant.last_sync_at) if grant.last_sync_at else None,
+        }
+    )
 
 
 def _openapi() -> Response:
     """The OpenAPI document (no token needed: it describes, it discloses nothing)."""
-    return json_response(openapi.document(
-        base_url(),
-        default_limit=DEFAULT_LIMIT,
-        max_limit=MAX_LIMIT,
-        max_known_articles=MAX_KNOWN_ARTICLES,
-        max_body_bytes=MAX_SYNC_BODY_BYTES,
-    ))
+    return json_response(
+        openapi.document(
+            base_url(),
+            default_limit=DEFAULT_LIMIT,
+            max_limit=MAX_LIMIT,
+            max_known_articles=MAX_KNOWN_ARTICLES,
+            max_body_bytes=MAX_SYNC_BODY_BYTES,
+        )
+    )
 
 
 # --- queries and request parsing -----------------------------------------------------------
@@ -168,8 +174,9 @@ def _listing_page(blog_id: str, offset: int, limit: int) -> tuple[list[Row[Any]]
         if offset < _MAX_OFFSET:
             ids = _newest_first(select(article.id).where(*published)).offset(offset).limit(limit).subquery()
             query = _newest_first(
-                select(*ARTICLE_COLUMNS, count.scalar_subquery().correlate(None).label("total"))
-                .join_from(article, ids, article.id == ids.c.id)
+                select(*ARTICLE_COLUMNS, count.scalar_subquery().correlate(None).label("total")).join_from(
+                    article, ids, article.id == ids.c.id
+                )
             )
             rows = list(connection.execute(query))
             if rows:
@@ -215,7 +222,9 @@ def _known_articles() -> dict[str, set[str]]:
         # of a huge digit string (and Python's 4300-digit limit error).
         body = json.loads(text, parse_int=float, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise invalid_request(f"Request body is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+        raise invalid_request(
+            f"Request body is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
     except ValueError as exc:  # NaN or Infinity
         raise invalid_request(f"Request body is not valid JSON ({exc})") from None
     except RecursionError:
@@ -231,8 +240,11 @@ def _known_articles() -> dict[str, set[str]]:
         raise invalid_request(f"knownArticles has {len(entries)} entries; the maximum is {MAX_KNOWN_ARTICLES}")
     known: dict[str, set[str]] = {}
     for index, entry in enumerate(entries):  # 100,000 of them: the usual entry costs two checks
-        if not (isinstance(entry, dict) and isinstance(article_id := entry.get("id"), str)
-                and isinstance(held := entry.get("contentHash"), str)):
+        if not (
+            isinstance(entry, dict)
+            and isinstance(article_id := entry.get("id"), str)
+            and isinstance(held := entry.get("contentHash"), str)
+        ):
             raise _malformed_entry(index, entry)
         known.setdefault(article_id, set()).add(held)
     return known

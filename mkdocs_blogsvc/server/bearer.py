@@ -59,7 +59,9 @@ def invalid_token(*, credentials_sent: bool) -> ApiError:
 def insufficient_scope(scope: str) -> ApiError:
     """403 `insufficient_scope`, naming the scope in the body and in the challenge (RFC 6750 3.1)."""
     description = f"Required scope: {scope}"
-    challenge = f'Bearer realm="{REALM}", error="insufficient_scope", error_description="{description}", scope="{scope}"'
+    challenge = (
+        f'Bearer realm="{REALM}", error="insufficient_scope", error_description="{description}", scope="{scope}"'
+    )
     return ApiError(403, "insufficient_scope", description, {"WWW-Authenticate": challenge})
 
 
@@ -96,7 +98,13 @@ def authenticate(db: Database, header: str | None) -> Access:
     if row is None:
         raise invalid_token(credentials_sent=True)
     scope, grant_id, blog_id, client_id = row
-    return Access(grant_id=grant_id, blog_id=blog_id, scopes=tuple(scope.split()), client_id=client_id, token_hash=security.token_hash(raw))
+    return Access(
+        grant_id=grant_id,
+        blog_id=blog_id,
+        scopes=tuple(scope.split()),
+        client_id=client_id,
+        token_hash=security.token_hash(raw),
+    )
 
 
 def require_token(scope: str | None) -> Callable[[Callable[Concatenate[Access, P], R]], Callable[P, R]]:
@@ -108,10 +116,12 @@ def require_token(scope: str | None) -> Callable[[Callable[Concatenate[Access, P
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
             access = authenticate(current_app.extensions["blogsvc_db"], request.headers.get("Authorization"))
             limiter: RateLimiter = current_app.extensions["blogsvc_limiter"]
-            limiter.enforce_all([
-                ("token", access.token_hash, "for this access token"),
-                ("client", access.client_id, "for this application"),
-            ])
+            limiter.enforce_all(
+                [
+                    ("token", access.token_hash, "for this access token"),
+                    ("client", access.client_id, "for this application"),
+                ]
+            )
             if scope is not None and scope not in access.scopes:
                 raise insufficient_scope(scope)
             return view(access, *args, **kwargs)

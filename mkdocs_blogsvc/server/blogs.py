@@ -39,8 +39,20 @@ PAGE_HEADERS = {
     "Cache-Control": "no-cache",
 }
 
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 
 
 def render_markdown(text: str) -> str:

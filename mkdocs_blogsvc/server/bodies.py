@@ -72,7 +72,9 @@ def read_body(limit: int) -> bytes:
             raise
         request.environ[BODY_FAILED] = True  # nothing more is read from this connection
         if _timed_out(exc):
-            raise ApiError(408, "request_timeout", f"The request body stopped arriving for {BODY_IDLE_SECONDS:g} seconds") from None
+            raise ApiError(
+                408, "request_timeout", f"The request body stopped arriving for {BODY_IDLE_SECONDS:g} seconds"
+            ) from None
         if isinstance(exc, HTTPException):  # Werkzeug's own answer (a client gone mid-body: 400)
             raise
         raise malformed_framing(exc) from None
@@ -102,7 +104,9 @@ def malformed_framing(exc: Exception) -> ApiError:
     server an `OSError`; either way the connection is not reused (neither server can tell where
     the next request would start)."""
     reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-    return invalid_request(f"The request body could not be read: {reason} (check its Content-Length or chunked encoding)")
+    return invalid_request(
+        f"The request body could not be read: {reason} (check its Content-Length or chunked encoding)"
+    )
 
 
 def _more_input() -> bool:

@@ -69,35 +69,56 @@ class _AccessLog(WSGIRequestHandler):
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port).")
 @click.option(
-    "--allow-remote", is_flag=True,
+    "--allow-remote",
+    is_flag=True,
     help="Allow a non-loopback --host. The service speaks plain HTTP: put a TLS proxy in front and set --public-url https://...",
 )
 @click.option(
-    "--public-url", callback=lambda _ctx, _param, value: _public_url(value),
+    "--public-url",
+    callback=lambda _ctx, _param, value: _public_url(value),
     help="Address clients use (e.g. behind a proxy), named in media URLs, /openapi.json and the home page. "
     "Default: the address each request came to.",
 )
 @click.option(
-    "--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
     help="Worker processes. 1: one process (Werkzeug, threaded). More: gunicorn with this many processes.",
 )
 @click.option(
-    "--threads", default=4, show_default=True, type=click.IntRange(1, 64),
+    "--threads",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 64),
     help="Requests each gunicorn worker serves at once (with --workers above 1).",
 )
 @click.option(
-    "--rate-limit", "rate_limit", multiple=True, metavar="NAME=COUNT/SECONDS",
+    "--rate-limit",
+    "rate_limit",
+    multiple=True,
+    metavar="NAME=COUNT/SECONDS",
     callback=lambda _ctx, _param, values: _rate_limits(values),
     help="Change one rate limit, e.g. token=3000/60 (repeatable; COUNT 0 turns it off). "
     f"Names: {', '.join(ratelimit.DEFAULTS)}. Also from {ratelimit.ENV_VARIABLE} (comma-separated).",
 )
 @click.option(
-    "--proxy-hops", default=0, show_default=True, type=click.IntRange(0, 10),
+    "--proxy-hops",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 10),
     help="Proxies in front whose X-Forwarded-For/-Proto to trust (the client address of the sign-in limit).",
 )
 def run(
-    db_target: str, host: str, port: int, allow_remote: bool, public_url: str | None, workers: int, threads: int,
-    rate_limit: dict[str, Limit], proxy_hops: int,
+    db_target: str,
+    host: str,
+    port: int,
+    allow_remote: bool,
+    public_url: str | None,
+    workers: int,
+    threads: int,
+    rate_limit: dict[str, Limit],
+    proxy_hops: int,
 ) -> None:
     """Serve the service until Ctrl-C or SIGTERM."""
     host = host.strip("[]")  # an IPv6 literal may be given as in a URL
@@ -111,8 +132,10 @@ def run(
         listener = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            step = ("stop what uses it (`mkdocs serve` listens on 127.0.0.1:8000 by default too), "
-                    "or pass another --port (0: any free port)")
+            step = (
+                "stop what uses it (`mkdocs serve` listens on 127.0.0.1:8000 by default too), "
+                "or pass another --port (0: any free port)"
+            )
         else:
             step = "check --host and --port"
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}; {step}") from None
@@ -132,27 +155,44 @@ def run(
         no_users = not session.scalar(select(func.count()).select_from(tables.User))
     if workers > 1:
         database.dispose()  # each worker opens its own connections after the fork
-        click.echo(f"Blog Content Service on http://{shown_host}:{listener.getsockname()[1]} (database {database.shown}{public}{processes})")
+        click.echo(
+            f"Blog Content Service on http://{shown_host}:{listener.getsockname()[1]} (database {database.shown}{public}{processes})"
+        )
         if no_users:
-            click.echo(f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {database.argument} seed`.", err=True)
+            click.echo(
+                f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {database.argument} seed`.",
+                err=True,
+            )
         serve_with_gunicorn(  # gunicorn owns (and closes) the socket from here
             # A worker connects on its first request, not when it starts (the schema and the key
             # were checked above): one restarted while the database is down answers 503 until it
             # is back, where a worker that fails to start would make gunicorn stop the service.
             lambda: create_app(
-                Database.open(db_target, check_schema=False), secret_key=secret, public_url=public_url,
-                rate_limits=rate_limit, proxy_hops=proxy_hops,
+                Database.open(db_target, check_schema=False),
+                secret_key=secret,
+                public_url=public_url,
+                rate_limits=rate_limit,
+                proxy_hops=proxy_hops,
             ),
-            listener_fd=listener.detach(), workers=workers, threads=threads,
+            listener_fd=listener.detach(),
+            workers=workers,
+            threads=threads,
         )
         click.echo("Stopped.", err=True)
         return
     with listener:
-        app = create_app(database, secret_key=secret, public_url=public_url, rate_limits=rate_limit, proxy_hops=proxy_hops)
+        app = create_app(
+            database, secret_key=secret, public_url=public_url, rate_limits=rate_limit, proxy_hops=proxy_hops
+        )
         httpd = make_server(host, port, app, threaded=True, request_handler=_AccessLog, fd=listener.fileno())
-    click.echo(f"Blog Content Service on http://{shown_host}:{httpd.socket.getsockname()[1]} (database {database.shown}{public})")
+    click.echo(
+        f"Blog Content Service on http://{shown_host}:{httpd.socket.getsockname()[1]} (database {database.shown}{public})"
+    )
     if no_users:
-        click.echo(f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {database.argument} seed`.", err=True)
+        click.echo(
+            f"No users yet: create the sample blog with `mkdocs-blogsvc server admin --db {database.argument} seed`.",
+            err=True,
+        )
 
     def stop(_signum: int, _frame: FrameType | None) -> None:
         # shutdown() waits for serve_forever() to return, so it cannot run on this thread.

@@ -38,6 +38,8 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
 CONFIDENTIAL_AUTH_METHODS = frozenset({"client_secret_basic", "client_secret_post"})
 
 

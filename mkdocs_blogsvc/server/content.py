@@ -138,7 +138,9 @@ def create_blog(
 ) -> dict[str, Any]:
     now = db.now()
     with db.session(write=True) as session:
-        blog = insert_blog(session, owner=owner, name=name, slug=slug, language=language, description=description, now=now)
+        blog = insert_blog(
+            session, owner=owner, name=name, slug=slug, language=language, description=description, now=now
+        )
         return blog_json(blog, owner)
 
 
@@ -153,12 +155,19 @@ def insert_blog(
     if len(slug) > 200 or not BLOG_SLUG.fullmatch(slug):
         raise ContentError(f"invalid blog slug {slug!r}: use lowercase letters, digits and single hyphens")
     if language not in LANGUAGES:
-        raise ContentError(f"invalid language {language!r}: use an ISO 639-1 code of 2 lowercase letters (en, pt, es, fr, de...)")
+        raise ContentError(
+            f"invalid language {language!r}: use an ISO 639-1 code of 2 lowercase letters (en, pt, es, fr, de...)"
+        )
     if session.scalar(select(tables.Blog.id).where(tables.Blog.slug == slug)) is not None:
         raise ContentError(f"a blog with slug {slug!r} already exists")
     blog = tables.Blog(
-        id=security.new_cuid(), owner_id=user.id, name=name.strip(), slug=slug,
-        description=description, language=language, created_at=now,
+        id=security.new_cuid(),
+        owner_id=user.id,
+        name=name.strip(),
+        slug=slug,
+        description=description,
+        language=language,
+        created_at=now,
     )
     session.add(blog)
     session.flush()
@@ -167,8 +176,12 @@ def insert_blog(
 
 def blog_json(blog: tables.Blog, owner: str) -> dict[str, Any]:
     return {
-        "id": blog.id, "slug": blog.slug, "name": blog.name, "description": blog.description,
-        "language": blog.language, "owner": owner,
+        "id": blog.id,
+        "slug": blog.slug,
+        "name": blog.name,
+        "description": blog.description,
+        "language": blog.language,
+        "owner": owner,
     }
 
 
@@ -179,9 +192,11 @@ def create_client(db: Database, *, name: str, redirect_uris: list[str], public: 
     with db.session(write=True) as session:
         client = insert_client(session, name=name, redirect_uris=redirect_uris, secret=secret, now=now)
         return {
-            "client_id": client.client_id, "client_secret": None if secret is None else secret.value,
+            "client_id": client.client_id,
+            "client_secret": None if secret is None else secret.value,
             "name": client.name,
-            "redirect_uris": list(client.redirect_uris), "public": client.is_public,
+            "redirect_uris": list(client.redirect_uris),
+            "public": client.is_public,
         }
 
 
@@ -212,9 +227,12 @@ def insert_client(
     for uri in redirect_uris:
         check_redirect_uri(uri)
     client = tables.Client(
-        client_id=secrets.token_hex(16), name=name.strip(), redirect_uris=list(dict.fromkeys(redirect_uris)),
+        client_id=secrets.token_hex(16),
+        name=name.strip(),
+        redirect_uris=list(dict.fromkeys(redirect_uris)),
         client_secret_hash=None if secret is None else secret.hash,
-        is_public=secret is None, created_at=now,
+        is_public=secret is None,
+        created_at=now,
     )
     session.add(client)
     session.flush()
@@ -232,10 +250,14 @@ def check_redirect_uri(uri: str) -> None:
     if not parts.scheme or parts.fragment or (parts.scheme in ("http", "https") and not parts.hostname):
         raise ContentError(f"invalid redirect URI {uri!r}: it must be an absolute URI without a fragment")
     if parts.scheme in _NO_REDIRECT_SCHEMES:  # urlsplit gives it in lower case
-        raise ContentError(f"invalid redirect URI {uri!r}: a browser runs or reads {parts.scheme}: URIs itself; "
-                           "use https, a loopback http address or a private-use scheme (com.example.app:/callback)")
+        raise ContentError(
+            f"invalid redirect URI {uri!r}: a browser runs or reads {parts.scheme}: URIs itself; "
+            "use https, a loopback http address or a private-use scheme (com.example.app:/callback)"
+        )
     if parts.scheme == "http" and not is_loopback_host(parts.hostname or ""):
-        raise ContentError(f"invalid redirect URI {uri!r}: plain http is allowed only for loopback hosts (127.0.0.1, [::1], localhost)")
+        raise ContentError(
+            f"invalid redirect URI {uri!r}: plain http is allowed only for loopback hosts (127.0.0.1, [::1], localhost)"
+        )
 
 
 # --- articles -------------------------------------------------------------------------------
@@ -253,7 +275,12 @@ def add_article(
 
 
 def insert_article(
-    session: Session, blog: tables.Blog, data: ArticleInput, *, now: datetime, published_at: datetime | None,
+    session: Session,
+    blog: tables.Blog,
+    data: ArticleInput,
+    *,
+    now: datetime,
+    published_at: datetime | None,
     status: str | None = None,
 ) -> tables.Article:
     """A new article; published when `published_at` is given, else a draft (unless `status` says)."""
@@ -264,10 +291,19 @@ def insert_article(
     else:
         slug = _free_slug(session, blog, data.slug, None)
     article = tables.Article(
-        id=security.new_cuid(), blog_id=blog.id, slug=slug,
-        title="", description=None, content="", tags=[], seo_keywords=[], inline_media_keys=[],
+        id=security.new_cuid(),
+        blog_id=blog.id,
+        slug=slug,
+        title="",
+        description=None,
+        content="",
+        tags=[],
+        seo_keywords=[],
+        inline_media_keys=[],
         status=status or ("draft" if published_at is None else "published"),
-        published_at=published_at, updated_at=now, created_at=now,
+        published_at=published_at,
+        updated_at=now,
+        created_at=now,
     )
     _apply(session, article, data)
     session.add(article)
@@ -276,7 +312,11 @@ def insert_article(
 
 
 def update_article(
-    db: Database, article_ref: str, data: ArticleInput, *, blog_slug: str | None = None,
+    db: Database,
+    article_ref: str,
+    data: ArticleInput,
+    *,
+    blog_slug: str | None = None,
     base_url: str = DEFAULT_BASE_URL,
 ) -> dict[str, Any]:
     """Change the given fields of an article; `updatedAt` moves to now. The slug changes only
@@ -352,7 +392,9 @@ def find_article(session: Session, ref: str, blog_slug: str | None = None) -> ta
     if matches:
         slugs = session.scalars(select(tables.Blog.slug).where(tables.Blog.id.in_([m.blog_id for m in matches])))
         blogs = ", ".join(sorted(repr(slug) for slug in slugs))
-        raise ContentError(f"the slug {ref!r} is used in several blogs ({blogs}): add --blog SLUG, or give the article id")
+        raise ContentError(
+            f"the slug {ref!r} is used in several blogs ({blogs}): add --blog SLUG, or give the article id"
+        )
     where = "" if blog is None else f" in blog {blog.slug!r}"
     raise ContentError(
         f"unknown article {ref!r}: no article{where} has this id or slug "
@@ -408,9 +450,13 @@ def _apply(session: Session, article: tables.Article, data: ArticleInput) -> Non
             raise ContentError("schemaOrgJson must be a JSON object")
         article.schema_org_json = data.schema_org_json
     if not isinstance(data.cover_image, Unset):
-        article.cover_media_key = None if data.cover_image is None else _store(session, article.blog_id, data.cover_image, "cover image")
+        article.cover_media_key = (
+            None if data.cover_image is None else _store(session, article.blog_id, data.cover_image, "cover image")
+        )
     content = article.content if isinstance(data.content, Unset) else data.content
-    keys = [_store(session, article.blog_id, image, f"inline image {n}") for n, image in enumerate(data.inline_images, 1)]
+    keys = [
+        _store(session, article.blog_id, image, f"inline image {n}") for n, image in enumerate(data.inline_images, 1)
+    ]
     content = place_inline_images(content, keys)
     if not content.strip():
         raise ContentError("the content (--content or --content-file) must not be empty: give the article its Markdown")

@@ -59,7 +59,9 @@ class Database:
         self._lock_timeout = DEFAULT_LOCK_TIMEOUT
         self.engine: Engine = create_engine(
             url,
-            connect_args={"check_same_thread": False, "timeout": DEFAULT_LOCK_TIMEOUT} if is_sqlite else {"connect_timeout": 10},
+            connect_args={"check_same_thread": False, "timeout": DEFAULT_LOCK_TIMEOUT}
+            if is_sqlite
+            else {"connect_timeout": 10},
             # SQLite: a connection is a file handle, and one waiting for the write lock must not
             # keep a reader from a connection (SQLAlchemy's default pool is 5 + 10 with a 30 s
             # wait: a status read once waited 4 s behind 16 queued syncs). No pool wait at all:
@@ -67,10 +69,14 @@ class Database:
             **_pool_options(url),
         )
         if is_sqlite:
-            event.listen(self.engine, "connect", lambda connection, _record: _sqlite_pragmas(connection, self._lock_timeout))
+            event.listen(
+                self.engine, "connect", lambda connection, _record: _sqlite_pragmas(connection, self._lock_timeout)
+            )
             event.listen(self.engine, "begin", _begin)
         else:
-            event.listen(self.engine, "connect", lambda connection, _record: _server_timeouts(connection, self._lock_timeout))
+            event.listen(
+                self.engine, "connect", lambda connection, _record: _server_timeouts(connection, self._lock_timeout)
+            )
             event.listen(self.engine, "connect", lambda connection, _record: _nul_safe_strings(connection))
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
         if check_schema:
@@ -100,7 +106,10 @@ class Database:
                 raise DatabaseError(
                     f"invalid database URL {_without_password(target)!r}: use {POSTGRESQL_URL_SHAPE} or a SQLite file path"
                 ) from None
-            if url.drivername in ("postgres", "postgresql"):  # a host's DATABASE_URL; SQLAlchemy 2.0 would pick psycopg2
+            if url.drivername in (
+                "postgres",
+                "postgresql",
+            ):  # a host's DATABASE_URL; SQLAlchemy 2.0 would pick psycopg2
                 url = url.set(drivername="postgresql+psycopg")
             shown = url.render_as_string(hide_password=True)
             if url.drivername not in SUPPORTED_DRIVERS:
@@ -122,8 +131,10 @@ class Database:
         except (SQLAlchemyError, ImportError) as exc:
             reason = first_line(exc)
             if "database is locked" in reason:  # SQLite, after its busy timeout
-                reason += (f" (another process held a write lock for {DEFAULT_LOCK_TIMEOUT:g} s: a sqlite3 shell or "
-                           "an admin command in a transaction; end it and try again)")
+                reason += (
+                    f" (another process held a write lock for {DEFAULT_LOCK_TIMEOUT:g} s: a sqlite3 shell or "
+                    "an admin command in a transaction; end it and try again)"
+                )
             raise DatabaseError(f"cannot open database {shown}: {reason}") from None
 
     @property

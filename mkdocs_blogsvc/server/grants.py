@@ -72,7 +72,9 @@ class S256CodeChallenge(CodeChallenge):  # type: ignore[misc]  # untyped base cl
         super().validate_code_challenge(grant, redirect_uri)
         client: OAuthClient = grant.request.client
         if client.is_public and not data.get("code_challenge"):
-            raise InvalidRequestError("Public clients must use PKCE: send code_challenge with code_challenge_method=S256.")
+            raise InvalidRequestError(
+                "Public clients must use PKCE: send code_challenge with code_challenge_method=S256."
+            )
 
     def validate_code_verifier(self, grant: grants.AuthorizationCodeGrant, result: Any) -> None:
         """Refuse a verifier for a code issued without a challenge (downgrade, RFC 9700 4.8.2).
@@ -137,13 +139,20 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
         tx = current()
         approval: Approval = request.user
         challenge = request.payload.data.get("code_challenge") or None
-        tx.session.add(tables.AuthorizationCode(
-            code_hash=security.token_hash(code), client_id=request.client.client_id,
-            user_id=approval.user_id, blog_id=approval.blog_id,
-            redirect_uri=request.payload.redirect_uri, scope=request.scope,
-            code_challenge=challenge, code_challenge_method="S256" if challenge else None,
-            created_at=tx.now, expires_at=tx.now + timedelta(seconds=security.AUTHORIZATION_CODE_LIFETIME),
-        ))
+        tx.session.add(
+            tables.AuthorizationCode(
+                code_hash=security.token_hash(code),
+                client_id=request.client.client_id,
+                user_id=approval.user_id,
+                blog_id=approval.blog_id,
+                redirect_uri=request.payload.redirect_uri,
+                scope=request.scope,
+                code_challenge=challenge,
+                code_challenge_method="S256" if challenge else None,
+                created_at=tx.now,
+                expires_at=tx.now + timedelta(seconds=security.AUTHORIZATION_CODE_LIFETIME),
+            )
+        )
 
     def query_authorization_code(self, code: str, client: OAuthClient) -> IssuedCode | None:
         # Authlib calls this after the client and `code` checks, then compares `redirect_uri`: a
@@ -151,10 +160,12 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
         if not self.request.payload.data.get("redirect_uri"):
             raise InvalidRequestError("Missing 'redirect_uri' parameter.")
         tx = current()
-        row = tx.session.scalar(select(tables.AuthorizationCode).where(
-            tables.AuthorizationCode.code_hash == security.token_hash(code),
-            tables.AuthorizationCode.client_id == client.client_id,
-        ))
+        row = tx.session.scalar(
+            select(tables.AuthorizationCode).where(
+                tables.AuthorizationCode.code_hash == security.token_hash(code),
+                tables.AuthorizationCode.client_id == client.client_id,
+            )
+        )
         if row is None:
             return None
         if row.used_at is not None:
@@ -164,8 +175,13 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
         if row.expires_at <= tx.now:
             raise InvalidGrantError("The authorization code has expired; authorize again.")
         return IssuedCode(
-            row.id, row.user_id, row.blog_id, row.redirect_uri, row.scope,
-            row.code_challenge, row.code_challenge_method,
+            row.id,
+            row.user_id,
+            row.blog_id,
+            row.redirect_uri,
+            row.scope,
+            row.code_challenge,
+            row.code_challenge_method,
         )
 
     @hooked  # type: ignore[untyped-decorator]  # Authlib is untyped
@@ -183,8 +199,11 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
                 revoke_grant(tx.session, grant_id, tx.now)
             raise InvalidGrantError(CODE_REUSED)
         grant = tables.Grant(
-            client_id=self.request.client.client_id, user_id=code.user_id, blog_id=code.blog_id,
-            scope=code.scope, connected_at=tx.now,
+            client_id=self.request.client.client_id,
+            user_id=code.user_id,
+            blog_id=code.blog_id,
+            scope=code.scope,
+            connected_at=tx.now,
         )
         tx.session.add(grant)
         tx.session.flush()

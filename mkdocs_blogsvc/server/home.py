@@ -38,7 +38,9 @@ def register(app: Flask, db: Database) -> None:
         blogs = [{"name": n, "slug": s, "language": lang, "articles": c} for n, s, lang, c in rows]
         html = render_template("home.html", blogs=blogs, scopes=SCOPES, version=__version__, base_url=base_url())
         response = Response(html, mimetype="text/html")
-        response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"
+        response.headers["Content-Security-Policy"] = (
+            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"
+        )
         response.headers["X-Frame-Options"] = "DENY"
         response.headers["X-Content-Type-Options"] = "nosniff"
         return response

@@ -64,9 +64,18 @@ DEFAULT_DESCRIPTIONS = {
 }
 BASIC_CHALLENGE = 'Basic realm="blogsvc", charset="UTF-8"'
 #: The token request's parameters (RFC 6749 4.1.3, 6, 2.3.1; RFC 7636 4.5): accepted in the body only.
-TOKEN_PARAMETERS = frozenset({
-    "grant_type", "code", "redirect_uri", "client_id", "client_secret", "code_verifier", "refresh_token", "scope",
-})
+TOKEN_PARAMETERS = frozenset(
+    {
+        "grant_type",
+        "code",
+        "redirect_uri",
+        "client_id",
+        "client_secret",
+        "code_verifier",
+        "refresh_token",
+        "scope",
+    }
+)
 
 
 def register(app: Flask, db: Database) -> None:
@@ -161,7 +170,7 @@ class ServiceOAuth2Request(FlaskOAuth2Request):  # type: ignore[misc]  # untyped
     """
 
     def __init__(self, request: Request) -> None:
-        secure_url = "https" + request.url[len(request.scheme):]
+        secure_url = "https" + request.url[len(request.scheme) :]
         OAuth2Request.__init__(self, method=request.method, uri=secure_url, headers=request.headers)
         self.uri = request.url
         self._request = request
@@ -172,9 +181,7 @@ class ClientAuthenticationFailed(InvalidClientError):  # type: ignore[misc]  # u
     """`invalid_client`: 401 with a Basic challenge if the client sent HTTP Basic, else 400."""
 
     def __init__(self, *, basic_used: bool) -> None:
-        super().__init__(
-            description=DEFAULT_DESCRIPTIONS["invalid_client"], status_code=401 if basic_used else 400
-        )
+        super().__init__(description=DEFAULT_DESCRIPTIONS["invalid_client"], status_code=401 if basic_used else 400)
 
     def get_headers(self) -> list[tuple[str, str]]:
         headers = list(super(InvalidClientError, self).get_headers())
@@ -224,7 +231,9 @@ class ServiceAuthorizationServer(AuthorizationServer):  # type: ignore[misc]  # 
         required when using PKCE" (code exchange) and "not required for PKCE clients" (refresh).
         A secret that is sent must still be right."""
         data = request.payload.data
-        client = self.query_client(data["client_id"]) if data.get("client_id") and not data.get("client_secret") else None
+        client = (
+            self.query_client(data["client_id"]) if data.get("client_id") and not data.get("client_secret") else None
+        )
         if client is None or client.is_public:
             return None
         session = current().session
@@ -232,13 +241,21 @@ class ServiceAuthorizationServer(AuthorizationServer):  # type: ignore[misc]  # 
             tables.AuthorizationCode.client_id == client.client_id, tables.AuthorizationCode.code_challenge.is_not(None)
         )
         if data.get("grant_type") == "authorization_code" and data.get("code") and data.get("code_verifier"):
-            found = session.scalar(codes_with_challenge.where(
-                tables.AuthorizationCode.code_hash == security.token_hash(data["code"])))
+            found = session.scalar(
+                codes_with_challenge.where(tables.AuthorizationCode.code_hash == security.token_hash(data["code"]))
+            )
         elif data.get("grant_type") == "refresh_token" and data.get("refresh_token"):
-            grant_id = session.scalar(select(tables.Token.grant_id).where(
-                tables.Token.token_hash == security.token_hash(data["refresh_token"]), tables.Token.kind == "refresh"))
-            found = None if grant_id is None else session.scalar(
-                codes_with_challenge.where(tables.AuthorizationCode.grant_id == grant_id))
+            grant_id = session.scalar(
+                select(tables.Token.grant_id).where(
+                    tables.Token.token_hash == security.token_hash(data["refresh_token"]),
+                    tables.Token.kind == "refresh",
+                )
+            )
+            found = (
+                None
+                if grant_id is None
+                else session.scalar(codes_with_challenge.where(tables.AuthorizationCode.grant_id == grant_id))
+            )
         else:
             found = None
         return client if found is not None else None
@@ -249,7 +266,11 @@ class ServiceAuthorizationServer(AuthorizationServer):  # type: ignore[misc]  # 
             return super().get_authorization_grant(request)
         redirect_uri = None
         client = self.query_client(request.payload.client_id) if request.payload.client_id else None
-        if client is not None and request.payload.redirect_uri and client.check_redirect_uri(request.payload.redirect_uri):
+        if (
+            client is not None
+            and request.payload.redirect_uri
+            and client.check_redirect_uri(request.payload.redirect_uri)
+        ):
             redirect_uri = request.payload.redirect_uri
         if not request.payload.response_type:  # missing, not unsupported (RFC 6749 4.1.2.1)
             raise InvalidRequestError("Missing 'response_type': it must be code.", redirect_uri=redirect_uri)

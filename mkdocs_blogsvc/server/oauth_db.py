@@ -63,10 +63,16 @@ def store_token_pair(
     lifetimes = {"access": security.ACCESS_TOKEN_LIFETIME, "refresh": security.REFRESH_TOKEN_LIFETIME}
     for kind, lifetime in lifetimes.items():
         scope = refresh_scope if kind == "refresh" and refresh_scope is not None else token["scope"]
-        session.add(tables.Token(
-            grant_id=grant_id, kind=kind, token_hash=security.token_hash(token[f"{kind}_token"]),
-            scope=scope, issued_at=now, expires_at=now + timedelta(seconds=lifetime),
-        ))
+        session.add(
+            tables.Token(
+                grant_id=grant_id,
+                kind=kind,
+                token_hash=security.token_hash(token[f"{kind}_token"]),
+                scope=scope,
+                issued_at=now,
+                expires_at=now + timedelta(seconds=lifetime),
+            )
+        )
     session.flush()
 
 
@@ -97,7 +103,9 @@ def spend_authorization_code(session: Session, code_id: int, now: datetime) -> b
 def revoke_grant(session: Session, grant_id: int, now: datetime) -> None:
     """Revoke a connection and every token it holds (refresh-token or code reuse, RFC 9700 4.14.2)."""
     session.execute(
-        update(tables.Grant).where(tables.Grant.id == grant_id, tables.Grant.revoked_at.is_(None)).values(revoked_at=now)
+        update(tables.Grant)
+        .where(tables.Grant.id == grant_id, tables.Grant.revoked_at.is_(None))
+        .values(revoked_at=now)
     )
     session.execute(
         update(tables.Token)

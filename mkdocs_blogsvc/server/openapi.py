@@ -52,12 +52,20 @@ def _error(description: str, code: str | list[str], *, challenge: bool = False) 
 
 def _refusals_of_every_operation() -> dict[str, Any]:
     """What any operation may answer besides its own: a rate limit, a fault, a busy database."""
-    retry_after = {"Retry-After": {"description": "Seconds to wait before trying again.", "required": True,
-                                   "schema": {"type": "string", "pattern": "^[1-9][0-9]*$"}}}
+    retry_after = {
+        "Retry-After": {
+            "description": "Seconds to wait before trying again.",
+            "required": True,
+            "schema": {"type": "string", "pattern": "^[1-9][0-9]*$"},
+        }
+    }
     return {
         "429": {**_error("A rate limit was passed.", "too_many_requests"), "headers": retry_after},
         "500": _error("An unexpected fault; details go to the server log.", "server_error"),
-        "503": {**_error("The database was busy; nothing was changed.", "temporarily_unavailable"), "headers": retry_after},
+        "503": {
+            **_error("The database was busy; nothing was changed.", "temporarily_unavailable"),
+            "headers": retry_after,
+        },
     }
 
 
@@ -74,38 +82,52 @@ def _schemas(max_limit: int, max_known_articles: int) -> dict[str, Any]:
     strings = {"type": "array", "items": {"type": "string"}}
     return {
         "Timestamp": {**timestamp, "description": "ISO 8601, UTC, millisecond precision."},
-        "Article": _object({
-            "id": {"type": "string", "pattern": "^c[0-9a-z]{24}$", "description": "CUID: c and 24 lowercase base-36 characters."},
-            "slug": {"type": "string", "minLength": 1},
-            "title": {"type": "string"},
-            "description": _nullable({"type": "string"}),
-            "content": {"type": "string", "description": "Markdown; hosted images as absolute URLs."},
-            "coverImageUrl": _nullable({"type": "string", "format": "uri"}),
-            "inlineImageUrls": {"type": "array", "items": {"type": "string", "format": "uri"}},
-            "tags": strings,
-            "seoKeywords": strings,
-            "seoScore": _nullable({"type": "number", "minimum": 0, "maximum": 10}),
-            "schemaOrgJson": _nullable({"type": "object"}),
-            "publishedAt": _ref("Timestamp"),
-            "updatedAt": _ref("Timestamp"),
-            "viewCount": {"type": "integer", "minimum": 0},
-            "contentHash": {
-                "type": "string",
-                "pattern": "^[0-9a-f]{64}$",
-                "description": (
-                    "SHA-256, lowercase hex, of the UTF-8 compact JSON array "
-                    '[title, description, content, tags] (separators "," and ":", no ASCII escaping, '
-                    "description null when absent), computed over the content as served."
-                ),
-            },
-        }),
-        "Pagination": _object({
-            "page": {"type": "integer", "minimum": 1},
-            "limit": {"type": "integer", "minimum": 1, "maximum": max_limit},
-            "total": {"type": "integer", "minimum": 0, "description": "Published articles of the blog."},
-            "totalPages": {"type": "integer", "minimum": 0, "description": "ceil(total / limit); 0 when total is 0."},
-        }),
-        "ArticleList": _object({"articles": {"type": "array", "items": _ref("Article")}, "pagination": _ref("Pagination")}),
+        "Article": _object(
+            {
+                "id": {
+                    "type": "string",
+                    "pattern": "^c[0-9a-z]{24}$",
+                    "description": "CUID: c and 24 lowercase base-36 characters.",
+                },
+                "slug": {"type": "string", "minLength": 1},
+                "title": {"type": "string"},
+                "description": _nullable({"type": "string"}),
+                "content": {"type": "string", "description": "Markdown; hosted images as absolute URLs."},
+                "coverImageUrl": _nullable({"type": "string", "format": "uri"}),
+                "inlineImageUrls": {"type": "array", "items": {"type": "string", "format": "uri"}},
+                "tags": strings,
+                "seoKeywords": strings,
+                "seoScore": _nullable({"type": "number", "minimum": 0, "maximum": 10}),
+                "schemaOrgJson": _nullable({"type": "object"}),
+                "publishedAt": _ref("Timestamp"),
+                "updatedAt": _ref("Timestamp"),
+                "viewCount": {"type": "integer", "minimum": 0},
+                "contentHash": {
+                    "type": "string",
+                    "pattern": "^[0-9a-f]{64}$",
+                    "description": (
+                        "SHA-256, lowercase hex, of the UTF-8 compact JSON array "
+                        '[title, description, content, tags] (separators "," and ":", no ASCII escaping, '
+                        "description null when absent), computed over the content as served."
+                    ),
+                },
+            }
+        ),
+        "Pagination": _object(
+            {
+                "page": {"type": "integer", "minimum": 1},
+                "limit": {"type": "integer", "minimum": 1, "maximum": max_limit},
+                "total": {"type": "integer", "minimum": 0, "description": "Published articles of the blog."},
+                "totalPages": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "ceil(total / limit); 0 when total is 0.",
+                },
+            }
+        ),
+        "ArticleList": _object(
+            {"articles": {"type": "array", "items": _ref("Article")}, "pagination": _ref("Pagination")}
+        ),
         "ArticleEnvelope": _object({"article": _ref("Article")}),
         "KnownArticle": _object(
             {"id": {"type": "string"}, "contentHash": {"type": "string"}},
@@ -122,30 +144,36 @@ def _schemas(max_limit: int, max_known_articles: int) -> dict[str, Any]:
             },
             closed=False,
         ),
-        "SyncResponse": _object({
-            "new": {"type": "array", "items": _ref("Article")},
-            "updated": {"type": "array", "items": _ref("Article")},
-            "deleted": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Known ids with no published article in this blog (deleted, unpublished, or unknown).",
-            },
-            "syncedAt": _ref("Timestamp"),
-        }),
-        "Status": _object({
-            "status": {"const": "active"},
-            "blog": _object({
-                "id": {"type": "string"},
-                "name": {"type": "string"},
-                "slug": {"type": "string"},
-                "description": {"type": "string"},
-                "language": {"type": "string", "pattern": "^[a-z]{2}$"},
-                "articleCount": {"type": "integer", "minimum": 0},
-            }),
-            "scopes": {"type": "array", "items": {"type": "string"}},
-            "connectedAt": _ref("Timestamp"),
-            "lastSyncAt": {"oneOf": [_ref("Timestamp"), {"type": "null"}]},
-        }),
+        "SyncResponse": _object(
+            {
+                "new": {"type": "array", "items": _ref("Article")},
+                "updated": {"type": "array", "items": _ref("Article")},
+                "deleted": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Known ids with no published article in this blog (deleted, unpublished, or unknown).",
+                },
+                "syncedAt": _ref("Timestamp"),
+            }
+        ),
+        "Status": _object(
+            {
+                "status": {"const": "active"},
+                "blog": _object(
+                    {
+                        "id": {"type": "string"},
+                        "name": {"type": "string"},
+                        "slug": {"type": "string"},
+                        "description": {"type": "string"},
+                        "language": {"type": "string", "pattern": "^[a-z]{2}$"},
+                        "articleCount": {"type": "integer", "minimum": 0},
+                    }
+                ),
+                "scopes": {"type": "array", "items": {"type": "string"}},
+                "connectedAt": _ref("Timestamp"),
+                "lastSyncAt": {"oneOf": [_ref("Timestamp"), {"type": "null"}]},
+            }
+        ),
         "AuthorizationCodeRequest": _object(
             {
                 "grant_type": {"const": "authorization_code"},
@@ -185,7 +213,9 @@ def _schemas(max_limit: int, max_known_articles: int) -> dict[str, Any]:
     }
 
 
-def document(base_url: str, *, default_limit: int, max_limit: int, max_known_articles: int, max_body_bytes: int) -> dict[str, Any]:
+def document(
+    base_url: str, *, default_limit: int, max_limit: int, max_known_articles: int, max_body_bytes: int
+) -> dict[str, Any]:
     """The OpenAPI document for a server reached at `base_url` (no trailing slash)."""
     articles_read = [{"oauth2": ["articles:read"]}, {"bearerAuth": ["articles:read"]}]
     unauthorized = _error("The access token is missing, expired, or invalid.", "invalid_token", challenge=True)
@@ -205,88 +235,141 @@ def document(base_url: str, *, default_limit: int, max_limit: int, max_known_art
         },
         "servers": [{"url": base_url}],
         "paths": {
-            "/api/v1/articles": {"get": {
-                "operationId": "listArticles",
-                "summary": "Published articles, newest first (ties in descending id order).",
-                "security": articles_read,
-                "parameters": [
-                    {"name": "page", "in": "query", "description": "Page number; a page past the end is empty.",
-                     "schema": {"type": "integer", "minimum": 1, "default": 1}},
-                    {"name": "limit", "in": "query", "description": f"Articles per page; above {max_limit} is a 400.",
-                     "schema": {"type": "integer", "minimum": 1, "maximum": max_limit, "default": default_limit}},
-                ],
-                "responses": {
-                    "200": _ok("One page of articles.", "ArticleList"),
-                    "400": _error("page or limit is not an integer in range.", "invalid_request"),
-                    "401": unauthorized,
-                    "403": forbidden,
-                    **refusals,
-                },
-            }},
-            "/api/v1/articles/{idOrSlug}": {"get": {
-                "operationId": "getArticle",
-                "summary": "One published article by id, else by slug.",
-                "security": articles_read,
-                "parameters": [{"name": "idOrSlug", "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}],
-                "responses": {
-                    "200": _ok("The article.", "ArticleEnvelope"),
-                    "401": unauthorized,
-                    "403": forbidden,
-                    "404": _error("No published article of this blog has this id or slug.", "not_found"),
-                    **refusals,
-                },
-            }},
-            "/api/v1/sync": {"post": {
-                "operationId": "sync",
-                "summary": "The differences between the client's articles and the published ones; records lastSyncAt.",
-                "security": articles_read,
-                "requestBody": {"required": True, "content": {JSON: {"schema": _ref("SyncRequest")}}},
-                "responses": {
-                    "200": _ok("new, updated and deleted articles.", "SyncResponse"),
-                    "400": _error("The body is not JSON, or not a SyncRequest (the description names the fault).", "invalid_request"),
-                    "401": unauthorized,
-                    "403": forbidden,
-                    "413": _error(f"The body is larger than {max_body_bytes} bytes.", "request_too_large"),
-                    "415": _error("A Content-Encoding other than gzip or identity.", "unsupported_media_type"),
-                    **refusals,
-                },
-            }},
-            "/api/v1/status": {"get": {
-                "operationId": "getStatus",
-                "summary": "The connection and its blog; any valid access token, whatever its scopes.",
-                "security": [{"oauth2": []}, {"bearerAuth": []}],
-                "responses": {"200": _ok("The connection status.", "Status"), "401": unauthorized, **refusals},
-            }},
-            "/api/oauth/token": {"post": {
-                "operationId": "token",
-                "summary": "Exchange an authorization code, or rotate a refresh token (the old one dies at once).",
-                "security": [{}, {"clientBasic": []}],
-                "requestBody": {"required": True, "content": {"application/x-www-form-urlencoded": {
-                    "schema": {"oneOf": [_ref("AuthorizationCodeRequest"), _ref("RefreshTokenRequest")]},
-                }}},
-                "responses": {
-                    "200": {"description": "New tokens.", "content": {JSON: {"schema": _ref("TokenResponse")}}},
-                    "400": _error("RFC 6749 5.2 error.", [
-                        "invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
-                        "unsupported_grant_type", "invalid_scope",
-                    ]),
-                    "401": _error("Client authentication failed.", "invalid_client"),
-                    "413": _error("The body is larger than the service accepts.", "request_too_large"),
-                    **refusals,
-                },
-            }},
+            "/api/v1/articles": {
+                "get": {
+                    "operationId": "listArticles",
+                    "summary": "Published articles, newest first (ties in descending id order).",
+                    "security": articles_read,
+                    "parameters": [
+                        {
+                            "name": "page",
+                            "in": "query",
+                            "description": "Page number; a page past the end is empty.",
+                            "schema": {"type": "integer", "minimum": 1, "default": 1},
+                        },
+                        {
+                            "name": "limit",
+                            "in": "query",
+                            "description": f"Articles per page; above {max_limit} is a 400.",
+                            "schema": {"type": "integer", "minimum": 1, "maximum": max_limit, "default": default_limit},
+                        },
+                    ],
+                    "responses": {
+                        "200": _ok("One page of articles.", "ArticleList"),
+                        "400": _error("page or limit is not an integer in range.", "invalid_request"),
+                        "401": unauthorized,
+                        "403": forbidden,
+                        **refusals,
+                    },
+                }
+            },
+            "/api/v1/articles/{idOrSlug}": {
+                "get": {
+                    "operationId": "getArticle",
+                    "summary": "One published article by id, else by slug.",
+                    "security": articles_read,
+                    "parameters": [
+                        {
+                            "name": "idOrSlug",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string", "minLength": 1},
+                        }
+                    ],
+                    "responses": {
+                        "200": _ok("The article.", "ArticleEnvelope"),
+                        "401": unauthorized,
+                        "403": forbidden,
+                        "404": _error("No published article of this blog has this id or slug.", "not_found"),
+                        **refusals,
+                    },
+                }
+            },
+            "/api/v1/sync": {
+                "post": {
+                    "operationId": "sync",
+                    "summary": "The differences between the client's articles and the published ones; records lastSyncAt.",
+                    "security": articles_read,
+                    "requestBody": {"required": True, "content": {JSON: {"schema": _ref("SyncRequest")}}},
+                    "responses": {
+                        "200": _ok("new, updated and deleted articles.", "SyncResponse"),
+                        "400": _error(
+                            "The body is not JSON, or not a SyncRequest (the description names the fault).",
+                            "invalid_request",
+                        ),
+                        "401": unauthorized,
+                        "403": forbidden,
+                        "413": _error(f"The body is larger than {max_body_bytes} bytes.", "request_too_large"),
+                        "415": _error("A Content-Encoding other than gzip or identity.", "unsupported_media_type"),
+                        **refusals,
+                    },
+                }
+            },
+            "/api/v1/status": {
+                "get": {
+                    "operationId": "getStatus",
+                    "summary": "The connection and its blog; any valid access token, whatever its scopes.",
+                    "security": [{"oauth2": []}, {"bearerAuth": []}],
+                    "responses": {"200": _ok("The connection status.", "Status"), "401": unauthorized, **refusals},
+                }
+            },
+            "/api/oauth/token": {
+                "post": {
+                    "operationId": "token",
+                    "summary": "Exchange an authorization code, or rotate a refresh token (the old one dies at once).",
+                    "security": [{}, {"clientBasic": []}],
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/x-www-form-urlencoded": {
+                                "schema": {"oneOf": [_ref("AuthorizationCodeRequest"), _ref("RefreshTokenRequest")]},
+                            }
+                        },
+                    },
+                    "responses": {
+                        "200": {"description": "New tokens.", "content": {JSON: {"schema": _ref("TokenResponse")}}},
+                        "400": _error(
+                            "RFC 6749 5.2 error.",
+                            [
+                                "invalid_request",
+                                "invalid_client",
+                                "invalid_grant",
+                                "unauthorized_client",
+                                "unsupported_grant_type",
+                                "invalid_scope",
+                            ],
+                        ),
+                        "401": _error("Client authentication failed.", "invalid_client"),
+                        "413": _error("The body is larger than the service accepts.", "request_too_large"),
+                        **refusals,
+                    },
+                }
+            },
         },
         "components": {
             "schemas": _schemas(max_limit, max_known_articles),
             "securitySchemes": {
-                "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": f"{security.ACCESS_TOKEN_PREFIX}..."},
-                "oauth2": {"type": "oauth2", "flows": {"authorizationCode": {
-                    "authorizationUrl": f"{base_url}/api/oauth/authorize",
-                    "tokenUrl": f"{base_url}/api/oauth/token",
-                    "refreshUrl": f"{base_url}/api/oauth/token",
-                    "scopes": dict(security.SCOPES),
-                }}},
-                "clientBasic": {"type": "http", "scheme": "basic", "description": "client_id and client_secret (RFC 6749 2.3.1)."},
+                "bearerAuth": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "bearerFormat": f"{security.ACCESS_TOKEN_PREFIX}...",
+                },
+                "oauth2": {
+                    "type": "oauth2",
+                    "flows": {
+                        "authorizationCode": {
+                            "authorizationUrl": f"{base_url}/api/oauth/authorize",
+                            "tokenUrl": f"{base_url}/api/oauth/token",
+                            "refreshUrl": f"{base_url}/api/oauth/token",
+                            "scopes": dict(security.SCOPES),
+                        }
+                    },
+                },
+                "clientBasic": {
+                    "type": "http",
+                    "scheme": "basic",
+                    "description": "client_id and client_secret (RFC 6749 2.3.1).",
+                },
             },
         },
     }

@@ -128,13 +128,17 @@ def _sign_in(session: Session) -> Response:
                 limiter.forgive(*taken_back)
             minutes = -(-verdict.retry_after // 60)
             who = "this account" if name == "signin_account" else "this address"
-            page = _sign_in_page(error=f"Too many failed sign-ins for {who}: try again in {minutes} minutes.", username=username)
+            page = _sign_in_page(
+                error=f"Too many failed sign-ins for {who}: try again in {minutes} minutes.", username=username
+            )
             page.status_code = 429
             page.headers["Retry-After"] = str(verdict.retry_after)
             return page
     user = session.scalar(select(tables.User).where(tables.User.username == username))
     # Hash even for an unknown user, so the answer time does not reveal which usernames exist.
-    password_ok = security.verify_password(request.form.get("password", ""), user.password_hash if user else _dummy_hash())
+    password_ok = security.verify_password(
+        request.form.get("password", ""), user.password_hash if user else _dummy_hash()
+    )
     if user is None or not password_ok:
         return _sign_in_page(error="Wrong username or password.", username=username)
     for name, key in keys:
@@ -150,7 +154,9 @@ def _signed_in_user(session: Session) -> tables.User | None:
 
 
 def _sign_in_page(*, error: str | None = None, username: str = "") -> Response:
-    html = render_template("oauth_sign_in.html", form_action=_self_url(), csrf_token=_csrf_token(), error=error, username=username)
+    html = render_template(
+        "oauth_sign_in.html", form_action=_self_url(), csrf_token=_csrf_token(), error=error, username=username
+    )
     return Response(html, mimetype="text/html")
 
 

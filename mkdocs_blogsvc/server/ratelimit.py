@@ -114,7 +114,9 @@ def parse(text: str, base: Mapping[str, Limit] = DEFAULTS) -> dict[str, Limit]:
         except ValueError:
             limit = Limit(-1, 0)
         if limit.count < 0 or limit.seconds < 1:
-            raise ValueError(f"invalid rate limit {part!r}: write NAME=COUNT/SECONDS, for example token=3000/60 (COUNT 0 turns it off)")
+            raise ValueError(
+                f"invalid rate limit {part!r}: write NAME=COUNT/SECONDS, for example token=3000/60 (COUNT 0 turns it off)"
+            )
         limits[name] = limit
     return limits
 
@@ -171,13 +173,23 @@ class RateLimiter:
     def _take_back(self, session: Session, name: str, key: str, now: float) -> None:
         """Take one hit off the latest bucket of `key` that has one (within the window)."""
         counter = tables.RateCounter
-        latest = session.scalar(select(func.max(counter.window)).where(
-            counter.key == f"{name}:{key}", counter.window >= bucket_of(now, self.limits[name]) - BUCKETS, counter.count > 0,
-        ))
+        latest = session.scalar(
+            select(func.max(counter.window)).where(
+                counter.key == f"{name}:{key}",
+                counter.window >= bucket_of(now, self.limits[name]) - BUCKETS,
+                counter.count > 0,
+            )
+        )
         if latest is not None:
-            session.execute(update(counter).where(
-                counter.key == f"{name}:{key}", counter.window == latest, counter.count > 0,
-            ).values(count=counter.count - 1))
+            session.execute(
+                update(counter)
+                .where(
+                    counter.key == f"{name}:{key}",
+                    counter.window == latest,
+                    counter.count > 0,
+                )
+                .values(count=counter.count - 1)
+            )
 
     def enforce(self, name: str, key: str, what: str) -> None:
         """Count a hit; raise 429 `too_many_requests` past the limit."""
@@ -220,9 +232,16 @@ class RateLimiter:
         width = limit.seconds / BUCKETS
         current = self._count(session, full_key, bucket, (bucket + BUCKETS + 1) * width, now)
         counter = tables.RateCounter
-        older: dict[int, int] = {window: count for window, count in session.execute(select(counter.window, counter.count).where(
-            counter.key == full_key, counter.window >= bucket - BUCKETS, counter.window < bucket,
-        ))}
+        older: dict[int, int] = {
+            window: count
+            for window, count in session.execute(
+                select(counter.window, counter.count).where(
+                    counter.key == full_key,
+                    counter.window >= bucket - BUCKETS,
+                    counter.window < bucket,
+                )
+            )
+        }
         total = current + sum(older.values())
         if total <= limit.count:
             return Verdict(True, 0, limit)
@@ -241,8 +260,10 @@ class RateLimiter:
         dialect = session.get_bind().dialect.name
         insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
         counter = tables.RateCounter
-        upsert = insert(counter).values(key=key, window=window, count=1, expires_at=expires_at).on_conflict_do_update(
-            index_elements=[counter.key, counter.window], set_={"count": counter.count + 1}
+        upsert = (
+            insert(counter)
+            .values(key=key, window=window, count=1, expires_at=expires_at)
+            .on_conflict_do_update(index_elements=[counter.key, counter.window], set_={"count": counter.count + 1})
         )
         count = int(session.execute(upsert.returning(counter.count)).scalar_one())
         if random.random() < 0.005:  # housekeeping, not security
@@ -261,8 +282,10 @@ def register(app: Flask) -> None:
     @app.errorhandler(CountersUnavailable)
     def _unavailable(error: CountersUnavailable) -> Response:
         headers = {"Retry-After": str(UNAVAILABLE_RETRY_AFTER), "Cache-Control": "no-store"}
-        description = (f"Sign-in is unavailable: its rate-limit counters cannot be written; "
-                       f"retry after {UNAVAILABLE_RETRY_AFTER} seconds")
+        description = (
+            f"Sign-in is unavailable: its rate-limit counters cannot be written; "
+            f"retry after {UNAVAILABLE_RETRY_AFTER} seconds"
+        )
         if request.path.startswith("/api/") and not request.path.startswith("/api/oauth/authorize"):
             return json_response({"error": "temporarily_unavailable", "error_description": description}, 503, headers)
         return Response(f"{description}.\n", status=503, headers=headers, mimetype="text/plain")
@@ -321,7 +344,8 @@ def _create_counter_table(engine: Engine) -> None:
 def too_many_requests(verdict: Verdict, what: str) -> ApiError:
     """429 with `Retry-After` and the Error object naming the limit."""
     return ApiError(
-        429, "too_many_requests",
+        429,
+        "too_many_requests",
         f"Rate limit exceeded: at most {verdict.limit.count} requests per {verdict.limit.seconds} seconds {what}; "
         f"retry after {verdict.retry_after} seconds",
         {"Retry-After": str(verdict.retry_after)},

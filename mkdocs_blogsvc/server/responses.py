@@ -52,4 +52,6 @@ PROTOCOL_ERRORS = {
 def protocol_error_body(status: int, description: str) -> bytes:
     """The spec's Error object for a refusal of the HTTP server itself, as bytes to write."""
     error = PROTOCOL_ERRORS.get(status, "server_error" if status >= 500 else "invalid_request")
-    return json.dumps({"error": error, "error_description": description}, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    return json.dumps(
+        {"error": error, "error_description": description}, ensure_ascii=True, separators=(",", ":")
+    ).encode("ascii")

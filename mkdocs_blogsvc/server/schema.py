@@ -84,8 +84,7 @@ def check(connection: Connection, shown: str, command: str) -> None:
         return
     what = "was created before schema migrations existed" if found is None else f"has schema revision {found}"
     raise StaleDatabase(
-        f"database {shown} {what}, this version needs {SCHEMA_REVISION}: "
-        f"back it up, then run `{command} migrate`"
+        f"database {shown} {what}, this version needs {SCHEMA_REVISION}: back it up, then run `{command} migrate`"
     )
 
 
@@ -115,6 +114,8 @@ def upgrade(connection: Connection, target: str) -> None:
 
 
 def _stamp(connection: Connection, revision_id: str) -> None:
-    connection.execute(text(f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version_num VARCHAR(32) NOT NULL PRIMARY KEY)"))
+    connection.execute(
+        text(f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version_num VARCHAR(32) NOT NULL PRIMARY KEY)")
+    )
     connection.execute(text(f"DELETE FROM {VERSION_TABLE}"))
     connection.execute(text(f"INSERT INTO {VERSION_TABLE} (version_num) VALUES (:v)"), {"v": revision_id})

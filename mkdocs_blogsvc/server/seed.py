@@ -58,15 +58,19 @@ def seed(db: Database, *, base_url_hint: str | None = None) -> dict[str, Any]:
     now = db.now()
     password_hash = content.new_password_hash(USERNAME, PASSWORD)  # scrypt before the write lock
     with db.session(write=True) as session:
-        if session.scalar(select(tables.User.id).where(tables.User.username == USERNAME)) is not None or \
-                session.scalar(select(tables.Blog.id).where(tables.Blog.slug == BLOG["slug"])) is not None:
+        if (
+            session.scalar(select(tables.User.id).where(tables.User.username == USERNAME)) is not None
+            or session.scalar(select(tables.Blog.id).where(tables.Blog.slug == BLOG["slug"])) is not None
+        ):
             raise ContentError(
                 f"this database already holds the sample blog (user {USERNAME!r} or blog {BLOG['slug']!r}): "
                 "seed a new database file instead"
             )
         content.insert_user(session, USERNAME, password_hash, now)
         blog = content.insert_blog(session, owner=USERNAME, now=now, **BLOG)
-        client = content.insert_client(session, name=CLIENT_NAME, redirect_uris=CLIENT_REDIRECT_URIS, secret=None, now=now)
+        client = content.insert_client(
+            session, name=CLIENT_NAME, redirect_uris=CLIENT_REDIRECT_URIS, secret=None, now=now
+        )
         published = 0
         for index, path in enumerate(sorted(_files("sample_articles", ".md"), key=lambda p: p.name)):
             article = _insert_sample(session, blog, path, index, now, base_url_hint)
@@ -106,8 +110,12 @@ def _insert_sample(
         inline_images=[_media(name) for name in meta.get("inline", [])],
     )
     article = content.insert_article(
-        session, blog, data, now=published_at - timedelta(days=1),
-        published_at=None if status == "draft" else published_at, status=status,
+        session,
+        blog,
+        data,
+        now=published_at - timedelta(days=1),
+        published_at=None if status == "draft" else published_at,
+        status=status,
     )
     if status != "draft":
         article.updated_at = published_at + timedelta(days=meta.get("updated_days_after", 0))
@@ -155,19 +163,81 @@ MAX_WORDS = 100_000
 #: Rows per insert transaction: short transactions, so the service keeps answering meanwhile.
 GENERATE_BATCH = 2_000
 _WORDS = (
-    "service", "sync", "cache", "build", "page", "article", "blog", "index", "token", "client",
-    "query", "batch", "stream", "answer", "listing", "order", "publish", "draft", "cover", "image",
-    "markdown", "heading", "table", "link", "update", "change", "worker", "process", "thread",
-    "database", "schema", "migration", "request", "response", "header", "body", "status", "error",
-    "limit", "window", "clock", "offset", "planner", "statistics", "vacuum", "insert", "select",
-    "commit", "rollback", "lock", "reader", "writer", "pool", "timeout", "retry", "deploy", "proxy",
-    "certificate", "release", "version", "plugin", "theme", "template",
+    "service",
+    "sync",
+    "cache",
+    "build",
+    "page",
+    "article",
+    "blog",
+    "index",
+    "token",
+    "client",
+    "query",
+    "batch",
+    "stream",
+    "answer",
+    "listing",
+    "order",
+    "publish",
+    "draft",
+    "cover",
+    "image",
+    "markdown",
+    "heading",
+    "table",
+    "link",
+    "update",
+    "change",
+    "worker",
+    "process",
+    "thread",
+    "database",
+    "schema",
+    "migration",
+    "request",
+    "response",
+    "header",
+    "body",
+    "status",
+    "error",
+    "limit",
+    "window",
+    "clock",
+    "offset",
+    "planner",
+    "statistics",
+    "vacuum",
+    "insert",
+    "select",
+    "commit",
+    "rollback",
+    "lock",
+    "reader",
+    "writer",
+    "pool",
+    "timeout",
+    "retry",
+    "deploy",
+    "proxy",
+    "certificate",
+    "release",
+    "version",
+    "plugin",
+    "theme",
+    "template",
 )
 _TAGS = ["capacity", "benchmark", "demo", "notes", "guides", "releases", "operations", "design"]
 
 
 def generate_articles(
-    db: Database, blog_slug: str, count: int, *, words: int = 300, covers: bool = False, now: datetime | None = None,
+    db: Database,
+    blog_slug: str,
+    count: int,
+    *,
+    words: int = 300,
+    covers: bool = False,
+    now: datetime | None = None,
 ) -> dict[str, Any]:
     """Add `count` published articles of about `words` words each to the blog `blog_slug`.
 
@@ -187,8 +257,9 @@ def generate_articles(
         blog = content.get_blog(session, blog_slug)
         first = 1 + (session.scalar(select(func.count()).where(tables.Article.blog_id == blog.id)) or 0)
         taken = set(session.scalars(select(tables.Article.slug).where(tables.Article.blog_id == blog.id)))
-        cover_keys = [media.store_image(session, blog.id, _media(f"cover-{n:02d}.png"))
-                      for n in range(1, 15)] if covers else []
+        cover_keys = (
+            [media.store_image(session, blog.id, _media(f"cover-{n:02d}.png")) for n in range(1, 15)] if covers else []
+        )
     oldest = now
     for start in range(0, count, GENERATE_BATCH):
         rows = []
@@ -201,11 +272,17 @@ def generate_articles(
             session.execute(insert(tables.Article), rows)
     _analyze(db)
     with db.session() as session:
-        published = session.scalar(select(func.count()).where(
-            tables.Article.blog_id == blog.id, tables.Article.status == "published"))
+        published = session.scalar(
+            select(func.count()).where(tables.Article.blog_id == blog.id, tables.Article.status == "published")
+        )
     return {
-        "blog": blog.slug, "generated": count, "published": published, "words": words, "covers": covers,
-        "newest": format_timestamp(now - timedelta(minutes=1)), "oldest": format_timestamp(oldest),
+        "blog": blog.slug,
+        "generated": count,
+        "published": published,
+        "words": words,
+        "covers": covers,
+        "newest": format_timestamp(now - timedelta(minutes=1)),
+        "oldest": format_timestamp(oldest),
     }
 
 
@@ -227,15 +304,27 @@ def _generated_row(blog_id: str, n: int, words: int, published_at: datetime, tak
         sentence = " ".join(rng.choices(_WORDS, k=size))
         paragraphs.append(sentence[0].upper() + sentence[1:] + ".")
         left -= size
-    sections = [f"## Part {i // 3 + 1}\n\n" + "\n\n".join(paragraphs[i:i + 3]) for i in range(0, len(paragraphs), 3)]
+    sections = [f"## Part {i // 3 + 1}\n\n" + "\n\n".join(paragraphs[i : i + 3]) for i in range(0, len(paragraphs), 3)]
     body = f"# {title}\n\n" + "\n\n".join(sections) + "\n"
     tags = rng.sample(_TAGS, rng.randint(1, 3))
     return {
-        "id": security.new_cuid(), "blog_id": blog_id, "slug": slug, "title": title,
-        "description": f"A generated article about {topic}.", "content": body, "cover_media_key": None,
-        "inline_media_keys": [], "tags": tags, "seo_keywords": topic.split(), "seo_score": round(rng.uniform(5, 10), 1),
-        "schema_org_json": None, "status": "published", "published_at": published_at,
-        "updated_at": published_at, "created_at": published_at, "view_count": rng.randint(0, 500),
+        "id": security.new_cuid(),
+        "blog_id": blog_id,
+        "slug": slug,
+        "title": title,
+        "description": f"A generated article about {topic}.",
+        "content": body,
+        "cover_media_key": None,
+        "inline_media_keys": [],
+        "tags": tags,
+        "seo_keywords": topic.split(),
+        "seo_score": round(rng.uniform(5, 10), 1),
+        "schema_org_json": None,
+        "status": "published",
+        "published_at": published_at,
+        "updated_at": published_at,
+        "created_at": published_at,
+        "view_count": rng.randint(0, 500),
     }
 
 

@@ -115,10 +115,21 @@ class ArticleFields(Protocol):
 
 #: The columns `article_json` reads, for queries that select rows rather than ORM objects.
 ARTICLE_COLUMNS = (
-    tables.Article.id, tables.Article.slug, tables.Article.title, tables.Article.description, tables.Article.content,
-    tables.Article.cover_media_key, tables.Article.inline_media_keys, tables.Article.tags, tables.Article.seo_keywords,
-    tables.Article.seo_score, tables.Article.schema_org_json, tables.Article.published_at, tables.Article.updated_at,
-    tables.Article.created_at, tables.Article.view_count,
+    tables.Article.id,
+    tables.Article.slug,
+    tables.Article.title,
+    tables.Article.description,
+    tables.Article.content,
+    tables.Article.cover_media_key,
+    tables.Article.inline_media_keys,
+    tables.Article.tags,
+    tables.Article.seo_keywords,
+    tables.Article.seo_score,
+    tables.Article.schema_org_json,
+    tables.Article.published_at,
+    tables.Article.updated_at,
+    tables.Article.created_at,
+    tables.Article.view_count,
 )
 
 

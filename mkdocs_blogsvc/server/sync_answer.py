@@ -79,7 +79,8 @@ def load_published(session: Session, blog_id: str, ids: list[str]) -> list[Row[A
     query = select(*ARTICLE_COLUMNS, article.blog_id, article.status).where(article.id.in_(ids))
     found = {row.id: row for row in session.execute(query)}
     return [
-        found[article_id] for article_id in ids
+        found[article_id]
+        for article_id in ids
         if article_id in found and found[article_id].blog_id == blog_id and found[article_id].status == "published"
     ]
 
@@ -93,7 +94,12 @@ class SyncAnswer:
         self.deleted: list[str] = []
 
     def compute(
-        self, session: Session, blog_id: str, published: Select[tables.Article], known: dict[str, set[str]], base: str,
+        self,
+        session: Session,
+        blog_id: str,
+        published: Select[tables.Article],
+        known: dict[str, set[str]],
+        base: str,
     ) -> None:
         """Compare every published article of the blog (`published`, read in batches) with `known`.
 
@@ -103,10 +109,14 @@ class SyncAnswer:
         """
         article = tables.Article
         if not known:  # a first sync: every article is sent, read whole in one pass
-            for row in session.execute(published.with_only_columns(*ARTICLE_COLUMNS).execution_options(yield_per=BATCH)):
+            for row in session.execute(
+                published.with_only_columns(*ARTICLE_COLUMNS).execution_options(yield_per=BATCH)
+            ):
                 self.new.append(article_json(row, base))
             return
-        hashed = published.with_only_columns(article.id, article.title, article.description, article.content, article.tags)
+        hashed = published.with_only_columns(
+            article.id, article.title, article.description, article.content, article.tags
+        )
         unseen = set(known)
         new_ids: list[str] = []
         updated_ids: list[str] = []
@@ -122,7 +132,7 @@ class SyncAnswer:
         for ids, spool in ((new_ids, self.new), (updated_ids, self.updated)):
             for start in range(0, len(ids), BATCH):
                 # One gone since the first pass is simply not sent.
-                for loaded in load_published(session, blog_id, ids[start:start + BATCH]):
+                for loaded in load_published(session, blog_id, ids[start : start + BATCH]):
                     spool.append(article_json(loaded, base))
         self.deleted = [article_id for article_id in known if article_id in unseen]
 

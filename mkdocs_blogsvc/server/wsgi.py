@@ -85,7 +85,11 @@ def from_environment(environ: Mapping[str, str] | None = None) -> Flask:
     database = Database.open(target)  # a stale schema or an unreachable database: a one-line DatabaseError
     secret = env.get(SECRET_VARIABLE) or session_secret(target, database)
     return create_app(
-        database, secret_key=secret, public_url=env.get(PUBLIC_URL_VARIABLE) or None, rate_limits=limits, proxy_hops=hops
+        database,
+        secret_key=secret,
+        public_url=env.get(PUBLIC_URL_VARIABLE) or None,
+        rate_limits=limits,
+        proxy_hops=hops,
     )
 
 
@@ -154,8 +158,10 @@ def serve_with_gunicorn(factory: Callable[[], Flask], *, listener_fd: int, worke
             reason = status_line[2] if len(status_line) > 2 else "Error"
             description = reason if status >= 500 else f"{reason}: {str(exc)[:200] or type(exc).__name__}"
             body = protocol_error_body(status, description)
-            head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
+            head = (
+                f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n"
+            ).encode("latin-1")
             try:
                 gunicorn_util.write_nonblock(client, head + body)
             except OSError:  # the client went away: nothing to answer

@@ -102,8 +102,28 @@ from tests.e2e.sites import write_credentials, write_site
 from tests.speclike import SpecLiteral
 
 SAMPLE_COVER = Path(__file__).resolve().parents[2] / "mkdocs_blogsvc" / "server" / "sample_media" / "cover-01.png"
-TAGS = ["python", "mkdocs", "material", "docs", "api", "oauth", "cache", "performance", "testing", "release",
-        "markdown", "search", "design", "ops", "security", "json", "http", "yaml", "jinja", "sqlite"]
+TAGS = [
+    "python",
+    "mkdocs",
+    "material",
+    "docs",
+    "api",
+    "oauth",
+    "cache",
+    "performance",
+    "testing",
+    "release",
+    "markdown",
+    "search",
+    "design",
+    "ops",
+    "security",
+    "json",
+    "http",
+    "yaml",
+    "jinja",
+    "sqlite",
+]
 
 
 # --- the service ----------------------------------------------------------------------------
@@ -162,13 +182,23 @@ def create_articles(db: Database, blog_id: str, count: int, cover_every: int) ->
                 cover = media.store_image(session, blog_id, image + f"bench-cover-{number}".encode())
             article_id = security.new_cuid()
             ids.append(article_id)
-            session.add(tables.Article(
-                id=article_id, blog_id=blog_id, slug=f"article-number-{number}", title=f"Article number {number}",
-                description=f"What article {number} is about.", content=f"# Article {number}\n\n{body}",
-                cover_media_key=cover, tags=[TAGS[number % 20], TAGS[(number * 7 + 3) % 20], TAGS[(number * 3 + 1) % 20]],
-                seo_keywords=["benchmark", f"article {number}"], status="published",
-                published_at=now - timedelta(minutes=number), updated_at=now, created_at=now,
-            ))
+            session.add(
+                tables.Article(
+                    id=article_id,
+                    blog_id=blog_id,
+                    slug=f"article-number-{number}",
+                    title=f"Article number {number}",
+                    description=f"What article {number} is about.",
+                    content=f"# Article {number}\n\n{body}",
+                    cover_media_key=cover,
+                    tags=[TAGS[number % 20], TAGS[(number * 7 + 3) % 20], TAGS[(number * 3 + 1) % 20]],
+                    seo_keywords=["benchmark", f"article {number}"],
+                    status="published",
+                    published_at=now - timedelta(minutes=number),
+                    updated_at=now,
+                    created_at=now,
+                )
+            )
     return ids
 
 
@@ -296,7 +326,16 @@ def mkdocs_build(
     """`mkdocs build` of `config` into `site_dir` in its own process: wall time, CPU time and peak
     resident memory (with `own`, also the plugin's own CPU time, in `Run.own`)."""
     before = "import mkdocs_blogsvc.plugin" if imported else ""
-    command = [BUILD_PYTHON, "-c", MEASURED_BUILD.format(before=before), "build", "-f", str(config), "-d", str(site_dir)]
+    command = [
+        BUILD_PYTHON,
+        "-c",
+        MEASURED_BUILD.format(before=before),
+        "build",
+        "-f",
+        str(config),
+        "-d",
+        str(site_dir),
+    ]
     if profile is not None:
         command[1:3] = ["-c", PROFILED_BUILD, str(profile)]
     elif own:
@@ -323,8 +362,14 @@ def mkdocs_build(
         elif line.startswith("WARNING") and line not in WARNINGS:  # a figure measured with a warning is suspect
             WARNINGS.add(line)
             print(f"  (build of {config.parent.name}) {line}", file=sys.stderr)
-    return Run(seconds, usage.ru_utime + usage.ru_stime, peak_kib / 1024,  # 0 for a profiled build
-               usage.ru_stime, usage.ru_minflt, own_cpu)
+    return Run(
+        seconds,
+        usage.ru_utime + usage.ru_stime,
+        peak_kib / 1024,  # 0 for a profiled build
+        usage.ru_stime,
+        usage.ru_minflt,
+        own_cpu,
+    )
 
 
 #: A no-change build of the plugin's site in which importing the plugin and each kind of hook run
@@ -360,8 +405,12 @@ for name, trampoline in [("on_page_content", call), ("on_post_page", methodcalle
 cli.main(args=sys.argv[1:], prog_name="mkdocs")
 """
 #: The C function each part of `COUNTED_BUILD` runs in.
-COUNTED_PARTS = {"import": "functools_reduce", "on_page_content": "_operator_call",
-                 "on_post_page": "methodcaller_call", "other hooks": "starmap_next"}
+COUNTED_PARTS = {
+    "import": "functools_reduce",
+    "on_page_content": "_operator_call",
+    "on_post_page": "methodcaller_call",
+    "other hooks": "starmap_next",
+}
 #: What callgrind prints last: the instructions the process executed.
 _COLLECTED = re.compile(rb"Collected : (\d+)")
 
@@ -374,19 +423,37 @@ def instructions(config: Path, *, site_dir: Path, parts: bool = False) -> dict[s
     with tempfile.TemporaryDirectory(prefix="blogsvc-callgrind-") as tmp:
         out = Path(tmp) / "callgrind.out"
         code = COUNTED_BUILD if parts else MEASURED_BUILD.format(before="")
-        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", BUILD_PYTHON, "-c", code,
-                   "build", "-f", str(config), "-d", str(site_dir)]
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            BUILD_PYTHON,
+            "-c",
+            code,
+            "build",
+            "-f",
+            str(config),
+            "-d",
+            str(site_dir),
+        ]
         env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONHASHSEED": "0"}
-        process = subprocess.run(command, cwd=config.parent, env=env, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE, check=False)
+        process = subprocess.run(
+            command, cwd=config.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False
+        )
         found = _COLLECTED.findall(process.stderr)
         if process.returncode != 0 or not found:
-            raise SystemExit(f"callgrind build of {config} failed ({process.returncode}):\n"
-                             f"{process.stderr.decode(errors='replace')[-3000:]}")
+            raise SystemExit(
+                f"callgrind build of {config} failed ({process.returncode}):\n"
+                f"{process.stderr.decode(errors='replace')[-3000:]}"
+            )
         counted = {"total": int(found[-1])}
         if parts:
-            annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)],
-                                       capture_output=True, text=True, check=True).stdout
+            annotated = subprocess.run(
+                ["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             for part, function in COUNTED_PARTS.items():
                 found_part = re.search(rf"^\s*([\d,]+) .*:{function} \[", annotated, re.MULTILINE)
                 if found_part is None:  # never counted as nothing: the part did not run through it
@@ -484,27 +551,41 @@ class Result:
             "",
             "| build | plugin | plain files | ratio (median of pairs) | CPU plugin | CPU plain | CPU ratio |",
             "|---|---|---|---|---|---|---|",
-            (f"| no change | {median_time(nc.plugin):.2f} s | {median_time(nc.plain):.2f} s | "
-            f"**{nc.ratio():.3f}** ({', '.join(f'{r:.2f}' for r in nc.ratios())}) | "
-            f"{median_cpu(nc.plugin):.2f} s | {median_cpu(nc.plain):.2f} s | {nc.ratio(cpu=True):.3f} |"),
-            (f"| {self.changed} articles changed | {median_time(inc.plugin):.2f} s | {median_time(inc.plain):.2f} s | "
-            f"{inc.ratio():.3f} | {median_cpu(inc.plugin):.2f} s | {median_cpu(inc.plain):.2f} s | {inc.ratio(cpu=True):.3f} |"),
-            (f"| cold (no cache) | {median_time(cold.plugin):.2f} s | {median_time(cold.plain):.2f} s | "
-            f"{cold.ratio():.3f} | {median_cpu(cold.plugin):.2f} s | {median_cpu(cold.plain):.2f} s | {cold.ratio(cpu=True):.3f} |"),
-            (f"| peak RSS, no change | {median_rss(nc.plugin):.0f} MB | {median_rss(nc.plain):.0f} MB | "
-            f"{median_rss(nc.plugin) / median_rss(nc.plain):.3f} | | | |"),
-            (f"| kernel time (of the CPU time), no change | {median_system(nc.plugin):.2f} s | {median_system(nc.plain):.2f} s | "
-            f"{_ratio(median_system(nc.plugin), median_system(nc.plain))} | | | |"),
-            (f"| minor page faults, no change | {median_faults(nc.plugin):,.0f} | {median_faults(nc.plain):,.0f} | "
-            f"{_ratio(median_faults(nc.plugin), median_faults(nc.plain))} | | | |"),
+            (
+                f"| no change | {median_time(nc.plugin):.2f} s | {median_time(nc.plain):.2f} s | "
+                f"**{nc.ratio():.3f}** ({', '.join(f'{r:.2f}' for r in nc.ratios())}) | "
+                f"{median_cpu(nc.plugin):.2f} s | {median_cpu(nc.plain):.2f} s | {nc.ratio(cpu=True):.3f} |"
+            ),
+            (
+                f"| {self.changed} articles changed | {median_time(inc.plugin):.2f} s | {median_time(inc.plain):.2f} s | "
+                f"{inc.ratio():.3f} | {median_cpu(inc.plugin):.2f} s | {median_cpu(inc.plain):.2f} s | {inc.ratio(cpu=True):.3f} |"
+            ),
+            (
+                f"| cold (no cache) | {median_time(cold.plugin):.2f} s | {median_time(cold.plain):.2f} s | "
+                f"{cold.ratio():.3f} | {median_cpu(cold.plugin):.2f} s | {median_cpu(cold.plain):.2f} s | {cold.ratio(cpu=True):.3f} |"
+            ),
+            (
+                f"| peak RSS, no change | {median_rss(nc.plugin):.0f} MB | {median_rss(nc.plain):.0f} MB | "
+                f"{median_rss(nc.plugin) / median_rss(nc.plain):.3f} | | | |"
+            ),
+            (
+                f"| kernel time (of the CPU time), no change | {median_system(nc.plugin):.2f} s | {median_system(nc.plain):.2f} s | "
+                f"{_ratio(median_system(nc.plugin), median_system(nc.plain))} | | | |"
+            ),
+            (
+                f"| minor page faults, no change | {median_faults(nc.plugin):,.0f} | {median_faults(nc.plain):,.0f} | "
+                f"{_ratio(median_faults(nc.plugin), median_faults(nc.plain))} | | | |"
+            ),
             *([] if self.imported is None else [_pairs_row("plain files, the plugin only imported", self.imported)]),
             *([] if self.control is None else [_pairs_row("plain files against plain files (control)", self.control)]),
             "",
             self.precision_report(),
             "",
-            (f"Received from the service: no-change build {statistics.median(self.no_change_bytes):,.0f} B; "
-            f"{self.changed} changed {statistics.median(self.incremental_bytes):,.0f} B = **{share:.2f} %** of a full "
-            f"listing ({self.listing_bytes:,} B over {-(-self.articles // 100)} pages); cold build's sync {self.cold_sync_bytes:,} B."),
+            (
+                f"Received from the service: no-change build {statistics.median(self.no_change_bytes):,.0f} B; "
+                f"{self.changed} changed {statistics.median(self.incremental_bytes):,.0f} B = **{share:.2f} %** of a full "
+                f"listing ({self.listing_bytes:,} B over {-(-self.articles // 100)} pages); cold build's sync {self.cold_sync_bytes:,} B."
+            ),
             *([] if not self.own else ["", self.own_report()]),
             *([] if not self.counted else ["", self.instructions_report()]),
         ]
@@ -513,14 +594,20 @@ class Result:
     def precision_report(self) -> str:
         """How precisely this run knows the no-change ratio (the median's 95 % interval,
         `intervals`), and what that says of issue 13's goal."""
+
         def interval(ratios: list[float]) -> str:
             found = median_interval(ratios)
-            return "no 95 % interval (too few pairs)" if found is None else \
-                f"95 % interval of the median {found[0]:.3f} to {found[1]:.3f}"
+            return (
+                "no 95 % interval (too few pairs)"
+                if found is None
+                else f"95 % interval of the median {found[0]:.3f} to {found[1]:.3f}"
+            )
 
         ratios = self.no_change.ratios()
-        line = (f"No-change ratio {self.no_change.ratio():.3f}, {interval(ratios)} ({len(ratios)} pairs): "
-                f"{verdict(ratios, GOAL)}.")
+        line = (
+            f"No-change ratio {self.no_change.ratio():.3f}, {interval(ratios)} ({len(ratios)} pairs): "
+            f"{verdict(ratios, GOAL)}."
+        )
         if self.control is not None:
             line += f" Control {self.control.ratio():.3f}, {interval(self.control.ratios())}."
         return line
@@ -530,12 +617,15 @@ class Result:
         counted, plain = self.counted, self.counted["plain"]
         own = sum(counted[part] for part in COUNTED_PARTS)
         parts = ", ".join(f"{part} {counted[part] / 1e6:,.0f} M" for part in COUNTED_PARTS)
-        return (f"Instructions of one no-change build (callgrind): plugin {counted['total'] / 1e6:,.0f} M, plain "
-                f"files {plain / 1e6:,.0f} M, ratio **{counted['total'] / plain:.4f}**; the plugin's own "
-                f"{own / 1e6:,.0f} M = **{own / plain * 100:.2f} %** of the plain build ({parts}).")
+        return (
+            f"Instructions of one no-change build (callgrind): plugin {counted['total'] / 1e6:,.0f} M, plain "
+            f"files {plain / 1e6:,.0f} M, ratio **{counted['total'] / plain:.4f}**; the plugin's own "
+            f"{own / 1e6:,.0f} M = **{own / plain * 100:.2f} %** of the plain build ({parts})."
+        )
 
     def own_report(self) -> str:
         """The plugin's own CPU time in a no-change build, medians of the `OWN_BUILD` runs."""
+
         def ms(part: str) -> float:
             return statistics.median(run.own.get(part, 0.0) for run in self.own) * 1000
 
@@ -543,16 +633,20 @@ class Result:
         total = statistics.median(sum(run.own.values()) for run in self.own)
         share = total / median_cpu(self.no_change.plain) * 100
         parts = ", ".join(f"{hook} {ms(hook):.0f}" for hook in hooks if ms(hook) >= 0.5)
-        return (f"The plugin's own CPU time in a no-change build ({len(self.own)} builds that timed it, medians): "
-                f"importing it {ms('import'):.0f} ms, its hooks {total * 1000 - ms('import'):.0f} ms ({parts}); "
-                f"together {total * 1000:.0f} ms = **{share:.1f} %** of the plain build's CPU time.")
+        return (
+            f"The plugin's own CPU time in a no-change build ({len(self.own)} builds that timed it, medians): "
+            f"importing it {ms('import'):.0f} ms, its hooks {total * 1000 - ms('import'):.0f} ms ({parts}); "
+            f"together {total * 1000:.0f} ms = **{share:.1f} %** of the plain build's CPU time."
+        )
 
 
 def _pairs_row(label: str, pairs: Pairs) -> str:
     """A table row of plain-site pairs (`--imported`, `--control`), every pair's ratio shown."""
-    return (f"| {label} | {median_time(pairs.plugin):.2f} s | {median_time(pairs.plain):.2f} s | {pairs.ratio():.3f} "
-            f"({', '.join(f'{r:.2f}' for r in pairs.ratios())}) | {median_cpu(pairs.plugin):.2f} s | "
-            f"{median_cpu(pairs.plain):.2f} s | {pairs.ratio(cpu=True):.3f} |")
+    return (
+        f"| {label} | {median_time(pairs.plugin):.2f} s | {median_time(pairs.plain):.2f} s | {pairs.ratio():.3f} "
+        f"({', '.join(f'{r:.2f}' for r in pairs.ratios())}) | {median_cpu(pairs.plugin):.2f} s | "
+        f"{median_cpu(pairs.plain):.2f} s | {pairs.ratio(cpu=True):.3f} |"
+    )
 
 
 def _ratio(a: float, b: float) -> str:
@@ -662,15 +756,32 @@ def measure(root: Path, theme: str, articles: int, args: argparse.Namespace) -> 
             change_articles(db, [ids[k] for k in batch], number)
             for k in batch:
                 page = posts / f"article-number-{k}.md"
-                page.write_text(page.read_text(encoding="utf-8") + f"\nEdit {number}: one more paragraph.\n", encoding="utf-8")
+                page.write_text(
+                    page.read_text(encoding="utf-8") + f"\nEdit {number}: one more paragraph.\n", encoding="utf-8"
+                )
             incremental.add(number, plugin_incremental, lambda: build(plain))
         listing = full_listing_bytes(service.url, token)
     finally:
         service.stop()
         db.dispose()
-    return Result(theme, articles, args.runs, cold, no_change, incremental, args.changed,
-                  inc_bytes, nc_bytes, int(statistics.median(cold_sync)), listing, imported, own, control,
-                  counted, service.spec_literal.coded if service.spec_literal else 0)
+    return Result(
+        theme,
+        articles,
+        args.runs,
+        cold,
+        no_change,
+        incremental,
+        args.changed,
+        inc_bytes,
+        nc_bytes,
+        int(statistics.median(cold_sync)),
+        listing,
+        imported,
+        own,
+        control,
+        counted,
+        service.spec_literal.coded if service.spec_literal else 0,
+    )
 
 
 # --- profiles -------------------------------------------------------------------------------
@@ -729,17 +840,26 @@ def compare_profiles(plugin: list[Path], plain: list[Path], top: int = 20) -> st
     stats = {"plugin": _median_stats(plugin), "plain": _median_stats(plain)}
     totals = {kind: sum(row[2] for row in table.values()) for kind, table in stats.items()}
     packages = {kind: _own_time_by_package(table) for kind, table in stats.items()}
-    lines = [(f"Under cProfile (CPU time, median of {len(plugin)} runs each): plugin build {totals['plugin']:.2f} s, plain build {totals['plain']:.2f} s "
-             f"(difference {totals['plugin'] - totals['plain']:+.2f} s)."), "",
-             "| own time by package (builtins charged to their caller) | plugin | plain | difference |", "|---|---|---|---|"]
+    lines = [
+        (
+            f"Under cProfile (CPU time, median of {len(plugin)} runs each): "
+            f"plugin build {totals['plugin']:.2f} s, plain build {totals['plain']:.2f} s "
+            f"(difference {totals['plugin'] - totals['plain']:+.2f} s)."
+        ),
+        "",
+        "| own time by package (builtins charged to their caller) | plugin | plain | difference |",
+        "|---|---|---|---|",
+    ]
     names = set(packages["plugin"]) | set(packages["plain"])
     for name in sorted(names, key=lambda n: -(packages["plugin"].get(n, 0) - packages["plain"].get(n, 0))):
         a, b = packages["plugin"].get(name, 0.0), packages["plain"].get(name, 0.0)
         if abs(a - b) >= 0.005 or a >= 0.1:
             lines.append(f"| {name} | {a:.3f} | {b:.3f} | {a - b:+.3f} |")
     lines += ["", "| MkDocs / Material function (cumulative) | plugin | plain | difference |", "|---|---|---|---|"]
-    cumulative = {kind: {f: row[3] for f, row in table.items() if _package(f[0]) in ("mkdocs", "material")}
-                  for kind, table in stats.items()}
+    cumulative = {
+        kind: {f: row[3] for f, row in table.items() if _package(f[0]) in ("mkdocs", "material")}
+        for kind, table in stats.items()
+    }
     funcs = set(cumulative["plugin"]) | set(cumulative["plain"])
     ranked = sorted(funcs, key=lambda f: -(cumulative["plugin"].get(f, 0) - cumulative["plain"].get(f, 0)))
     for func in ranked[:top]:
@@ -763,29 +883,54 @@ def main() -> None:
     parser.add_argument("--cold-runs", type=int, default=1, help="pairs of cold builds (each deletes the cache)")
     parser.add_argument("--changed", type=int, default=10, help="articles changed before each incremental build")
     parser.add_argument("--cover-every", type=int, default=10, help="every Nth article has a cover image (0: none)")
-    parser.add_argument("--profile", type=Path, help="also write cProfile files of one no-change build each into this folder")
+    parser.add_argument(
+        "--profile", type=Path, help="also write cProfile files of one no-change build each into this folder"
+    )
     parser.add_argument("--profile-runs", type=int, default=3, help="profiled builds of each kind (medians are shown)")
-    parser.add_argument("--own-runs", type=int, default=3,
-                        help="no-change plugin builds that time the plugin's own import and hooks (default: 3)")
-    parser.add_argument("--imported", action="store_true",
-                        help="also build the plain site in processes that imported the plugin's module (not "
-                             "configured) against plain builds: what its presence alone costs")
-    parser.add_argument("--control", action="store_true",
-                        help="also plain builds against plain builds: the ratios this machine measures when "
-                             "nothing differs (the benchmark's resolution)")
-    parser.add_argument("--instructions", action="store_true",
-                        help="also count the instructions of one no-change build of each site under Valgrind's "
-                             "callgrind (exact where times drift; each build runs about 50 times slower)")
-    parser.add_argument("--spec-literal", action="store_true",
-                        help="serve the builds as a service written from the spec alone would: no gzip request "
-                             "bodies, no Accept-Encoding (see tests/speclike.py)")
+    parser.add_argument(
+        "--own-runs",
+        type=int,
+        default=3,
+        help="no-change plugin builds that time the plugin's own import and hooks (default: 3)",
+    )
+    parser.add_argument(
+        "--imported",
+        action="store_true",
+        help="also build the plain site in processes that imported the plugin's module (not "
+        "configured) against plain builds: what its presence alone costs",
+    )
+    parser.add_argument(
+        "--control",
+        action="store_true",
+        help="also plain builds against plain builds: the ratios this machine measures when "
+        "nothing differs (the benchmark's resolution)",
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count the instructions of one no-change build of each site under Valgrind's "
+        "callgrind (exact where times drift; each build runs about 50 times slower)",
+    )
+    parser.add_argument(
+        "--spec-literal",
+        action="store_true",
+        help="serve the builds as a service written from the spec alone would: no gzip request "
+        "bodies, no Accept-Encoding (see tests/speclike.py)",
+    )
     parser.add_argument("--keep", type=Path, help="build in this folder and keep it (default: a temporary one)")
-    parser.add_argument("--python", default=sys.executable,
-                        help="the interpreter of the builds, e.g. a virtual environment with only what a user installs "
-                             "(default: this one)")
-    parser.add_argument("--build-cpu", type=int, default=_last_cpu(),
-                        help="run every build on this CPU, and the service on the others (default: the last CPU "
-                             "when there are several; -1: no pinning)")
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        help="the interpreter of the builds, e.g. a virtual environment with only what a user installs "
+        "(default: this one)",
+    )
+    parser.add_argument(
+        "--build-cpu",
+        type=int,
+        default=_last_cpu(),
+        help="run every build on this CPU, and the service on the others (default: the last CPU "
+        "when there are several; -1: no pinning)",
+    )
     args = parser.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     global BUILD_PYTHON, BUILD_CPU
@@ -797,10 +942,14 @@ def main() -> None:
             os.sched_setaffinity(0, others)
 
     print(f"# bench_build: {' '.join(sys.argv[1:]) or '(defaults)'}")
-    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at start; "
-          f"Python {sys.version.split()[0]}; {_versions()}")
-    print(f"builds: {_build_environment(args.python)}; "
-          + (f"each on CPU {BUILD_CPU}, the service on the others" if BUILD_CPU is not None else "not pinned to a CPU"))
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at start; "
+        f"Python {sys.version.split()[0]}; {_versions()}"
+    )
+    print(
+        f"builds: {_build_environment(args.python)}; "
+        + (f"each on CPU {BUILD_CPU}, the service on the others" if BUILD_CPU is not None else "not pinned to a CPU")
+    )
     for articles in args.articles:
         for theme in args.themes:
             with tempfile.TemporaryDirectory(prefix="blogsvc-bench-") as tmp:
@@ -813,16 +962,22 @@ def main() -> None:
                 print()
                 print(result.report())
                 if args.spec_literal:
-                    print(f"\nspec-literal service: {result.refused_coded} compressed sync bodies refused "
-                          "(0: every build synced with a plain body)")
-                print(f"\n(measured in {time.perf_counter() - started:.0f} s; load average now "
-                      f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})")
+                    print(
+                        f"\nspec-literal service: {result.refused_coded} compressed sync bodies refused "
+                        "(0: every build synced with a plain body)"
+                    )
+                print(
+                    f"\n(measured in {time.perf_counter() - started:.0f} s; load average now "
+                    f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})"
+                )
                 if args.profile:
                     print()
-                    print(compare_profiles(
-                        [args.profile / f"{theme}-{articles}-plugin-{n}.prof" for n in range(args.profile_runs)],
-                        [args.profile / f"{theme}-{articles}-plain-{n}.prof" for n in range(args.profile_runs)],
-                    ))
+                    print(
+                        compare_profiles(
+                            [args.profile / f"{theme}-{articles}-plugin-{n}.prof" for n in range(args.profile_runs)],
+                            [args.profile / f"{theme}-{articles}-plain-{n}.prof" for n in range(args.profile_runs)],
+                        )
+                    )
                 sys.stdout.flush()
 
 
@@ -853,11 +1008,14 @@ def _build_environment(python: str) -> str:
     measured on) would compile every plugin module at every build, a cost no user pays (about
     30 ms). Also say whether importing httpx imports rich (it does when rich is installed, as in
     the test environment: about 25 ms more than in a user's environment without it)."""
-    found = subprocess.run([python, "-c", BUILD_ENVIRONMENT], capture_output=True, text=True, check=True,
-                           cwd=tempfile.gettempdir())  # as the builds run: not from this checkout's folder
+    found = subprocess.run(
+        [python, "-c", BUILD_ENVIRONMENT], capture_output=True, text=True, check=True, cwd=tempfile.gettempdir()
+    )  # as the builds run: not from this checkout's folder
     folder, rich = found.stdout.split()
-    return (f"{python}; plugin from {folder} (bytecode compiled); "
-            f"httpx {'imports rich (installed here)' if rich == 'True' else 'without rich'}")
+    return (
+        f"{python}; plugin from {folder} (bytecode compiled); "
+        f"httpx {'imports rich (installed here)' if rich == 'True' else 'without rich'}"
+    )
 
 
 def _versions() -> str:

@@ -45,8 +45,9 @@ def build(config: Path) -> tuple[float, float, float]:
     """(seconds, CPU seconds, peak RSS in MiB) of one `mkdocs build` process."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)], env=env,
-                               cwd=config.parent)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)], env=env, cwd=config.parent
+    )
     _pid, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
@@ -84,22 +85,34 @@ def main() -> None:
         bases = [Image.open(io.BytesIO(photo_like(1600, 900, seed=seed))) for seed in range(8)]
         for number in range(args.articles):  # each cover its own: one of 8 photos with a mark of its own
             picture = bases[number % 8].copy()
-            ImageDraw.Draw(picture).rectangle((number * 7 % 1500, number * 3 % 800, number * 7 % 1500 + 60,
-                                               number * 3 % 800 + 40), fill=(number % 256, 255 - number % 256, 90))
+            ImageDraw.Draw(picture).rectangle(
+                (number * 7 % 1500, number * 3 % 800, number * 7 % 1500 + 60, number * 3 % 800 + 40),
+                fill=(number % 256, 255 - number % 256, 90),
+            )
             out = io.BytesIO()
             picture.save(out, format="PNG")
             data = out.getvalue()
             originals += len(data)
             with db.session(write=True) as session:
                 key = media.store_image(session, owner.blog_id, data)
-            add_article(db, owner.blog_id, f"Article {number}", cover_media_key=key, minutes_ago=number,
-                        description=f"The lead of article {number}.")
-        print(f"{args.articles} articles, covers 1600 x 900 PNG, {originals / args.articles / 1024:.0f} KiB on average "
-              f"(made in {time.perf_counter() - started:.0f} s)")
+            add_article(
+                db,
+                owner.blog_id,
+                f"Article {number}",
+                cover_media_key=key,
+                minutes_ago=number,
+                description=f"The lead of article {number}.",
+            )
+        print(
+            f"{args.articles} articles, covers 1600 x 900 PNG, {originals / args.articles / 1024:.0f} KiB on average "
+            f"(made in {time.perf_counter() - started:.0f} s)"
+        )
         service = Service(db)
         try:
-            print(f"{'optimize_images':<16} {'cold s':>7} {'cold CPU s':>10} {'cold MiB':>9} {'no-change s':>12} "
-                  f"{'no-change CPU s':>15} {'no-change MiB':>14} {'400 px KiB':>11} {'1400 px KiB':>12} {'variants':>9}")
+            print(
+                f"{'optimize_images':<16} {'cold s':>7} {'cold CPU s':>10} {'cold MiB':>9} {'no-change s':>12} "
+                f"{'no-change CPU s':>15} {'no-change MiB':>14} {'400 px KiB':>11} {'1400 px KiB':>12} {'variants':>9}"
+            )
             for optimize in (False, True):
                 folder = root / f"site-{optimize}"
                 folder.mkdir()
@@ -115,10 +128,12 @@ def main() -> None:
                 again = [build(config) for _ in range(args.runs)]
                 assert [path.stat().st_mtime_ns for path in made] == stamps, "a no-change build rewrote a variant"
                 site = folder / "site"
-                print(f"{str(optimize).lower():<16} {cold:>7.1f} {cold_cpu:>10.1f} {cold_rss:>9.0f} "
-                      f"{statistics.median(t for t, _c, _m in again):>12.2f} "
-                      f"{statistics.median(c for _t, c, _m in again):>15.2f} {max(m for _t, _c, m in again):>14.0f} "
-                      f"{cover_bytes(site, 400) / 1024:>11.1f} {cover_bytes(site, 1400) / 1024:>12.1f} {len(made):>9}")
+                print(
+                    f"{str(optimize).lower():<16} {cold:>7.1f} {cold_cpu:>10.1f} {cold_rss:>9.0f} "
+                    f"{statistics.median(t for t, _c, _m in again):>12.2f} "
+                    f"{statistics.median(c for _t, c, _m in again):>15.2f} {max(m for _t, _c, m in again):>14.0f} "
+                    f"{cover_bytes(site, 400) / 1024:>11.1f} {cover_bytes(site, 1400) / 1024:>12.1f} {len(made):>9}"
+                )
         finally:
             service.stop()
             db.dispose()

@@ -56,7 +56,9 @@ postgres_cluster = contextmanager(postgres.postgres_cluster.__wrapped__)  # type
 def sync(http: httpx.Client, known: list[tuple[str, str]]) -> tuple[float, int, dict[str, Any]]:
     body = gzip.compress(json.dumps({"knownArticles": [{"id": i, "contentHash": h} for i, h in known]}).encode(), 6)
     start = time.perf_counter()
-    response = http.post("/api/v1/sync", content=body, headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    response = http.post(
+        "/api/v1/sync", content=body, headers={"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    )
     elapsed = time.perf_counter() - start
     response.raise_for_status()
     answer = response.json()
@@ -83,7 +85,9 @@ def main() -> None:
     parser.add_argument("--articles", type=int, nargs="+", default=[20_000, 100_000])
     parser.add_argument("--engines", nargs="+", choices=["sqlite", "postgresql"], default=["sqlite", "postgresql"])
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--db-url", help="PostgreSQL: this URL (an empty database) instead of a throwaway cluster; one size only")
+    parser.add_argument(
+        "--db-url", help="PostgreSQL: this URL (an empty database) instead of a throwaway cluster; one size only"
+    )
     args = parser.parse_args()
     print(f"Large blogs: {', '.join(f'{n:,}' for n in args.articles)} articles, {args.workers} workers, {cpu_note()}")
     summary: dict[tuple[str, int], tuple[float, float]] = {}
@@ -102,8 +106,11 @@ def main() -> None:
                 summary[engine, articles] = measure(target, engine, articles, args.workers, Path(folder))
     print(f"\nSummary ({args.workers} workers): first sync (nothing known) / full listing (pages of 100)")
     for articles in args.articles:
-        cells = [f"{engine} {summary[engine, articles][0]:6.2f} s / {summary[engine, articles][1]:6.2f} s"
-                 for engine in args.engines if (engine, articles) in summary]
+        cells = [
+            f"{engine} {summary[engine, articles][0]:6.2f} s / {summary[engine, articles][1]:6.2f} s"
+            for engine in args.engines
+            if (engine, articles) in summary
+        ]
         ratio = ""
         if ("sqlite", articles) in summary and ("postgresql", articles) in summary:
             lite, pg = summary["sqlite", articles], summary["postgresql", articles]
@@ -122,26 +129,37 @@ def measure(target: str, engine: str, articles: int, workers: int, folder: Path)
     start = time.perf_counter()
     seed.generate_articles(db, slug, articles)
     print(f"  {'generate-articles':<22} {time.perf_counter() - start:7.2f} s")
-    with running_service(target, workers, folder / f"server-{engine}-{articles}.log") as (url, process), \
-            httpx.Client(base_url=url, headers={"Authorization": f"Bearer {blog.tokens[0]}"}, timeout=600) as http:
+    with (
+        running_service(target, workers, folder / f"server-{engine}-{articles}.log") as (url, process),
+        httpx.Client(base_url=url, headers={"Authorization": f"Bearer {blog.tokens[0]}"}, timeout=600) as http,
+    ):
         http.get("/api/v1/status").raise_for_status()
         first, size, counts = sync(http, [])
         current = list(counts.pop("hashes").items())
-        print(f"  {'sync, nothing known':<22} {first:7.2f} s  answer {size / 1e6:7.1f} MB  {counts}  "
-              f"server peak RSS {peak_rss_mib(process.pid):6.0f} MiB")
+        print(
+            f"  {'sync, nothing known':<22} {first:7.2f} s  answer {size / 1e6:7.1f} MB  {counts}  "
+            f"server peak RSS {peak_rss_mib(process.pid):6.0f} MiB"
+        )
         changed = [article_id for article_id, _ in current[:: max(1, articles // 1000)]][:1000]
         with db.session(write=True) as session:
-            session.execute(update(tables.Article).where(tables.Article.id.in_(changed))
-                            .values(content=tables.Article.content + "Edited.\n"))
+            session.execute(
+                update(tables.Article)
+                .where(tables.Article.id.in_(changed))
+                .values(content=tables.Article.content + "Edited.\n")
+            )
         for label in (f"sync, {len(changed):,} changed", "sync, all known"):
             elapsed, size, counts = sync(http, current)
             hashes = counts.pop("hashes")
             current = [(i, hashes.get(i, h)) for i, h in current]  # the client now holds the new versions
-            print(f"  {label:<22} {elapsed:7.2f} s  answer {size / 1e6:7.1f} MB  {counts}  "
-                  f"server peak RSS {peak_rss_mib(process.pid):6.0f} MiB")
+            print(
+                f"  {label:<22} {elapsed:7.2f} s  answer {size / 1e6:7.1f} MB  {counts}  "
+                f"server peak RSS {peak_rss_mib(process.pid):6.0f} MiB"
+            )
         listing, count = full_listing(http)
-        print(f"  {'full listing':<22} {listing:7.2f} s  {count} articles in pages of 100  "
-              f"server peak RSS {peak_rss_mib(process.pid):6.0f} MiB")
+        print(
+            f"  {'full listing':<22} {listing:7.2f} s  {count} articles in pages of 100  "
+            f"server peak RSS {peak_rss_mib(process.pid):6.0f} MiB"
+        )
     db.dispose()
     return first, listing
 

@@ -74,10 +74,20 @@ def article_json(number: int, now: datetime) -> dict[str, Any]:
     content, tags = f"# Article {number}\n\n{body}", [TAGS[number % 10], TAGS[(number * 3 + 1) % 10]]
     stamp = models.format_timestamp(now - timedelta(minutes=number))
     return {
-        "id": f"c{number:024d}", "slug": f"article-number-{number}", "title": title, "description": description,
-        "content": content, "coverImageUrl": f"{BASE}/media/cover-{number}.png" if number % 10 == 0 else None,
-        "inlineImageUrls": [], "tags": tags, "seoKeywords": ["benchmark"], "seoScore": 7.5, "schemaOrgJson": None,
-        "publishedAt": stamp, "updatedAt": stamp, "viewCount": number,
+        "id": f"c{number:024d}",
+        "slug": f"article-number-{number}",
+        "title": title,
+        "description": description,
+        "content": content,
+        "coverImageUrl": f"{BASE}/media/cover-{number}.png" if number % 10 == 0 else None,
+        "inlineImageUrls": [],
+        "tags": tags,
+        "seoKeywords": ["benchmark"],
+        "seoScore": 7.5,
+        "schemaOrgJson": None,
+        "publishedAt": stamp,
+        "updatedAt": stamp,
+        "viewCount": number,
         "contentHash": content_hash(title, description, content, tags),
     }
 
@@ -111,20 +121,37 @@ def answers(count: int) -> tuple[bytes, bytes, dict[str, Any]]:
     synced = models.format_timestamp(now)
     full = {"new": [article_json(n, now) for n in range(count)], "updated": [], "deleted": [], "syncedAt": synced}
     empty = {"new": [], "updated": [], "deleted": [], "syncedAt": synced}
-    status = {"status": "active", "scopes": ["articles:read", "blog:read"], "connectedAt": synced, "lastSyncAt": synced,
-              "blog": {"id": "cblog", "name": "Bench", "slug": "bench", "description": "", "language": "en", "articleCount": count}}
+    status = {
+        "status": "active",
+        "scopes": ["articles:read", "blog:read"],
+        "connectedAt": synced,
+        "lastSyncAt": synced,
+        "blog": {
+            "id": "cblog",
+            "name": "Bench",
+            "slug": "bench",
+            "description": "",
+            "language": "en",
+            "articleCount": count,
+        },
+    }
     return json.dumps(full).encode(), json.dumps(empty).encode(), status
 
 
 #: A page as a theme writes it: a head, then a body of about 20 KB.
-HTML = "<!doctype html><html><head><meta charset=utf-8><title>Post</title></head><body>" + "<p>text</p>" * 2000 + "</body></html>"
+HTML = (
+    "<!doctype html><html><head><meta charset=utf-8><title>Post</title></head><body>"
+    + "<p>text</p>" * 2000
+    + "</body></html>"
+)
 
 
 def body_html(src_uri: str) -> str:
     """The HTML Python-Markdown makes of a page's article (as `article_json` writes it)."""
     number = int(src_uri.rsplit("-", 1)[-1].removesuffix(".md"))
     return f"<h1>Article {number}</h1>\n" + "\n".join(
-        f"<p>Paragraph {i} of article {number}, with some <em>Markdown</em>.</p>" for i in range(30))
+        f"<p>Paragraph {i} of article {number}, with some <em>Markdown</em>.</p>" for i in range(30)
+    )
 
 
 @dataclass
@@ -155,8 +182,13 @@ def site(root: Path) -> tuple[MkDocsConfig, BlogServicePlugin]:
     return config, plugin
 
 
-def build_share(config: MkDocsConfig, plugin: BlogServicePlugin, answer: bytes, status: dict[str, Any],
-                clock: Callable[[], float] = time.perf_counter) -> Phases:
+def build_share(
+    config: MkDocsConfig,
+    plugin: BlogServicePlugin,
+    answer: bytes,
+    status: dict[str, Any],
+    clock: Callable[[], float] = time.perf_counter,
+) -> Phases:
     """The plugin's hooks of one build, with `answer` as the service's reply. The garbage of
     earlier builds in this process is collected first: a build's process starts without it
     (left in place, every collection during the hooks would scan it too)."""
@@ -164,8 +196,9 @@ def build_share(config: MkDocsConfig, plugin: BlogServicePlugin, answer: bytes, 
     assert coordinator is not None
     synced = 0.0
 
-    def sync_from_answer(settings: Settings, cache: Cache, contents: CacheContents | None,
-                         *, warn: Callable[[str], object]) -> tuple[CacheContents, SyncReport]:
+    def sync_from_answer(
+        settings: Settings, cache: Cache, contents: CacheContents | None, *, warn: Callable[[str], object]
+    ) -> tuple[CacheContents, SyncReport]:
         """`SyncCoordinator._sync` with the answer handed over instead of a connection."""
         nonlocal synced
         try:
@@ -237,20 +270,26 @@ def main() -> None:
     args = parser.parse_args()
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     print(f"# bench_plugin_share: {' '.join(sys.argv[1:]) or '(defaults)'}")
-    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at start; "
-          f"Python {sys.version.split()[0]}; median of {args.runs} runs; every 10th article has a cover image")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at start; "
+        f"Python {sys.version.split()[0]}; median of {args.runs} runs; every 10th article has a cover image"
+    )
     print()
-    print("| articles | build | sync applied | pages + files | page hooks | end of build | plugin total "
-          "| per 1,000 | peak memory |")
+    print(
+        "| articles | build | sync applied | pages + files | page hooks | end of build | plugin total "
+        "| per 1,000 | peak memory |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for count in args.articles:
         result = measure(count, args.runs)
         for name in ("cold", "no change"):
             runs = result[name]
             total = median(runs, "total")
-            print(f"| {count:,} | {name} | {median(runs, 'sync'):.3f} s | {median(runs, 'files'):.3f} s | "
-                  f"{median(runs, 'pages'):.3f} s | {median(runs, 'finish'):.3f} s | **{total:.3f} s** | "
-                  f"{total / count * 1000:.3f} s | {result['peaks'][name]:.0f} MB |")
+            print(
+                f"| {count:,} | {name} | {median(runs, 'sync'):.3f} s | {median(runs, 'files'):.3f} s | "
+                f"{median(runs, 'pages'):.3f} s | {median(runs, 'finish'):.3f} s | **{total:.3f} s** | "
+                f"{total / count * 1000:.3f} s | {result['peaks'][name]:.0f} MB |"
+            )
         sys.stdout.flush()
     print()
     print("Peak memory: the most Python allocated during the hooks (tracemalloc), the parsed answer included.")

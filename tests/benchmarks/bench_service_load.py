@@ -58,7 +58,9 @@ def run_load(url: str, tokens: list[str], known: list[tuple[str, str]], seconds:
                 elif endpoint == "get":
                     response = http.get(f"/api/v1/articles/{rng.choice(ids)}")
                 elif endpoint == "sync":
-                    response = http.post("/api/v1/sync", content=sync_body, headers={"Content-Type": "application/json"})
+                    response = http.post(
+                        "/api/v1/sync", content=sync_body, headers={"Content-Type": "application/json"}
+                    )
                 else:
                     response = http.get("/api/v1/status")
                 elapsed = time.perf_counter() - start
@@ -94,8 +96,10 @@ def report(label: str, latencies: dict[str, list[float]], seconds: float) -> Non
         values = every if endpoint == "all" else latencies.get(endpoint, [])
         if not values:
             continue
-        print(f"  {endpoint:<8} {len(values):>6} {len(values) / seconds:>7.1f} "
-              f"{statistics.median(values) * 1000:>8.0f} {percentile(values, 0.99) * 1000:>8.0f}")
+        print(
+            f"  {endpoint:<8} {len(values):>6} {len(values) / seconds:>7.1f} "
+            f"{statistics.median(values) * 1000:>8.0f} {percentile(values, 0.99) * 1000:>8.0f}"
+        )
 
 
 def main() -> None:
@@ -105,7 +109,9 @@ def main() -> None:
     parser.add_argument("--articles", type=int, default=1000)
     parser.add_argument("--workers", type=int, nargs="+", default=[1], help="worker counts to measure (default 1)")
     parser.add_argument("--db-url", help="a PostgreSQL URL (an empty database) instead of a new SQLite file")
-    parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL cluster (initdb/pg_ctl) instead of SQLite")
+    parser.add_argument(
+        "--postgres", action="store_true", help="a throwaway PostgreSQL cluster (initdb/pg_ctl) instead of SQLite"
+    )
     args = parser.parse_args()
     print(f"Service load: {args.clients} clients, {args.articles} articles, {cpu_note()}")
     with ExitStack() as stack:

@@ -45,7 +45,9 @@ def main() -> None:
                 scaled.save(out, format="WEBP", quality=quality, method=method)
                 elapsed = (time.process_time() - started) * 1000
                 decoded = Image.open(io.BytesIO(out.getvalue()))
-                print(f"{width:>5} {quality:>7} {method:>6} {len(out.getvalue()):>8} {psnr(scaled, decoded):>8.2f} {elapsed:>9.1f}")
+                print(
+                    f"{width:>5} {quality:>7} {method:>6} {len(out.getvalue()):>8} {psnr(scaled, decoded):>8.2f} {elapsed:>9.1f}"
+                )
 
 
 if __name__ == "__main__":

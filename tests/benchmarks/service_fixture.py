@@ -46,12 +46,24 @@ def make_blog(target: str, articles: int, tokens: int = 1, body_bytes: int = 150
             for n in range(start, min(start + 10_000, articles)):
                 article_id = security.new_cuid()
                 title, description, content = f"Article {n}", f"About article {n}", f"# Article {n}\n\n{filler}\n"
-                rows.append({
-                    "id": article_id, "blog_id": owner.blog_id, "slug": f"article-{n}", "title": title,
-                    "description": description, "content": content, "inline_media_keys": [], "tags": ["bench"],
-                    "seo_keywords": [], "status": "published", "published_at": now - timedelta(seconds=n),
-                    "updated_at": now, "created_at": now, "view_count": 0,
-                })
+                rows.append(
+                    {
+                        "id": article_id,
+                        "blog_id": owner.blog_id,
+                        "slug": f"article-{n}",
+                        "title": title,
+                        "description": description,
+                        "content": content,
+                        "inline_media_keys": [],
+                        "tags": ["bench"],
+                        "seo_keywords": [],
+                        "status": "published",
+                        "published_at": now - timedelta(seconds=n),
+                        "updated_at": now,
+                        "created_at": now,
+                        "view_count": 0,
+                    }
+                )
                 known.append((article_id, content_hash(title, description, content, ["bench"])))
             with db.session(write=True) as session:
                 session.execute(insert(tables.Article), rows)
@@ -64,8 +76,20 @@ def make_blog(target: str, articles: int, tokens: int = 1, body_bytes: int = 150
 def running_service(target: str, workers: int, log: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """`server run --workers N` on a free port until the block ends."""
     port = free_port()
-    command = [sys.executable, "-m", "mkdocs_blogsvc", "server", "run", "--db", target, "--port", str(port),
-               "--workers", str(workers), *NO_LIMITS]
+    command = [
+        sys.executable,
+        "-m",
+        "mkdocs_blogsvc",
+        "server",
+        "run",
+        "--db",
+        target,
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        *NO_LIMITS,
+    ]
     with log.open("wb") as log_file:
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log_file)
     url = f"http://127.0.0.1:{port}"

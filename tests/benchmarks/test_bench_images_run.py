@@ -17,9 +17,15 @@ SCRIPT = Path(__file__).with_name("bench_images.py")
 
 
 def test_bench_images_reports_both_settings() -> None:
-    done = subprocess.run([sys.executable, str(SCRIPT), "--articles", "2", "--runs", "1"], check=False,
-                          capture_output=True, text=True, timeout=600, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-                          cwd=SCRIPT.parents[2])
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--articles", "2", "--runs", "1"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        cwd=SCRIPT.parents[2],
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     rows = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line.startswith(("false ", "true "))}
     assert rows["false"][-1] == "0" and rows["true"][-1] == "6"  # 3 widths of each 1600 px cover

@@ -32,8 +32,19 @@ def test_plugin_share_builds_cold_then_with_nothing_changed(tmp_path: Path) -> N
 
 
 def test_bench_build_measures_both_sites_and_reports_the_interval(tmp_path: Path) -> None:
-    args = argparse.Namespace(cover_every=3, cold_runs=1, runs=1, changed=2, own_runs=1, imported=False,
-                              control=False, instructions=False, profile=None, profile_runs=1, spec_literal=True)
+    args = argparse.Namespace(
+        cover_every=3,
+        cold_runs=1,
+        runs=1,
+        changed=2,
+        own_runs=1,
+        imported=False,
+        control=False,
+        instructions=False,
+        profile=None,
+        profile_runs=1,
+        spec_literal=True,
+    )
     result = bench_build.measure(tmp_path, "material", 6, args)
     assert result.refused_coded == 0  # served as a spec-literal service: every body was plain
     # The plain site holds the very pages the plugin added, and both built.

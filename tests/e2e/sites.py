@@ -25,24 +25,43 @@ def write_credentials(path: Path, base_url: str, access_token: str, valid_for: f
     """A credential store holding a valid access token (minted with `issue_access_token`),
     recorded as valid for `valid_for` more seconds."""
     now = time.time()
-    CredentialStore(path).save(StoredCredentials(
-        base_url=base_url, client_id=CLIENT_ID, access_token=access_token, access_expires_at=now + valid_for,
-        refresh_token="svc_rt_unused", refresh_expires_at=now + 20 * 86400, scope=("articles:read", "blog:read"),
-    ))
+    CredentialStore(path).save(
+        StoredCredentials(
+            base_url=base_url,
+            client_id=CLIENT_ID,
+            access_token=access_token,
+            access_expires_at=now + valid_for,
+            refresh_token="svc_rt_unused",
+            refresh_expires_at=now + 20 * 86400,
+            scope=("articles:read", "blog:read"),
+        )
+    )
 
 
 def settings(root: Path, base_url: str, **changes: Any) -> Settings:
     values: dict[str, Any] = {
-        "base_url": base_url, "client_id": CLIENT_ID, "client_secret": None, "scope": "articles:read blog:read",
-        "redirect_port": 0, "credentials_file": root / "credentials.json", "blog_dir": "blog", "posts_dir": "blog/posts",
+        "base_url": base_url,
+        "client_id": CLIENT_ID,
+        "client_secret": None,
+        "scope": "articles:read blog:read",
+        "redirect_port": 0,
+        "credentials_file": root / "credentials.json",
+        "blog_dir": "blog",
+        "posts_dir": "blog/posts",
         "cache_dir": root / "cache",
     }
     values.update(changes)
     return Settings(**values)
 
 
-def write_site(root: Path, base_url: str, *, material: bool = True, plugin: dict[str, Any] | None = None,
-               site_url: str | None = "https://example.test/site/") -> Path:
+def write_site(
+    root: Path,
+    base_url: str,
+    *,
+    material: bool = True,
+    plugin: dict[str, Any] | None = None,
+    site_url: str | None = "https://example.test/site/",
+) -> Path:
     """A site folder with mkdocs.yml and docs/; returns the mkdocs.yml path."""
     docs = root / "docs"
     (docs / "blog" / "posts").mkdir(parents=True, exist_ok=True)
@@ -67,7 +86,8 @@ def snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:
     """Every file under `folder` with its mtime (ns) and content."""
     return {
         os.fspath(path.relative_to(folder)): (path.stat().st_mtime_ns, path.read_bytes())
-        for path in sorted(folder.rglob("*")) if path.is_file()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
     }
 
 

@@ -31,7 +31,9 @@ RESULTS = REPO / "test-results"
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed: run `bash .ci/install-system-packages`"),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="Debian's chromium is not installed: run `bash .ci/install-system-packages`"
+    ),
 ]
 
 
@@ -44,8 +46,15 @@ def browser() -> Iterator[object]:
             executable_path=str(CHROMIUM),
             headless=True,
             # Without these, Chromium tries Google's hosts at start-up (no network here).
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-quic",
+            ],
         )
         yield chromium
         chromium.close()
@@ -70,7 +79,9 @@ def _cli(*args: str, **kwargs: object) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "mkdocs_blogsvc", *args], text=True, env=env, **kwargs)  # type: ignore[call-overload]
 
 
-def test_login_by_clicking_through_sign_in_and_consent(browser: object, live_server: LiveServer, tmp_path: Path) -> None:
+def test_login_by_clicking_through_sign_in_and_consent(
+    browser: object, live_server: LiveServer, tmp_path: Path
+) -> None:
     seeded = live_server.admin("seed")
     assert seeded.returncode == 0, seeded.stderr
     sample = json.loads(seeded.stdout)
@@ -81,8 +92,16 @@ def test_login_by_clicking_through_sign_in_and_consent(browser: object, live_ser
         f"site_name: Browser test\nplugins:\n  - blogsvc:\n      base_url: {live_server.url}\n"
         f"      client_id: {sample['client_id']}\n"
     )
-    login = _cli("login", "--no-browser", "--timeout", "90", "-f", str(site / "mkdocs.yml"),
-                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    login = _cli(
+        "login",
+        "--no-browser",
+        "--timeout",
+        "90",
+        "-f",
+        str(site / "mkdocs.yml"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert login.stderr is not None
         authorize_url = next(line.strip() for line in login.stderr if line.strip().startswith("http"))
@@ -204,7 +223,9 @@ def test_article_page_in_a_browser(browser: object, served: str) -> None:
 
 
 def test_a_single_page_application_on_another_origin_calls_the_api(
-    browser: object, live_server: LiveServer, tmp_path: Path,
+    browser: object,
+    live_server: LiveServer,
+    tmp_path: Path,
 ) -> None:
     """The spec's public clients include single-page applications: from a page of another
     origin, a browser must be allowed to read the data endpoints (a preflighted sync included)."""

@@ -25,7 +25,9 @@ CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed: run `bash .ci/install-system-packages`"),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="Debian's chromium is not installed: run `bash .ci/install-system-packages`"
+    ),
 ]
 
 #: Layout shifts as the browser reports them (buffered: from the start of the page).
@@ -52,23 +54,42 @@ def browser() -> Iterator[object]:
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"],
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-quic",
+            ],
         )
         yield chromium
         chromium.close()
 
 
 @pytest.fixture
-def held_images_site(tmp_path: Path, service: Service, db: Database, owner: Owner,
-                     ) -> Iterator[tuple[str, str, threading.Event]]:
+def held_images_site(
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+) -> Iterator[tuple[str, str, threading.Event]]:
     """(the site's address, the article page's path, the release): the site built with
     optimize_images and served with every image held back until the release is set."""
     long_text = "\n\n".join(f"Paragraph {n} of the article, long enough to wrap on a phone." for n in range(6))
     cover, inline = store(db, owner, PHOTO), store(db, owner, photo_like(1200, 675, seed=9))
-    add_article(db, owner.blog_id, "Photo", cover_media_key=cover, inline_media_keys=[inline], description="A lead.",
-                content=f"# Photo\n\n{long_text}\n\n![Inline](blogsvc-media:{inline})\n\nThe last paragraph.")
+    add_article(
+        db,
+        owner.blog_id,
+        "Photo",
+        cover_media_key=cover,
+        inline_media_keys=[inline],
+        description="A lead.",
+        content=f"# Photo\n\n{long_text}\n\n![Inline](blogsvc-media:{inline})\n\nThe last paragraph.",
+    )
     config = make_site(tmp_path, service, db, owner, optimize_images=True)
     text = config.read_text().replace("name: material", "name: material\n  font: false")
     config.write_text(text)
@@ -100,7 +121,10 @@ def held_images_site(tmp_path: Path, service: Service, db: Database, owner: Owne
 
 @pytest.mark.parametrize(("width", "expected"), [(400, "480.webp"), (1400, "960.webp")])
 def test_the_browser_fetches_the_variant_for_its_width_and_nothing_moves(
-    browser: object, held_images_site: tuple[str, str, threading.Event], width: int, expected: str,
+    browser: object,
+    held_images_site: tuple[str, str, threading.Event],
+    width: int,
+    expected: str,
 ) -> None:
     base, page_path, release = held_images_site
     context = browser.new_context(viewport={"width": width, "height": 800}, device_scale_factor=1)  # type: ignore[attr-defined]

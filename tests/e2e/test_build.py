@@ -98,11 +98,14 @@ def post_page(site_dir: Path, slug: str) -> Path:
     return found[0]
 
 
-def test_material_blog_site(tmp_path: Path, service: Service, db: Database, owner: Owner,
-                            caplog: pytest.LogCaptureFixture) -> None:
+def test_material_blog_site(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO)
     stale = {**SCHEMA, "headline": "An older title", "dateModified": "2020-01-02T03:04:05Z"}  # written before an edit
-    cover_article(db, owner, "Cover story", schema_org_json=stale, tags=["news"], seo_keywords=["kw one"], minutes_ago=10)
+    cover_article(
+        db, owner, "Cover story", schema_org_json=stale, tags=["news"], seo_keywords=["kw one"], minutes_ago=10
+    )
     add_article(db, owner.blog_id, "Second post", minutes_ago=5)
     add_article(db, owner.blog_id, "Secret draft", status="draft")
     config = site(tmp_path, service, db, owner)
@@ -122,29 +125,43 @@ def test_material_blog_site(tmp_path: Path, service: Service, db: Database, owne
     # as an ImageObject with its size, as og:image:width and og:image:height give it
     cover_object = {"@type": "ImageObject", "url": meta_property(parsed, "og:image")[0], "width": 1200, "height": 630}
     assert (meta_property(parsed, "og:image:width"), meta_property(parsed, "og:image:height")) == (["1200"], ["630"])
-    assert json_ld(parsed) == [{**SCHEMA, "url": page_url, "mainEntityOfPage": page_url,
-                                "image": cover_object, "headline": "Cover story",
-                                "datePublished": meta_property(parsed, "article:published_time")[0],
-                                "dateModified": meta_property(parsed, "article:modified_time")[0]}]
+    assert json_ld(parsed) == [
+        {
+            **SCHEMA,
+            "url": page_url,
+            "mainEntityOfPage": page_url,
+            "image": cover_object,
+            "headline": "Cover story",
+            "datePublished": meta_property(parsed, "article:published_time")[0],
+            "dateModified": meta_property(parsed, "article:modified_time")[0],
+        }
+    ]
     cover = re.search(r'<img alt="Cover story"[^>]* src="([^"]+)"', page.read_text())  # width, height between
     assert cover and not cover.group(1).startswith("http")
     assert (page.parent / cover.group(1)).resolve().read_bytes() == PNG
     image_url = meta_property(parsed, "og:image")[0]
     assert image_url and image_url.startswith("https://example.test/site/blog/images/") and image_url.endswith(".png")
     assert meta_property(parsed, "og:title") == ["Cover story"] and meta_property(parsed, "og:type") == ["article"]
-    assert meta_property(parsed, "og:url") == ["https://example.test/site/" + str(page.parent.relative_to(site_dir)) + "/"]
+    assert meta_property(parsed, "og:url") == [
+        "https://example.test/site/" + str(page.parent.relative_to(site_dir)) + "/"
+    ]
     assert meta_property(parsed, "article:tag") == ["news"] and meta_property(parsed, "keywords") == ["kw one"]
     assert meta_property(parsed, "article:published_time")[0].endswith("Z")  # type: ignore[union-attr]
     assert snapshot(tmp_path / "docs") == docs_before, "the plugin never writes into docs_dir"
 
 
-def test_a_page_has_the_same_bytes_whatever_the_cache_holds(tmp_path: Path, service: Service, db: Database,
-                                                            owner: Owner) -> None:
+def test_a_page_has_the_same_bytes_whatever_the_cache_holds(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found by review: the JSON-LD's keys came in the service's order at the first build and
     sorted (as the cached article file holds them) once the head was computed again, so a
     deploy saw every such page change with nothing changed on the service."""
-    cover_article(db, owner, "Cover story", schema_org_json={"@type": "BlogPosting", "headline": "H", "about": "A",
-                                                             "@context": "https://schema.org"})
+    cover_article(
+        db,
+        owner,
+        "Cover story",
+        schema_org_json={"@type": "BlogPosting", "headline": "H", "about": "A", "@context": "https://schema.org"},
+    )
     config = site(tmp_path, service, db, owner)
     run_build(config)
     first = post_page(tmp_path / "site", "cover-story").read_bytes()
@@ -153,8 +170,9 @@ def test_a_page_has_the_same_bytes_whatever_the_cache_holds(tmp_path: Path, serv
     assert post_page(tmp_path / "site", "cover-story").read_bytes() == first
 
 
-def test_changes_then_no_change_then_service_down(tmp_path: Path, service: Service, db: Database, owner: Owner,
-                                                  caplog: pytest.LogCaptureFixture) -> None:
+def test_changes_then_no_change_then_service_down(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO)
     edit = cover_article(db, owner, "Will change", minutes_ago=9)
     hide = add_article(db, owner.blog_id, "Will hide", minutes_ago=8)
@@ -166,7 +184,11 @@ def test_changes_then_no_change_then_service_down(tmp_path: Path, service: Servi
     assert post_page(site_dir, "will-hide") and post_page(site_dir, "will-go")
 
     with db.session(write=True) as session:
-        session.execute(update(tables.Article).where(tables.Article.id == edit).values(title="Changed title", updated_at=db.now() + timedelta(minutes=1)))
+        session.execute(
+            update(tables.Article)
+            .where(tables.Article.id == edit)
+            .values(title="Changed title", updated_at=db.now() + timedelta(minutes=1))
+        )
         session.execute(update(tables.Article).where(tables.Article.id == hide).values(status="unpublished"))
         session.execute(tables.Article.__table__.delete().where(tables.Article.id == gone))
     add_article(db, owner.blog_id, "Brand new", minutes_ago=1)
@@ -216,7 +238,10 @@ print(json.dumps(sorted(modules) + ["CA bundle"] * len(loaded)))
 
 
 def test_a_build_with_nothing_changed_loads_no_sanitiser_image_code_httpcore_or_ca_bundle(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     """What makes a no-change build cheap, checked where it counts (a new process, as users run
     it): the pages and their sanitised HTML come from the cache, no image is fetched, the export
@@ -228,8 +253,14 @@ def test_a_build_with_nothing_changed_loads_no_sanitiser_image_code_httpcore_or_
     config = site(tmp_path, service, db, owner)
 
     def build_listing_modules() -> list[str]:
-        done = subprocess.run([sys.executable, "-c", BUILD_AND_LIST_MODULES, str(config)], check=False, cwd=tmp_path,
-                              capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+        done = subprocess.run(
+            [sys.executable, "-c", BUILD_AND_LIST_MODULES, str(config)],
+            check=False,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        )
         assert done.returncode == 0, done.stderr
         return list(json.loads(done.stdout.strip().splitlines()[-1]))
 
@@ -242,14 +273,16 @@ def test_a_build_with_nothing_changed_loads_no_sanitiser_image_code_httpcore_or_
     assert service.requests == ["/api/v1/sync"]
     again = snapshot(tmp_path / "site")  # the sitemap too: pages in one order whatever the sync's
     assert {path: data for path, (_mtime, data) in again.items() if not path.endswith("sitemap.xml.gz")} == {
-        path: data for path, (_mtime, data) in built.items() if not path.endswith("sitemap.xml.gz")}
+        path: data for path, (_mtime, data) in built.items() if not path.endswith("sitemap.xml.gz")
+    }
     page = post_page(tmp_path / "site", "pictured").read_text(encoding="utf-8")
     assert "<script>alert(1)</script>" not in page and "<b>there</b>" in page
     assert json_ld(parse(post_page(tmp_path / "site", "pictured")))  # head tags from the cache
 
 
 def test_on_error_fail_stops_the_build_and_keeps_the_previous_site(
-        tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture
+) -> None:
     cover_article(db, owner, "Kept")
     config = site(tmp_path, service, db, owner, plugin={"on_error": "fail"})
     run_build(config)
@@ -262,15 +295,26 @@ def test_on_error_fail_stops_the_build_and_keeps_the_previous_site(
     assert snapshot(tmp_path / "site") == before  # stopped before MkDocs emptied site_dir
 
 
-@pytest.mark.parametrize(("on_error", "cached", "stops"), [
-    (None, False, True),  # auto: a fresh CI runner would publish the site without its blog
-    (None, True, False),  # auto: the cache of an earlier sync is published, with a warning
-    (None, "empty", False),  # auto: a blog synced with no article yet: nothing is left out
-    ("warn", False, False),
-])
+@pytest.mark.parametrize(
+    ("on_error", "cached", "stops"),
+    [
+        (None, False, True),  # auto: a fresh CI runner would publish the site without its blog
+        (None, True, False),  # auto: the cache of an earlier sync is published, with a warning
+        (None, "empty", False),  # auto: a blog synced with no article yet: nothing is left out
+        ("warn", False, False),
+    ],
+)
 def test_in_ci_a_failed_sync_with_nothing_cached_stops_the_build(  # type: ignore[no-untyped-def]
-        tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
-        monkeypatch: pytest.MonkeyPatch, on_error: str | None, cached: bool | str, stops: bool) -> None:
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    on_error: str | None,
+    cached: bool | str,
+    stops: bool,
+) -> None:
     """Found by review: the CI recipe's publishing job, on a fresh runner, deployed a site without
     its blog (exit 0) while the service was down. A blog synced before with no article stopped
     too, though its cache leaves nothing out."""
@@ -284,9 +328,12 @@ def test_in_ci_a_failed_sync_with_nothing_cached_stops_the_build(  # type: ignor
     if stops:
         with pytest.raises(Abort):
             run_build(config)
-        assert re.search(r"ERROR .*blogsvc: the sync with http://127.0.0.1:\d+ failed: could not reach .*; the cache holds "
-                         r"no article, and CI=true stops the build rather than publish the site without its blog "
-                         r"\(set on_error: warn to build it anyway\)", caplog.text), caplog.text
+        assert re.search(
+            r"ERROR .*blogsvc: the sync with http://127.0.0.1:\d+ failed: could not reach .*; the cache holds "
+            r"no article, and CI=true stops the build rather than publish the site without its blog "
+            r"\(set on_error: warn to build it anyway\)",
+            caplog.text,
+        ), caplog.text
     else:
         run_build(config)
         assert "the site is built from the cache" in caplog.text
@@ -294,8 +341,13 @@ def test_in_ci_a_failed_sync_with_nothing_cached_stops_the_build(  # type: ignor
 
 
 def test_on_a_persons_machine_a_failed_sync_with_nothing_cached_goes_on(
-        tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """`on_error: auto` stops only in CI: a person previewing the site while the service is down
     gets the rest of the site and a warning."""
     cover_article(db, owner, "Kept")
@@ -307,11 +359,21 @@ def test_on_a_persons_machine_a_failed_sync_with_nothing_cached_goes_on(
     assert (tmp_path / "site" / "index.html").is_file()
 
 
-def test_hostile_article(tmp_path: Path, service: Service, db: Database, owner: Owner,
-                         caplog: pytest.LogCaptureFixture) -> None:
+def test_hostile_article(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture
+) -> None:
     hostile_schema = {"@type": "BlogPosting", "headline": EVIL, "x": "\u2028"}
-    cover_article(db, owner, EVIL, slug="../../mkdocs", schema_org_json=hostile_schema, description=EVIL,
-                  tags=[EVIL], seo_keywords=[EVIL], content="Plain body.")
+    cover_article(
+        db,
+        owner,
+        EVIL,
+        slug="../../mkdocs",
+        schema_org_json=hostile_schema,
+        description=EVIL,
+        tags=[EVIL],
+        seo_keywords=[EVIL],
+        content="Plain body.",
+    )
     config = site(tmp_path, service, db, owner)
     outside_before = {p for p in snapshot(tmp_path) if not p.startswith((".cache/", "site/"))}
     run_build(config)
@@ -329,7 +391,9 @@ def test_hostile_article(tmp_path: Path, service: Service, db: Database, owner: 
     assert meta_property(parse(article_page), "og:title") == [EVIL]
 
 
-def test_plain_mkdocs_theme_gets_an_index_and_head_tags(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+def test_plain_mkdocs_theme_gets_an_index_and_head_tags(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     cover_article(db, owner, "Older", minutes_ago=20, description="The old one")
     add_article(db, owner.blog_id, "Newer", minutes_ago=2)
     config = site(tmp_path, service, db, owner, material=False, site_url=None)
@@ -350,9 +414,13 @@ def test_plain_mkdocs_theme_gets_an_index_and_head_tags(tmp_path: Path, service:
     assert snapshot(tmp_path / "docs") == docs_before
 
 
-def test_two_instances_must_not_share_a_cache(tmp_path: Path, service: Service, caplog: pytest.LogCaptureFixture) -> None:
+def test_two_instances_must_not_share_a_cache(
+    tmp_path: Path, service: Service, caplog: pytest.LogCaptureFixture
+) -> None:
     config = write_site(tmp_path, service.url, material=False)
-    text = config.read_text().replace("plugins:\n", "plugins:\n- blogsvc:\n    blog_dir: other\n    credentials_file: other.json\n")
+    text = config.read_text().replace(
+        "plugins:\n", "plugins:\n- blogsvc:\n    blog_dir: other\n    credentials_file: other.json\n"
+    )
     config.write_text(text)
     with pytest.raises(Abort):
         run_build(config)
@@ -367,34 +435,54 @@ def test_properdocs_build(tmp_path: Path, service: Service, db: Database, owner:
     add_article(db, owner.blog_id, "Secret draft", status="draft")
     config = site(tmp_path, service, db, owner)
     docs_before = snapshot(tmp_path / "docs")
-    result = subprocess.run([properdocs, "build", "-f", str(config)], check=False, capture_output=True, text=True, timeout=120,
-                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    result = subprocess.run(
+        [properdocs, "build", "-f", str(config)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert result.returncode == 0, result.stderr
     assert "blogsvc: 1 new, 0 updated, 0 deleted, 0 unchanged in " in result.stderr
     index = (tmp_path / "site" / "blog" / "index.html").read_text()
     assert "Cover story" in index and "Secret draft" not in index
     page = post_page(tmp_path / "site", "cover-story")
     (posted,) = json_ld(parse(page))
-    assert {key: posted[key] for key in SCHEMA} == SCHEMA and posted["url"].startswith("https://example.test/site/blog/")
+    assert {key: posted[key] for key in SCHEMA} == SCHEMA and posted["url"].startswith(
+        "https://example.test/site/blog/"
+    )
     assert meta_property(parse(page), "og:title") == ["Cover story"]
     assert snapshot(tmp_path / "docs") == docs_before
 
 
-
-def test_revoked_grant_stops_the_build_even_with_on_error_warn(tmp_path: Path, live_server: LiveServer,
-                                                               live_logged_in: LoggedIn) -> None:
+def test_revoked_grant_stops_the_build_even_with_on_error_warn(
+    tmp_path: Path, live_server: LiveServer, live_logged_in: LoggedIn
+) -> None:
     """A dead refresh token will not heal by itself: the build fails with the one actionable message."""
     settings = live_logged_in.settings
-    config = write_site(settings.credentials_file.parent.parent, live_server.url, plugin={  # on_error: warn
-        "client_id": settings.client_id, "credentials_file": ".blogsvc/credentials.json"})
+    config = write_site(
+        settings.credentials_file.parent.parent,
+        live_server.url,
+        plugin={  # on_error: warn
+            "client_id": settings.client_id,
+            "credentials_file": ".blogsvc/credentials.json",
+        },
+    )
     database = Database.from_path(live_server.db_path)
     now = database.now()
     with database.session(write=True) as session:
         session.execute(update(tables.Grant).values(revoked_at=now))
         session.execute(update(tables.Token).values(revoked_at=now))
     database.dispose()
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", str(config)], check=False, capture_output=True, text=True,
-                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-f", str(config)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=120,
+    )
     assert result.returncode == 1
     assert "blogsvc: the service refused the refresh token" in result.stderr
     assert "mkdocs-blogsvc login" in result.stderr
@@ -418,7 +506,12 @@ def no_traceback(caplog: pytest.LogCaptureFixture) -> bool:
 
 @pytest.mark.parametrize("setting", ["page_template", "head_template"])
 def test_a_custom_template_failing_at_render_time_stops_the_build_naming_file_and_line(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture, setting: str,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    caplog: pytest.LogCaptureFixture,
+    setting: str,
 ) -> None:
     add_article(db, owner.blog_id, "One")
     template = tmp_path / "custom.j2"
@@ -426,14 +519,19 @@ def test_a_custom_template_failing_at_render_time_stops_the_build_naming_file_an
     config = site(tmp_path, service, db, owner, material=False, plugin={setting: "custom.j2"})
     with pytest.raises(Abort):
         run_build(config)
-    assert re.search(rf"ERROR .*blogsvc: {setting} \S*custom\.j2 cannot be rendered \(article \w+\): line 4: 'artcle' is undefined",
-                     caplog.text), caplog.text
+    assert re.search(
+        rf"ERROR .*blogsvc: {setting} \S*custom\.j2 cannot be rendered \(article \w+\): line 4: 'artcle' is undefined",
+        caplog.text,
+    ), caplog.text
     assert no_traceback(caplog)
     assert cache_is_unlocked(tmp_path), "a failed build releases the cache"
 
 
 def test_a_page_template_failing_at_render_time_leaves_the_previous_site(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     """Review finding: the error came after MkDocs had emptied site_dir (86 files to 0)."""
     add_article(db, owner.blog_id, "One")
@@ -442,15 +540,22 @@ def test_a_page_template_failing_at_render_time_leaves_the_previous_site(
     before = snapshot(tmp_path / "site")
     assert any(name.endswith("index.html") for name in before)
     (tmp_path / "custom.j2").write_text("{{ article.title }}\n{{ artcle.title }}\n")
-    config.write_text(config.read_text().replace("credentials_file: credentials.json",
-                                                 "credentials_file: credentials.json\n    page_template: custom.j2"))
+    config.write_text(
+        config.read_text().replace(
+            "credentials_file: credentials.json", "credentials_file: credentials.json\n    page_template: custom.j2"
+        )
+    )
     with pytest.raises(Abort):
         run_build(config)
     assert snapshot(tmp_path / "site") == before
 
 
 def test_missing_client_id_stops_the_build_even_with_on_error_warn(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("BLOGSVC_CLIENT_ID", raising=False)
@@ -463,9 +568,12 @@ def test_missing_client_id_stops_the_build_even_with_on_error_warn(
     assert no_traceback(caplog)
 
 
-
 def test_a_connection_without_the_articles_scope_stops_the_build_even_with_on_error_warn(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A scope missing is a setting to fix (`scope`, then login), not an outage to wait out:
     no build from the cache, whatever `on_error` says."""
@@ -477,13 +585,21 @@ def test_a_connection_without_the_articles_scope_stops_the_build_even_with_on_er
     assert re.search(r"ERROR .*blogsvc: the sync with http://127\.0\.0\.1:\d+ failed: ", caplog.text), caplog.text
     assert "built from the cache" not in caplog.text and no_traceback(caplog)
 
-@pytest.mark.parametrize(("plugin", "message"), [
-    ({"credentials_file": "docs/.blogsvc/credentials.json"}, "blogsvc: credentials_file ({}) is inside docs_dir; it would be published"),
-    ({"cache_dir": "docs/cache"}, "blogsvc: cache_dir ({}) is inside docs_dir"),
-    ({"cache_dir": "."}, "blogsvc: cache_dir ({}) contains docs_dir"),
-])
-def test_files_of_the_plugin_inside_docs_dir_are_refused(tmp_path: Path, service: Service, caplog: pytest.LogCaptureFixture,
-                                                          plugin: dict[str, str], message: str) -> None:
+
+@pytest.mark.parametrize(
+    ("plugin", "message"),
+    [
+        (
+            {"credentials_file": "docs/.blogsvc/credentials.json"},
+            "blogsvc: credentials_file ({}) is inside docs_dir; it would be published",
+        ),
+        ({"cache_dir": "docs/cache"}, "blogsvc: cache_dir ({}) is inside docs_dir"),
+        ({"cache_dir": "."}, "blogsvc: cache_dir ({}) contains docs_dir"),
+    ],
+)
+def test_files_of_the_plugin_inside_docs_dir_are_refused(
+    tmp_path: Path, service: Service, caplog: pytest.LogCaptureFixture, plugin: dict[str, str], message: str
+) -> None:
     config = write_site(tmp_path, service.url, material=False, plugin=plugin)
     with pytest.raises(Abort):
         run_build(config)
@@ -493,7 +609,11 @@ def test_files_of_the_plugin_inside_docs_dir_are_refused(tmp_path: Path, service
 
 
 def test_a_build_waits_for_another_process_holding_the_cache_then_gives_up_in_one_message(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     caplog.set_level(logging.INFO)
@@ -516,14 +636,25 @@ def test_a_build_waits_for_another_process_holding_the_cache_then_gives_up_in_on
     assert no_traceback(caplog)
 
 
-@pytest.mark.parametrize(("body", "problem"), [
-    (b"<html>Bad gateway</html>", "with a body that is not JSON"),
-    (b'{"new": "everything", "updated": [], "deleted": [], "syncedAt": "2025-01-01T00:00:00.000Z"}',
-     "sync answer: field \'new\' has the wrong type (str)"),
-])
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b"<html>Bad gateway</html>", "with a body that is not JSON"),
+        (
+            b'{"new": "everything", "updated": [], "deleted": [], "syncedAt": "2025-01-01T00:00:00.000Z"}',
+            "sync answer: field 'new' has the wrong type (str)",
+        ),
+    ],
+)
 def test_a_malformed_sync_answer_warns_and_builds_from_the_intact_cache(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
-    monkeypatch: pytest.MonkeyPatch, body: bytes, problem: str,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    body: bytes,
+    problem: str,
 ) -> None:
     cover_article(db, owner, "Cover story")
     config = site(tmp_path, service, db, owner, material=False)
@@ -534,7 +665,9 @@ def test_a_malformed_sync_answer_warns_and_builds_from_the_intact_cache(
         return httpx.Response(200, content=body, headers={"Content-Type": "application/json"})
 
     real_connect = connection.connect
-    monkeypatch.setattr(connection, "connect", lambda settings: real_connect(settings, transport=httpx.MockTransport(handler)))
+    monkeypatch.setattr(
+        connection, "connect", lambda settings: real_connect(settings, transport=httpx.MockTransport(handler))
+    )
     caplog.clear()
     run_build(config)
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
@@ -546,10 +679,18 @@ def test_a_malformed_sync_answer_warns_and_builds_from_the_intact_cache(
 
 
 def test_materials_blog_index_shows_the_lead_not_the_whole_post(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
-    add_article(db, owner.blog_id, "With a lead", description="The lead, in short.",
-                content="First paragraph.\n\nThe rest of a long body.")
+    add_article(
+        db,
+        owner.blog_id,
+        "With a lead",
+        description="The lead, in short.",
+        content="First paragraph.\n\nThe rest of a long body.",
+    )
     add_article(db, owner.blog_id, "Without", description=None, content="Only a body.", minutes_ago=5)
     run_build(site(tmp_path, service, db, owner, material=True))
     index = (tmp_path / "site" / "blog" / "index.html").read_text(encoding="utf-8")
@@ -560,15 +701,22 @@ def test_materials_blog_index_shows_the_lead_not_the_whole_post(
 
 
 def test_a_hand_written_post_at_an_articles_address_is_warned_about(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Review finding: Material computes post URLs from slugs, so a post of docs_dir with an
     article's slug was written over (or over it) without a word."""
     add_article(db, owner.blog_id, "Shared address")
     config = site(tmp_path, service, db, owner, material=True)
-    config.write_text(config.read_text().replace("post_date_format: short", "post_date_format: short\n    post_url_format: '{slug}'"))
+    config.write_text(
+        config.read_text().replace("post_date_format: short", "post_date_format: short\n    post_url_format: '{slug}'")
+    )
     (tmp_path / "docs" / "blog" / "posts" / "mine.md").write_text(
-        "---\ndate: 2025-01-01\nslug: shared-address\n---\n\n# Mine\n\nMy own post.\n", encoding="utf-8")
+        "---\ndate: 2025-01-01\nslug: shared-address\n---\n\n# Mine\n\nMy own post.\n", encoding="utf-8"
+    )
     caplog.set_level(logging.WARNING)
     run_build(config)
     (line,) = [r.getMessage() for r in caplog.records if "both written to" in r.getMessage()]
@@ -577,18 +725,25 @@ def test_a_hand_written_post_at_an_articles_address_is_warned_about(
 
 
 def test_an_article_without_a_description_is_described_by_its_first_paragraph(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     """Without a description, Material printed the site's description on every such article,
     there was no `og:description`, and mkdocs-rss-plugin made the feed entry of the page's first
     Markdown (its heading and cover). Now the summary of its first paragraph stands in."""
-    body = ("# Quiet\n\n```python\nprint('code is not prose')\n```\n\nThe **first** paragraph, with "
-            "[a link](https://example.org/) & <b>raw HTML</b>.\n\nThe second one.")
+    body = (
+        "# Quiet\n\n```python\nprint('code is not prose')\n```\n\nThe **first** paragraph, with "
+        "[a link](https://example.org/) & <b>raw HTML</b>.\n\nThe second one."
+    )
     cover_article(db, owner, "Quiet", description=None, content=body)
     add_article(db, owner.blog_id, "Loud", description="Its own description.", minutes_ago=5)
     config = site(tmp_path, service, db, owner, material=True)
-    config.write_text(config.read_text() + "- rss:\n    match_path: blog/posts/.*\n    use_git: false\n"
-                      "    date_from_meta: {as_creation: date.created, as_update: date.updated}\n")
+    config.write_text(
+        config.read_text() + "- rss:\n    match_path: blog/posts/.*\n    use_git: false\n"
+        "    date_from_meta: {as_creation: date.created, as_update: date.updated}\n"
+    )
     loaded = load_config(str(config), strict=True)
     loaded.plugins.on_startup(command="build", dirty=False)  # where mkdocs-rss-plugin sets itself up
     build(loaded)
@@ -603,7 +758,10 @@ def test_an_article_without_a_description_is_described_by_its_first_paragraph(
 
 
 def test_a_cover_url_that_is_not_downloaded_cannot_inject_markup_into_the_feed(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     """Found by review: mkdocs-rss-plugin prints the front matter's `image` unescaped into its
     feed's `<enclosure url="...">`; a cover URL holding `"` and `<` that failed to download (the
@@ -612,8 +770,10 @@ def test_a_cover_url_that_is_not_downloaded_cannot_inject_markup_into_the_feed(
     key = 'a.png?"/><script xmlns="http://www.w3.org/1999/xhtml">alert(document.domain)</script><x y="'
     add_article(db, owner.blog_id, "Loud", description="Its own description.", cover_media_key=key)
     config = site(tmp_path, service, db, owner, material=True)
-    config.write_text(config.read_text() + "- rss:\n    match_path: blog/posts/.*\n    use_git: false\n"
-                      "    date_from_meta: {as_creation: date.created, as_update: date.updated}\n")
+    config.write_text(
+        config.read_text() + "- rss:\n    match_path: blog/posts/.*\n    use_git: false\n"
+        "    date_from_meta: {as_creation: date.created, as_update: date.updated}\n"
+    )
     loaded = load_config(str(config), strict=False)  # the failed download is a warning
     loaded.plugins.on_startup(command="build", dirty=False)  # where mkdocs-rss-plugin sets itself up
     build(loaded)
@@ -623,7 +783,11 @@ def test_a_cover_url_that_is_not_downloaded_cannot_inject_markup_into_the_feed(
 
 
 def test_schema_org_json_nested_hundreds_deep_is_refused_in_one_line(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Review finding: JSON nested 600 deep is read by `json.loads`, and then stopped the build
     with a RecursionError traceback in the JSON-LD code (only `[[[...` thousands deep was refused)."""

@@ -36,9 +36,15 @@ REFRESH_DEBUG_LINE = "tokens refreshed and saved"
 
 def make_site(root: Path, logged_in: LoggedIn) -> Path:
     """A site (plain MkDocs theme: the theme is not under test) using the logged-in store."""
-    return write_site(root, logged_in.settings.base_url, material=False, plugin={
-        "client_id": logged_in.settings.client_id, "credentials_file": str(logged_in.settings.credentials_file),
-    })
+    return write_site(
+        root,
+        logged_in.settings.base_url,
+        material=False,
+        plugin={
+            "client_id": logged_in.settings.client_id,
+            "credentials_file": str(logged_in.settings.credentials_file),
+        },
+    )
 
 
 def build_command(config: Path) -> list[str]:
@@ -51,7 +57,9 @@ BUILD_ENV = {**{key: value for key, value in os.environ.items() if key != "CI"},
 
 def build(config: Path) -> str:
     """Run a real build; its whole output (stdout and stderr) once it succeeded."""
-    done = subprocess.run(build_command(config), capture_output=True, text=True, timeout=120, env=BUILD_ENV, check=False)
+    done = subprocess.run(
+        build_command(config), capture_output=True, text=True, timeout=120, env=BUILD_ENV, check=False
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout + done.stderr
 
@@ -66,7 +74,9 @@ class TokenCounter:
     def counts(self) -> tuple[int, int]:
         """(token endpoint hits in the access log, refresh tokens ever issued)."""
         with self.db.session() as session:
-            issued = session.scalar(select(func.count()).select_from(tables.Token).where(tables.Token.kind == "refresh"))
+            issued = session.scalar(
+                select(func.count()).select_from(tables.Token).where(tables.Token.kind == "refresh")
+            )
         return self.log.read_text(errors="replace").count(TOKEN_LINE), int(issued or 0)
 
     def refresh_token(self, raw: str) -> tables.Token:
@@ -96,8 +106,9 @@ def assert_no_token_in(output: str, *known: StoredCredentials) -> None:
             assert value not in output and value.split("_", 2)[-1] not in output
 
 
-def test_a_build_within_the_hour_makes_no_token_request(live_logged_in: LoggedIn, counter: TokenCounter,
-                                                        tmp_path: Path) -> None:
+def test_a_build_within_the_hour_makes_no_token_request(
+    live_logged_in: LoggedIn, counter: TokenCounter, tmp_path: Path
+) -> None:
     before = counter.counts()
     assert before[0] >= 1 and before[1] == 1  # the login's code exchange is in the log
     output = build(make_site(tmp_path / "site", live_logged_in))
@@ -109,7 +120,10 @@ def test_a_build_within_the_hour_makes_no_token_request(live_logged_in: LoggedIn
 
 
 def test_after_an_hour_a_build_refreshes_once_and_the_old_token_is_dead(
-    live_logged_in: LoggedIn, live_server: LiveServer, counter: TokenCounter, tmp_path: Path,
+    live_logged_in: LoggedIn,
+    live_server: LiveServer,
+    counter: TokenCounter,
+    tmp_path: Path,
 ) -> None:
     config = make_site(tmp_path / "site", live_logged_in)
     old = live_logged_in.stored
@@ -130,12 +144,16 @@ def test_after_an_hour_a_build_refreshes_once_and_the_old_token_is_dead(
     assert_no_token_in(next_output, old, new)
 
     with BlogServiceClient(live_server.url) as client, pytest.raises(errors.InvalidGrant):
-        client.token_request({"grant_type": "refresh_token", "refresh_token": old.refresh_token,
-                              "client_id": old.client_id})
+        client.token_request(
+            {"grant_type": "refresh_token", "refresh_token": old.refresh_token, "client_id": old.client_id}
+        )
 
 
 def test_two_builds_at_once_with_an_expired_token_refresh_once(
-    live_logged_in: LoggedIn, live_server: LiveServer, counter: TokenCounter, tmp_path: Path,
+    live_logged_in: LoggedIn,
+    live_server: LiveServer,
+    counter: TokenCounter,
+    tmp_path: Path,
 ) -> None:
     """Two sites share one store, each with its own cache (the cache lock would otherwise make
     the second build wait for the first). The test holds the store's lock until both builds
@@ -148,11 +166,15 @@ def test_two_builds_at_once_with_an_expired_token_refresh_once(
 
     with store_file.locked():
         builds = [
-            subprocess.Popen(build_command(config), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=BUILD_ENV)
+            subprocess.Popen(
+                build_command(config), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=BUILD_ENV
+            )
             for config in sites
         ]
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not all((config.parent / ".cache" / "blogsvc").is_dir() for config in sites):
+        while time.monotonic() < deadline and not all(
+            (config.parent / ".cache" / "blogsvc").is_dir() for config in sites
+        ):
             if any(process.poll() is not None for process in builds):
                 break
             time.sleep(0.05)
@@ -173,8 +195,12 @@ def test_two_builds_at_once_with_an_expired_token_refresh_once(
 
 def test_an_unusable_credentials_folder_fails_the_build_naming_the_credentials(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "missing")  # a folder nobody, not even root, can create
-    config = write_site(tmp_path / "site", "http://127.0.0.1:9", material=False,
-                        plugin={"credentials_file": str(tmp_path / "link" / "credentials.json")})
+    config = write_site(
+        tmp_path / "site",
+        "http://127.0.0.1:9",
+        material=False,
+        plugin={"credentials_file": str(tmp_path / "link" / "credentials.json")},
+    )
     # A CI secret to seed the store from: without any credentials the build would go on without the blog.
     env = {**BUILD_ENV, "BLOGSVC_REFRESH_TOKEN": "svc_rt_from_a_ci_secret"}
     done = subprocess.run(build_command(config), capture_output=True, text=True, timeout=120, env=env, check=False)

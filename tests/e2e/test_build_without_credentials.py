@@ -37,7 +37,11 @@ def mkdocs_build(config: Path, *args: str, ci: str | None = None) -> subprocess.
         env["CI"] = ci
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "-f", str(config), *args],
-        capture_output=True, text=True, timeout=120, check=False, env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
     )
 
 
@@ -75,7 +79,9 @@ def test_without_credentials_a_person_gets_the_site_without_the_blog(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ci", ["true", "1", "woodpecker"])
-def test_in_ci_a_build_without_credentials_stops_in_one_line(no_credentials_site: Path, tmp_path: Path, ci: str) -> None:
+def test_in_ci_a_build_without_credentials_stops_in_one_line(
+    no_credentials_site: Path, tmp_path: Path, ci: str
+) -> None:
     for args in ((), ("--strict",)):
         result = mkdocs_build(no_credentials_site, *args, ci=ci)
         assert result.returncode == 1, result.stderr
@@ -96,7 +102,11 @@ def test_strict_fails_on_the_warning_and_ci_false_is_a_person(no_credentials_sit
 
 
 def test_with_a_cache_the_articles_come_from_it_with_the_warning(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.delenv("CI", raising=False)
@@ -124,15 +134,29 @@ def test_with_a_cache_the_articles_come_from_it_with_the_warning(
     with pytest.raises(Abort):
         build(load_config(str(config)))
     [error] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert "and CI=true stops the build rather than publish the site with the 1 article of a cache it cannot sync" in error
+    assert (
+        "and CI=true stops the build rather than publish the site with the 1 article of a cache it cannot sync" in error
+    )
 
 
-@pytest.mark.parametrize(("setting", "ci", "stops"), [
-    ("warn", "true", False), ("fail", None, True), ("auto", "0", False),
-    ("auto", " False ", False),  # `CI` is read case-insensitively, without surrounding blanks
-])
-def test_on_missing_credentials_chooses(tmp_path: Path, service: Service, monkeypatch: pytest.MonkeyPatch,
-                                        caplog: pytest.LogCaptureFixture, setting: str, ci: str | None, stops: bool) -> None:
+@pytest.mark.parametrize(
+    ("setting", "ci", "stops"),
+    [
+        ("warn", "true", False),
+        ("fail", None, True),
+        ("auto", "0", False),
+        ("auto", " False ", False),  # `CI` is read case-insensitively, without surrounding blanks
+    ],
+)
+def test_on_missing_credentials_chooses(
+    tmp_path: Path,
+    service: Service,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    setting: str,
+    ci: str | None,
+    stops: bool,
+) -> None:
     monkeypatch.delenv(ENV_REFRESH_TOKEN, raising=False)
     if ci is None:
         monkeypatch.delenv("CI", raising=False)
@@ -149,8 +173,9 @@ def test_on_missing_credentials_chooses(tmp_path: Path, service: Service, monkey
         assert "the blog's articles are left out of this build" in caplog.text
 
 
-def test_a_blank_refresh_token_secret_is_no_credentials(tmp_path: Path, service: Service, monkeypatch: pytest.MonkeyPatch,
-                                                       caplog: pytest.LogCaptureFixture) -> None:
+def test_a_blank_refresh_token_secret_is_no_credentials(
+    tmp_path: Path, service: Service, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """A secret that holds only blanks (an empty secret pasted with its newline) is as good as
     none: a person's build goes on without the blog instead of stopping at `not logged in`."""
     monkeypatch.delenv("CI", raising=False)
@@ -169,15 +194,21 @@ def test_the_setting_accepts_only_its_three_values(tmp_path: Path, service: Serv
 
 
 @pytest.mark.parametrize("dead", ["corrupt-file", "spent-refresh-token"])
-def test_dead_credentials_stop_the_build_even_with_warn(tmp_path: Path, service: Service, db: Database,
-                                                         monkeypatch: pytest.MonkeyPatch,
-                                                         caplog: pytest.LogCaptureFixture, dead: str) -> None:
+def test_dead_credentials_stop_the_build_even_with_warn(
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    dead: str,
+) -> None:
     """Credentials that exist are never "missing": only the owner can mend them."""
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv(ENV_REFRESH_TOKEN, raising=False)
     client_id, _ = register_client(db)
-    config = write_site(tmp_path, service.url, material=False,
-                        plugin={"on_missing_credentials": "warn", "client_id": client_id})
+    config = write_site(
+        tmp_path, service.url, material=False, plugin={"on_missing_credentials": "warn", "client_id": client_id}
+    )
     if dead == "corrupt-file":
         (tmp_path / "credentials.json").write_text("{not json")
         expected = "cannot be read (not valid JSON): run `mkdocs-blogsvc login`"
@@ -190,7 +221,11 @@ def test_dead_credentials_stop_the_build_even_with_warn(tmp_path: Path, service:
 
 
 def test_mkdocs_serve_without_credentials_waits_quietly_for_a_login(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The background sync of `mkdocs serve` neither warns again nor asks the service until
@@ -211,7 +246,9 @@ def test_mkdocs_serve_without_credentials_waits_quietly_for_a_login(
     assert plugin.coordinator.poll() == 60
     assert service.requests == [] and not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
-    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))  # `login` in another terminal
+    write_credentials(
+        tmp_path / "credentials.json", service.url, issue_access_token(db, owner)
+    )  # `login` in another terminal
     assert plugin.coordinator.poll() == 60
     assert "/api/v1/sync" in service.requests
     build(load_config(str(config)))  # the rebuild the signal file causes

@@ -34,11 +34,17 @@ TRIALS = 20
 
 def png(n: int) -> bytes:
     """A distinct 1x1 PNG per `n` (a cover each: 300 downloads, 300 image files)."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
     pixel = zlib.compress(bytes([0, n % 256, n // 256 % 256, 7]))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", pixel) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", pixel)
+        + chunk(b"IEND", b"")
+    )
 
 
 def make_site(root: Path, service: Service, token: str) -> Path:
@@ -53,8 +59,11 @@ BUILD_DATE = re.compile(rb"Build Date UTC : [^\n]*")
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): BUILD_DATE.sub(b"", p.read_bytes())
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): BUILD_DATE.sub(b"", p.read_bytes())
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def sync_began(service: Service, before: int, timeout: float = 120.0) -> float:
@@ -73,8 +82,12 @@ def build_in_process(config: Path) -> None:
 
 def start_build(config: Path) -> subprocess.Popen[bytes]:
     with open(config.parent / "build.log", "wb") as log:
-        return subprocess.Popen([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)],
-                                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+        return subprocess.Popen(
+            [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        )
 
 
 #: `mkdocs build`, killed (SIGKILL) as it is about to put its first page in place: the page's temp
@@ -94,13 +107,21 @@ cli.main(args=["build", "-q", "-f", sys.argv[1]], prog_name="mkdocs")
 
 
 def test_a_build_killed_as_it_writes_a_page_leaves_no_temp_file_after_the_next_build(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     for n in range(3):
         add_article(db, owner.blog_id, f"Article {n}", minutes_ago=n)
     config = make_site(tmp_path, service, issue_access_token(db, owner))
-    killed = subprocess.run([sys.executable, "-c", KILLED_WRITING_A_PAGE, str(config)], check=False,
-                            capture_output=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_WRITING_A_PAGE, str(config)],
+        check=False,
+        capture_output=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     left = [p.name for p in (tmp_path / CACHE).rglob("*.tmp")]
     assert len(left) == 1 and left[0].startswith(".article-"), left  # the kill came where it was meant to
@@ -113,7 +134,10 @@ def test_a_build_killed_as_it_writes_a_page_leaves_no_temp_file_after_the_next_b
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # about 30 s of CPU; on a machine loaded 15 to 30 deep, 12 to 15 minutes
 def test_kill_9_at_20_random_moments_of_a_first_sync_leaves_no_stray_file(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     with db.session(write=True) as session:
         keys = [media.store_image(session, owner.blog_id, png(n)) for n in range(ARTICLES)]
@@ -150,8 +174,12 @@ def test_kill_9_at_20_random_moments_of_a_first_sync_leaves_no_stray_file(
         differs = sorted(name for name, data in files(root / "site").items() if site.get(name) != data)
         differs += sorted(set(site) - set(files(root / "site")))
         if stray or missing or differs:
-            outcomes.append(f"trial {trial} killed {delay:.2f} s into its sync (seed {seed}): stray {stray[:3]}, "
-                            f"missing {missing[:3]}, site differs {differs[:3]}")
-    print(f"\n{TRIALS - len(outcomes)} of {TRIALS} kill -9 trials recovered exactly "
-          f"(a build took {duration:.2f} s from its sync request to its end; seed {seed})")
+            outcomes.append(
+                f"trial {trial} killed {delay:.2f} s into its sync (seed {seed}): stray {stray[:3]}, "
+                f"missing {missing[:3]}, site differs {differs[:3]}"
+            )
+    print(
+        f"\n{TRIALS - len(outcomes)} of {TRIALS} kill -9 trials recovered exactly "
+        f"(a build took {duration:.2f} s from its sync request to its end; seed {seed})"
+    )
     assert outcomes == []

@@ -21,7 +21,9 @@ from tests.conftest import free_port
 REPO = Path(__file__).resolve().parents[2]
 
 
-IGNORE_SIGINT_THEN_EXEC = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])"
+IGNORE_SIGINT_THEN_EXEC = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])"
+)
 
 
 def answers(url: str) -> bool:
@@ -33,14 +35,21 @@ def answers(url: str) -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("stop_signal", "sigint_ignored"), [
-    (signal.SIGTERM, False), (signal.SIGINT, False),
-    # found by review: started in the background by a shell, which leaves SIGINT ignored, the
-    # demo's `mkdocs serve` ignored the SIGINT passed on and was killed 15 s later
-    (signal.SIGTERM, True),
-], ids=["SIGTERM", "SIGINT", "SIGTERM-background"])
+@pytest.mark.parametrize(
+    ("stop_signal", "sigint_ignored"),
+    [
+        (signal.SIGTERM, False),
+        (signal.SIGINT, False),
+        # found by review: started in the background by a shell, which leaves SIGINT ignored, the
+        # demo's `mkdocs serve` ignored the SIGINT passed on and was killed 15 s later
+        (signal.SIGTERM, True),
+    ],
+    ids=["SIGTERM", "SIGINT", "SIGTERM-background"],
+)
 def test_a_signal_to_the_demo_alone_stops_mkdocs_serve_and_the_service_and_removes_its_folder(
-    tmp_path: Path, stop_signal: signal.Signals, sigint_ignored: bool,
+    tmp_path: Path,
+    stop_signal: signal.Signals,
+    sigint_ignored: bool,
 ) -> None:
     folder = tmp_path / "example-site"
     shutil.copytree(REPO / "example-site", folder, ignore=shutil.ignore_patterns("site", ".cache", ".blogsvc"))
@@ -49,11 +58,23 @@ def test_a_signal_to_the_demo_alone_stops_mkdocs_serve_and_the_service_and_remov
     temp = tmp_path / "tmp"  # mkdocs serve builds into a folder of its own here, removed when it stops
     temp.mkdir()
     with log_path.open("wb") as log:  # a file: a full pipe would block the demo
-        command = [sys.executable, "-m", "mkdocs_blogsvc", "demo", "--serve", "-a", address, "-f", str(folder / "mkdocs.yml")]
+        command = [
+            sys.executable,
+            "-m",
+            "mkdocs_blogsvc",
+            "demo",
+            "--serve",
+            "-a",
+            address,
+            "-f",
+            str(folder / "mkdocs.yml"),
+        ]
         if sigint_ignored:  # what `command &` in a shell script does: SIGINT ignored, kept across exec
             command = [sys.executable, "-c", IGNORE_SIGINT_THEN_EXEC, *command]
         demo = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT,
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "TMPDIR": str(temp)},
         )
     try:

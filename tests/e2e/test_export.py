@@ -56,7 +56,12 @@ def run_export(config: Path, *args: str) -> str:
 
 @pytest.mark.parametrize("enabled", ["false", "!ENV [BLOGSVC_PLUGIN, false]"])
 def test_export_reads_a_disabled_plugin_entry_and_mkdocs_then_builds_without_warning(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, enabled: str, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    enabled: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     add_article(db, owner.blog_id, "First words", tags=["one"])
     config = site(tmp_path, service, db, owner, enabled)
@@ -87,7 +92,10 @@ def test_export_without_a_plugin_entry_says_how_to_keep_it(tmp_path: Path) -> No
 
 
 def test_theme_dir_writes_the_partial_and_never_changes_an_existing_main_html(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     add_article(db, owner.blog_id, "One")
     config = site(tmp_path, service, db, owner)
@@ -135,7 +143,10 @@ def usable(docs: Path) -> None:
 
 
 def test_a_kill_during_export_leaves_the_previous_export_usable_and_the_next_one_complete(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     from tests.e2e.test_build import cover_article
 
@@ -151,8 +162,13 @@ def test_a_kill_during_export_leaves_the_previous_export_usable_and_the_next_one
     for limit in (1, 2, 3):  # the export's renames: its record (intent), two pages, its record (final)
         shutil.rmtree(docs)
         shutil.copytree(previous, docs)
-        child = subprocess.run([sys.executable, "-c", KILLER, str(limit), str(docs), str(config)], check=False,
-                               capture_output=True, text=True, timeout=120)
+        child = subprocess.run(
+            [sys.executable, "-c", KILLER, str(limit), str(docs), str(config)],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert child.returncode == -signal.SIGKILL, child.stderr
         usable(docs)
     assert (docs / "blog" / "posts" / "added-later.md").is_file(), "the last kill came after the new page"
@@ -170,7 +186,10 @@ def test_a_kill_during_export_leaves_the_previous_export_usable_and_the_next_one
 
 
 def test_export_watch_picks_up_a_published_article_and_stops_on_ctrl_c(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     add_article(db, owner.blog_id, "Already there")
     config = site(tmp_path, service, db, owner)
@@ -203,7 +222,9 @@ def watching(docs: Path, config: Path, log: IO[str]) -> Iterator[None]:
     watching; then a Ctrl-C, which it must end with status 0 (it is killed if it does not)."""
     child = subprocess.Popen(
         [sys.executable, "-m", "mkdocs_blogsvc", "export", str(docs), "-f", str(config), "--interval", "1"],
-        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
         assert wait_for(lambda: "Watching" in read(log)), read(log)
@@ -232,7 +253,10 @@ def read(log: IO[str]) -> str:
 
 
 def test_two_blogs_exported_into_one_folder_keep_each_others_files(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     add_article(db, owner.blog_id, "Shared story")
     (tmp_path / "docs").mkdir()
@@ -260,7 +284,10 @@ def test_two_blogs_exported_into_one_folder_keep_each_others_files(
 
 
 def test_exported_pages_are_sanitised_and_keep_their_json_ld(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     body = "Hello.\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(2)>\n\n[click](javascript:alert(3))\n"
     add_article(db, owner.blog_id, "Hostile", content=body)
@@ -276,14 +303,17 @@ def test_exported_pages_are_sanitised_and_keep_their_json_ld(
 #: Found by review: bodies whose payload the Markdown pass once left as written (a fence a tab
 #: closes early, a code span an indented code block opens in, a link after a reference-like line).
 EXPORTED_TRICKS = {
-    "fence-closed-by-a-tab": "Intro.\n\n```\ncode\n```\t\n<img src=x onerror=\"window.pwned=1\">\n```\n",
-    "code-span-from-a-code-block": "Intro.\n\n    x `\n*em*{: tabindex=1 autofocus onfocus=\"window.pwned=1\" }`\n",
+    "fence-closed-by-a-tab": 'Intro.\n\n```\ncode\n```\t\n<img src=x onerror="window.pwned=1">\n```\n',
+    "code-span-from-a-code-block": 'Intro.\n\n    x `\n*em*{: tabindex=1 autofocus onfocus="window.pwned=1" }`\n',
     "link-after-a-reference-like-line": "Intro.\n\n[[x]: [clickme](javascript:window.pwned=1)\n",
 }
 
 
 def test_exported_tricks_carry_nothing_executable_into_a_build_without_the_plugin(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     """Without the plugin nothing sanitises the rendered HTML: the Markdown pass alone holds."""
     from mkdocs_blogsvc.demo import build_site
@@ -292,9 +322,16 @@ def test_exported_tricks_carry_nothing_executable_into_a_build_without_the_plugi
     for slug, body in EXPORTED_TRICKS.items():
         add_article(db, owner.blog_id, slug, slug=slug, content=body)
     config = site(tmp_path, service, db, owner)
-    config.write_text(config.read_text(encoding="utf-8").replace("theme: mkdocs\n", (
-        "theme: mkdocs\nmarkdown_extensions:\n  - attr_list\n  - md_in_html\n  - pymdownx.highlight\n"
-        "  - pymdownx.superfences\n")), encoding="utf-8")
+    config.write_text(
+        config.read_text(encoding="utf-8").replace(
+            "theme: mkdocs\n",
+            (
+                "theme: mkdocs\nmarkdown_extensions:\n  - attr_list\n  - md_in_html\n  - pymdownx.highlight\n"
+                "  - pymdownx.superfences\n"
+            ),
+        ),
+        encoding="utf-8",
+    )
     run_export(config)
     build_site(config)
     for slug in EXPORTED_TRICKS:
@@ -304,16 +341,27 @@ def test_exported_tricks_carry_nothing_executable_into_a_build_without_the_plugi
 
 
 def test_exported_json_ld_names_the_site_page_not_the_services(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     """The export computes the page's address from mkdocs.yml (here plain pages, no blog plugin):
     the service's `url` and `mainEntityOfPage` (its hosted page) become the site's page, as in
     the plugin's pages; without a site_url they are left out rather than kept."""
     hosted = f"{service.url}/blogs/{owner.blog_slug}/hosted"
-    add_article(db, owner.blog_id, "Hosted", schema_org_json={
-        "@context": "https://schema.org", "@type": "BlogPosting", "headline": "Hosted", "url": hosted,
-        "mainEntityOfPage": {"@type": "WebPage", "@id": hosted},
-    })
+    add_article(
+        db,
+        owner.blog_id,
+        "Hosted",
+        schema_org_json={
+            "@context": "https://schema.org",
+            "@type": "BlogPosting",
+            "headline": "Hosted",
+            "url": hosted,
+            "mainEntityOfPage": {"@type": "WebPage", "@id": hosted},
+        },
+    )
     config = site(tmp_path, service, db, owner)
     page = tmp_path / "docs" / "blog" / "posts" / "hosted.md"
 
@@ -333,7 +381,10 @@ def test_exported_json_ld_names_the_site_page_not_the_services(
 
 
 def test_export_leaves_files_it_did_not_write_as_they_are_and_never_removes_them(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     add_article(db, owner.blog_id, "Second")
     add_article(db, owner.blog_id, "Third")
@@ -347,8 +398,10 @@ def test_export_leaves_files_it_did_not_write_as_they_are_and_never_removes_them
     assert (docs / "blog" / "index.md").read_text(encoding="utf-8") == "# Blog\n"
     assert (docs / "blog" / "posts" / "second.md").read_text(encoding="utf-8") == "# Mine\n"
     assert "Third" in (docs / "blog" / "posts" / "third.md").read_text(encoding="utf-8")
-    assert (f"Warning: {docs} already has 2 of the exported files, not written by an earlier export "
-            f"(not in its {RECORD}): blog/index.md, blog/posts/second.md. They are left as they are") in output
+    assert (
+        f"Warning: {docs} already has 2 of the exported files, not written by an earlier export "
+        f"(not in its {RECORD}): blog/index.md, blog/posts/second.md. They are left as they are"
+    ) in output
     record = json.loads((docs / RECORD).read_text(encoding="utf-8"))
     assert record["instances"] == {"blog": ["blog/posts/third.md"]}
 
@@ -364,14 +417,21 @@ def test_export_leaves_files_it_did_not_write_as_they_are_and_never_removes_them
 
 
 def test_export_theme_dir_works_when_mkdocs_yml_already_names_it_as_custom_dir(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     """The order of the Zensical page: mkdocs.yml written first (with `custom_dir: overrides`,
     which MkDocs refuses to load while the folder does not exist), then the export."""
     add_article(db, owner.blog_id, "First words")
     config = site(tmp_path, service, db, owner)
-    config.write_text(config.read_text(encoding="utf-8").replace(
-        "theme: mkdocs\n", "theme:\n  name: mkdocs\n  custom_dir: overrides\n"), encoding="utf-8")
+    config.write_text(
+        config.read_text(encoding="utf-8").replace(
+            "theme: mkdocs\n", "theme:\n  name: mkdocs\n  custom_dir: overrides\n"
+        ),
+        encoding="utf-8",
+    )
     output = run_export(config, "--theme-dir", str(tmp_path / "overrides"))
     assert (tmp_path / "overrides" / HEAD_PARTIAL).is_file() and (tmp_path / "overrides" / "main.html").is_file()
     assert "Exported 1 article" in output and "Set `custom_dir" not in output
@@ -381,7 +441,10 @@ def test_export_theme_dir_works_when_mkdocs_yml_already_names_it_as_custom_dir(
 
 
 def test_a_renamed_blog_dir_takes_its_earlier_export_with_it(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     """The copy under the old blog_dir would have been built next to the new one."""
     add_article(db, owner.blog_id, "Story", cover_media_key=None)
@@ -391,13 +454,23 @@ def test_a_renamed_blog_dir_takes_its_earlier_export_with_it(
     (docs / "blog" / "own.md").write_text("# Not the export's\n", encoding="utf-8")
     config.write_text(config.read_text(encoding="utf-8") + "      blog_dir: news\n", encoding="utf-8")
     output = run_export(config)
-    assert "Removed 1 file that an earlier export wrote for blog_dir 'blog', which no blogsvc instance of mkdocs.yml has now." in output
-    assert sorted(str(p.relative_to(docs)) for p in docs.rglob("*.md")) == ["blog/own.md", "index.md", "news/posts/story.md"]
+    assert (
+        "Removed 1 file that an earlier export wrote for blog_dir 'blog', which no blogsvc instance of mkdocs.yml has now."
+        in output
+    )
+    assert sorted(str(p.relative_to(docs)) for p in docs.rglob("*.md")) == [
+        "blog/own.md",
+        "index.md",
+        "news/posts/story.md",
+    ]
     assert json.loads((docs / RECORD).read_text(encoding="utf-8"))["instances"] == {"news": ["news/posts/story.md"]}
 
 
 def test_an_export_left_out_is_not_counted_as_exported(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     add_article(db, owner.blog_id, "Mine too")
     add_article(db, owner.blog_id, "Theirs")
@@ -407,19 +480,27 @@ def test_an_export_left_out_is_not_counted_as_exported(
     assert "Exported 1 article and 0 images" in run_export(config)
 
 
-def test_dest_must_be_given_and_should_be_docs_dir(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+def test_dest_must_be_given_and_should_be_docs_dir(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     config = site(tmp_path, service, db, owner)
     empty = CliRunner().invoke(main, ["export", "", "-f", str(config)])
     assert empty.exit_code == 1 and empty.output == (
-        "Error: DEST is '': give the folder to export into, usually the site's docs_dir\n")
+        "Error: DEST is '': give the folder to export into, usually the site's docs_dir\n"
+    )
     elsewhere = CliRunner().invoke(main, ["export", str(tmp_path / "doc"), "-f", str(config)])
     assert elsewhere.exit_code == 0 and elsewhere.output.startswith(
         f"Warning: {tmp_path / 'doc'} is not the docs_dir of mkdocs.yml ({tmp_path / 'docs'}), where MkDocs and "
-        "Zensical read pages: export into that folder to build the articles with the site.\n"), elsewhere.output
+        "Zensical read pages: export into that folder to build the articles with the site.\n"
+    ), elsewhere.output
 
 
 def test_the_custom_dir_to_set_is_relative_to_mkdocs_yml_wherever_export_runs(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     config = site(tmp_path / "site", service, db, owner)
     monkeypatch.chdir(tmp_path / "site" / "docs")
@@ -429,26 +510,38 @@ def test_the_custom_dir_to_set_is_relative_to_mkdocs_yml_wherever_export_runs(
     assert (config.parent / "overrides" / HEAD_PARTIAL).is_file()
 
 
-def test_a_failed_sync_names_offline_and_watch_waits_it_out(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+def test_a_failed_sync_names_offline_and_watch_waits_it_out(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     add_article(db, owner.blog_id, "Cached")
     config = site(tmp_path, service, db, owner)
     run_export(config)
     config.write_text(config.read_text(encoding="utf-8").replace(service.url, "http://127.0.0.1:9"), encoding="utf-8")
     write_credentials(tmp_path / "credentials.json", "http://127.0.0.1:9", issue_access_token(db, owner))
     once = CliRunner().invoke(main, ["export", str(tmp_path / "docs"), "-f", str(config)])
-    assert once.exit_code == 1 and once.output.startswith("Error: could not reach the Blog Content Service at http://127.0.0.1:9")
-    assert once.output.rstrip().endswith("(`export --offline` exports what the cache holds)") and len(once.output.splitlines()) == 1
+    assert once.exit_code == 1 and once.output.startswith(
+        "Error: could not reach the Blog Content Service at http://127.0.0.1:9"
+    )
+    assert (
+        once.output.rstrip().endswith("(`export --offline` exports what the cache holds)")
+        and len(once.output.splitlines()) == 1
+    )
     with (tmp_path / "watch.log").open("w+") as log:
         with watching(tmp_path / "docs", config, log):
             pass
         output = read(log)
-    assert output.startswith("Warning: the sync failed (could not reach the Blog Content Service at http://127.0.0.1:9"), output
+    assert output.startswith(
+        "Warning: the sync failed (could not reach the Blog Content Service at http://127.0.0.1:9"
+    ), output
     assert "exporting what the cache holds, and trying again every 1 s" in output and "Exported 1 article" in output
     assert "Traceback" not in output and output.rstrip().endswith("Stopped.")
 
 
 def test_an_export_from_a_cache_never_synced_leaves_the_earlier_export_as_it_is(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     """`zensical build --clean` deletes .cache/: `export --offline` (the advice of a failed
     sync), or `--watch` while the service is down, must not export an empty blog over the pages."""
@@ -475,7 +568,10 @@ def test_an_export_from_a_cache_never_synced_leaves_the_earlier_export_as_it_is(
 
 
 def test_export_leaves_a_dangling_symlink_and_a_folder_at_its_paths_as_they_are(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     """A symlink whose target is gone is still the site's file (never replaced); a path the
     record names that is now a folder is not the export's to remove (and no traceback)."""

@@ -24,8 +24,13 @@ CREATED = datetime(2026, 1, 31, 23, 30, 5, tzinfo=timezone.utc)
 CASES = {
     "default": ("  - blog\n", True),
     "slug": ('  - blog:\n      post_url_format: "{slug}"\n', True),
-    "month-files": (('  - blog:\n      blog_dir: news\n      post_url_date_format: yyyy/MM\n'
-                     '      post_url_format: "{date}/{file}"\n'), False),
+    "month-files": (
+        (
+            "  - blog:\n      blog_dir: news\n      post_url_date_format: yyyy/MM\n"
+            '      post_url_format: "{date}/{file}"\n'
+        ),
+        False,
+    ),
     "no-blog": ("  - search\n", True),
     "categories": ('  - blog:\n      post_url_format: "{categories}/{slug}"\n', True),  # none: empty
 }
@@ -37,7 +42,8 @@ def write_site(root: Path, plugins: str, directory_urls: bool) -> Path:
     (root / "docs" / "index.md").write_text("# Home\n")
     (posts.parent / "index.md").write_text("# Blog\n")
     (posts / "the-slug.md").write_text(
-        "---\ntitle: A post\ndate:\n  created: 2026-01-31 23:30:05+00:00\nslug: the-slug\n---\n\n# A post\n\nText.\n")
+        "---\ntitle: A post\ndate:\n  created: 2026-01-31 23:30:05+00:00\nslug: the-slug\n---\n\n# A post\n\nText.\n"
+    )
     config = root / "mkdocs.yml"
     config.write_text(
         "site_name: S\nsite_url: https://example.test/s/\ntheme:\n  name: material\n"
@@ -61,20 +67,31 @@ def test_the_computed_address_is_where_mkdocs_and_zensical_build_the_post(tmp_pa
 
     run_build(config)
     assert (tmp_path / "site" / address.path).is_file(), sorted(
-        p.relative_to(tmp_path / "site").as_posix() for p in (tmp_path / "site").rglob("*.html"))
-    result = subprocess.run([sys.executable, "-m", "zensical", "build"], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=120, check=False)
+        p.relative_to(tmp_path / "site").as_posix() for p in (tmp_path / "site").rglob("*.html")
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "zensical", "build"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     built = (tmp_path / "site" / address.path).read_text(encoding="utf-8")
     assert f'<link rel="canonical" href="https://example.test/s/{address.url}">' in built
 
 
 def test_post_urls_follow_mkdocs_naming() -> None:
-    assert PostUrls("blog").address("blog/posts/x.md", "s", CREATED) == \
-        Address("blog/2026/01/31/s/", "blog/2026/01/31/s/index.html")
-    assert PostUrls("blog", "{categories}/{slug}", use_directory_urls=False).address("blog/posts/x.md", "s", CREATED) == \
-        Address("blog/s.html", "blog/s.html")
-    assert PostUrls(None).address("blog/posts/index.md", "index", CREATED) == Address("blog/posts/", "blog/posts/index.html")
+    assert PostUrls("blog").address("blog/posts/x.md", "s", CREATED) == Address(
+        "blog/2026/01/31/s/", "blog/2026/01/31/s/index.html"
+    )
+    assert PostUrls("blog", "{categories}/{slug}", use_directory_urls=False).address(
+        "blog/posts/x.md", "s", CREATED
+    ) == Address("blog/s.html", "blog/s.html")
+    assert PostUrls(None).address("blog/posts/index.md", "index", CREATED) == Address(
+        "blog/posts/", "blog/posts/index.html"
+    )
     assert PostUrls("blog", "{unknown}").address("blog/posts/x.md", "s", CREATED) is None
 
 

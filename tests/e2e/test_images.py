@@ -39,15 +39,21 @@ def pictured(db: Database, owner: Owner, title: str, cover: bytes, inline: bytes
     if inline is not None:
         keys.append(store(db, owner, inline))
         content += f"\n\n![An inline picture](blogsvc-media:{keys[0]})\n\nLast paragraph."
-    return add_article(db, owner.blog_id, title, cover_media_key=key, content=content, inline_media_keys=keys,
-                       **fields)
+    return add_article(db, owner.blog_id, title, cover_media_key=key, content=content, inline_media_keys=keys, **fields)
 
 
 def make_site(tmp_path: Path, service: Service, db: Database, owner: Owner, **plugin: Any) -> Path:
     config = write_site(tmp_path, service.url, plugin=plugin)
     data = yaml.safe_load(config.read_text())
-    data["plugins"].append({"rss": {"match_path": "blog/posts/.*", "use_git": False,
-                                    "date_from_meta": {"as_creation": "date.created", "as_update": "date.updated"}}})
+    data["plugins"].append(
+        {
+            "rss": {
+                "match_path": "blog/posts/.*",
+                "use_git": False,
+                "date_from_meta": {"as_creation": "date.created", "as_update": "date.updated"},
+            }
+        }
+    )
     config.write_text(yaml.safe_dump(data, sort_keys=False))
     write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
     return config
@@ -64,7 +70,10 @@ def img_tags(html: str) -> list[dict[str, str]]:
 
 
 def test_by_default_images_have_their_size_the_cover_is_eager_the_rest_lazy(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     pictured(db, owner, "Pictured", PHOTO, SMALL, description="A lead.")
     config = make_site(tmp_path, service, db, owner)
@@ -79,7 +88,10 @@ def test_by_default_images_have_their_size_the_cover_is_eager_the_rest_lazy(
     assert meta_property(parsed, "og:image:width") == ["1600"] and meta_property(parsed, "og:image:height") == ["900"]
     assert meta_property(parsed, "og:image:alt") == ["Pictured"]
     (posting,) = json_ld(parsed)
-    assert posting["image"]["@type"] == "ImageObject" and (posting["image"]["width"], posting["image"]["height"]) == (1600, 900)
+    assert posting["image"]["@type"] == "ImageObject" and (posting["image"]["width"], posting["image"]["height"]) == (
+        1600,
+        900,
+    )
     # Material's blog index shows the excerpt: the cover has its size there too
     index = (tmp_path / "site" / "blog" / "index.html").read_text(encoding="utf-8")
     (excerpt_cover,) = [tag for tag in img_tags(index) if "images/" in tag.get("src", "")]
@@ -90,7 +102,10 @@ def test_by_default_images_have_their_size_the_cover_is_eager_the_rest_lazy(
 
 
 def test_optimize_images_offers_webp_widths_kept_in_the_cache_and_swept_with_the_article(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     kept = pictured(db, owner, "Photo", PHOTO, SMALL, description="A lead.", minutes_ago=5)
     gone = pictured(db, owner, "Gone", photo_like(1200, 800, seed=11), minutes_ago=3)
@@ -100,7 +115,8 @@ def test_optimize_images_offers_webp_widths_kept_in_the_cache_and_swept_with_the
     html = post_page(site, "photo").read_text(encoding="utf-8")
     (picture,) = re.findall(r"<picture>.*?</picture>", html, re.DOTALL)
     srcset = re.search(r'<source sizes="([^"]+)" srcset="([^"]+)" type="image/webp"', picture) or re.search(
-        r'<source[^>]*srcset="([^"]+)"', picture)
+        r'<source[^>]*srcset="([^"]+)"', picture
+    )
     assert srcset is not None, picture
     candidates = dict(reversed(item.strip().rsplit(" ", 1)) for item in srcset.group(srcset.lastindex or 1).split(","))
     assert set(candidates) == {"480w", "960w", "1440w"}
@@ -130,20 +146,32 @@ def test_optimize_images_offers_webp_widths_kept_in_the_cache_and_swept_with_the
 
 @pytest.mark.parametrize("hostile", ["bomb", "truncated"])
 def test_hostile_images_keep_their_original_with_one_warning(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture, hostile: str,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    caplog: pytest.LogCaptureFixture,
+    hostile: str,
 ) -> None:
     data = png_bomb() if hostile == "bomb" else truncated(photo_like(1600, 900, seed=5))
     article = pictured(db, owner, "Hostile", data)
     config = make_site(tmp_path, service, db, owner, optimize_images=True)
     with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.blogsvc"):
         run_build(config)
-    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "keeps its original" in r.getMessage()]
+    warnings = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno >= logging.WARNING and "keeps its original" in r.getMessage()
+    ]
     assert len(warnings) == 1 and article in warnings[0], warnings
     assert ("pixels" in warnings[0]) == (hostile == "bomb")
     html = post_page(tmp_path / "site", "hostile").read_text(encoding="utf-8")
     assert "<picture" not in html
-    assert not list((tmp_path / ".cache" / "blogsvc" / "variants").glob("*.webp")) if (
-        tmp_path / ".cache" / "blogsvc" / "variants").exists() else True
+    assert (
+        not list((tmp_path / ".cache" / "blogsvc" / "variants").glob("*.webp"))
+        if (tmp_path / ".cache" / "blogsvc" / "variants").exists()
+        else True
+    )
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.blogsvc"):
         run_build(config)  # refused once: not decoded again, not warned about again
@@ -151,7 +179,10 @@ def test_hostile_images_keep_their_original_with_one_warning(
 
 
 def test_export_writes_the_sizes_as_attr_list_and_zensical_builds_them(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     """Zensical runs no plugin: the exported page itself carries each image's size (attr_list,
     when the site enables it), the cover eager, the inline image lazy."""
@@ -168,7 +199,9 @@ def test_export_writes_the_sizes_as_attr_list_and_zensical_builds_them(
     config.write_text(
         "site_name: Exported\nsite_url: https://example.test/\nmarkdown_extensions: [attr_list]\nplugins:\n"
         f"  - blogsvc:\n      enabled: false\n      base_url: {service.url}\n      client_id: {CLIENT_ID}\n"
-        "      credentials_file: credentials.json\n      optimize_images: true\n", encoding="utf-8")
+        "      credentials_file: credentials.json\n      optimize_images: true\n",
+        encoding="utf-8",
+    )
     write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
     result = CliRunner().invoke(main, ["export", str(tmp_path / "docs"), "-f", str(config)])
     assert result.exit_code == 0, result.output

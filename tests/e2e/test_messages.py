@@ -44,10 +44,15 @@ def test_changed_settings_name_the_setting_and_both_ways_out(
     assert line.startswith(f"blogsvc: the credentials in {tmp_path / 'credentials.json'} were issued ")
     if changed == "base_url":
         assert f"by the service at {service.url}, but `base_url` is now {moved}" in line
-        assert f"set `base_url` in mkdocs.yml back to {service.url}; if the service moved, run `mkdocs-blogsvc login`" in line
+        assert (
+            f"set `base_url` in mkdocs.yml back to {service.url}; if the service moved, run `mkdocs-blogsvc login`"
+            in line
+        )
         assert CLIENT_ID not in line, "the unchanged client id is not worth a mention"
     elif changed == "client_id":
-        assert f"to client_id {CLIENT_ID!r}, but `client_id` is now 'new-client' (mkdocs.yml or BLOGSVC_CLIENT_ID)" in line
+        assert (
+            f"to client_id {CLIENT_ID!r}, but `client_id` is now 'new-client' (mkdocs.yml or BLOGSVC_CLIENT_ID)" in line
+        )
         assert f"set it back to {CLIENT_ID!r}; if the site was registered again, run `mkdocs-blogsvc login`" in line
         assert line.count(service.url) == 0
     else:
@@ -61,10 +66,17 @@ def test_a_client_the_service_does_not_know_stops_the_build_naming_client_id(
 ) -> None:
     """`invalid_client` at a refresh is a setting to fix, not an outage: `on_error: warn` does not hide it."""
     now = time.time()
-    CredentialStore(tmp_path / "credentials.json").save(StoredCredentials(
-        base_url=service.url, client_id=CLIENT_ID, access_token="svc_at_expired", access_expires_at=now - 10,
-        refresh_token="svc_rt_whatever", refresh_expires_at=now + 86400, scope=("articles:read",),
-    ))
+    CredentialStore(tmp_path / "credentials.json").save(
+        StoredCredentials(
+            base_url=service.url,
+            client_id=CLIENT_ID,
+            access_token="svc_at_expired",
+            access_expires_at=now - 10,
+            refresh_token="svc_rt_whatever",
+            refresh_expires_at=now + 86400,
+            scope=("articles:read",),
+        )
+    )
     config = write_site(tmp_path, service.url, material=False)  # CLIENT_ID is not registered with this service
     line = build_error(config, caplog)
     assert line.startswith(f"blogsvc: the sync with {service.url} failed: invalid_client (HTTP 400)")
@@ -85,12 +97,24 @@ def test_a_connection_without_the_scope_stops_the_build_naming_scope(
 @pytest.mark.parametrize(
     ("setting", "value", "expected"),
     [
-        ("sync_interval", -5, "sync_interval must be 0 or more and at most 86400 seconds, not -5: fix it in mkdocs.yml"),
-        ("timeout", 0, "timeout must be more than 0 and at most 86400 seconds, not 0: fix it in mkdocs.yml (default 30)"),
+        (
+            "sync_interval",
+            -5,
+            "sync_interval must be 0 or more and at most 86400 seconds, not -5: fix it in mkdocs.yml",
+        ),
+        (
+            "timeout",
+            0,
+            "timeout must be more than 0 and at most 86400 seconds, not 0: fix it in mkdocs.yml (default 30)",
+        ),
         ("timeout", 10_000_000_000, "timeout must be more than 0 and at most 86400 seconds, not 10000000000"),
         ("full_sync_interval", -1, "full_sync_interval must be 0 or more and at most 31536000 seconds, not -1"),
         ("redirect_port", 70000, "redirect_port must be 0 or more and at most 65535, not 70000: fix it in mkdocs.yml"),
-        ("scope", "blog:read", "scope must include articles:read (the plugin reads the articles with it), not 'blog:read'"),
+        (
+            "scope",
+            "blog:read",
+            "scope must include articles:read (the plugin reads the articles with it), not 'blog:read'",
+        ),
         ("base_url", "http://", "base_url 'http://' has no host name: set it in mkdocs.yml to the service's address"),
     ],
 )

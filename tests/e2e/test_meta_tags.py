@@ -29,7 +29,12 @@ def meta_contents(page: Path) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("generator", ["zensical", "mkdocs"])
 def test_meta_tags_hold_the_title_as_written_and_no_word_joiner(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, generator: str, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    generator: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     add_article(db, owner.blog_id, TITLE, slug="angle", description="About <b> and <i>", tags=[TAG])
     config = one_site(tmp_path, service.url)

@@ -25,13 +25,21 @@ ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
 
 def mkdocs_build(site: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build"], cwd=site, env=ENV, capture_output=True,
-                          text=True, timeout=180, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build"],
+        cwd=site,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
 
 
 @pytest.mark.slow
-def test_a_new_site_builds_before_login_and_with_the_blog_after_a_pasted_login(live_server: LiveServer,
-                                                                              tmp_path: Path) -> None:
+def test_a_new_site_builds_before_login_and_with_the_blog_after_a_pasted_login(
+    live_server: LiveServer, tmp_path: Path
+) -> None:
     db = Database.from_path(live_server.db_path)
     owner = add_owner(db)
     add_article(db, owner.blog_id, "Hello from the service", slug="hello")
@@ -57,7 +65,12 @@ def test_a_new_site_builds_before_login_and_with_the_blog_after_a_pasted_login(l
 
     login = subprocess.Popen(
         [sys.executable, "-m", "mkdocs_blogsvc", "login", "--no-browser", "--timeout", "60"],
-        cwd=site, env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=site,
+        env=ENV,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert login.stdin is not None and login.stderr is not None and login.stdout is not None
     url = None
@@ -95,19 +108,32 @@ def test_new_refuses_a_folder_that_is_not_empty_in_one_line(tmp_path: Path) -> N
     (tmp_path / "taken" / "notes.txt").write_text("mine\n")
     (tmp_path / "a-file").write_text("mine\n")
     for target in ("taken", "a-file"):
-        result = CliRunner().invoke(main, ["new", str(tmp_path / target), "--base-url", "https://b.example",
-                                           "--client-id", "x"])
+        result = CliRunner().invoke(
+            main, ["new", str(tmp_path / target), "--base-url", "https://b.example", "--client-id", "x"]
+        )
         assert result.exit_code == 1
-        assert result.output == (f"Error: {tmp_path / target} already exists and is not an empty folder: `new` "
-                                 "writes only into a new or empty folder; choose another DIR\n")
+        assert result.output == (
+            f"Error: {tmp_path / target} already exists and is not an empty folder: `new` "
+            "writes only into a new or empty folder; choose another DIR\n"
+        )
     assert (tmp_path / "taken" / "notes.txt").read_text() == "mine\n" and len(list((tmp_path / "taken").iterdir())) == 1
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["--base-url", "ftp://b.example", "--client-id", "x"], "Error: --base-url: base_url must start with http:// or https://"),
-    (["--base-url", "https://b.example", "--client-id", "two words"], "Error: --client-id 'two words' is not a client id"),
-    (["--client-id", "x"], "Error: --base-url is missing and there is no terminal to ask for it: pass --base-url"),
-], ids=["bad-url", "bad-client-id", "no-terminal"])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["--base-url", "ftp://b.example", "--client-id", "x"],
+            "Error: --base-url: base_url must start with http:// or https://",
+        ),
+        (
+            ["--base-url", "https://b.example", "--client-id", "two words"],
+            "Error: --client-id 'two words' is not a client id",
+        ),
+        (["--client-id", "x"], "Error: --base-url is missing and there is no terminal to ask for it: pass --base-url"),
+    ],
+    ids=["bad-url", "bad-client-id", "no-terminal"],
+)
 def test_new_checks_its_values_before_writing_anything(tmp_path: Path, args: list[str], expected: str) -> None:
     result = CliRunner().invoke(main, ["new", str(tmp_path / "site"), *args])
     assert result.exit_code == 1 and result.output.startswith(expected), result.output
@@ -117,8 +143,9 @@ def test_new_checks_its_values_before_writing_anything(tmp_path: Path, args: lis
 
 def test_new_asks_for_what_is_left_out_at_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli, "_at_a_terminal", lambda: True)
-    result = CliRunner().invoke(main, ["new", str(tmp_path / "site")],
-                                input="not a url\nhttps://blogs.example.com/\nclient-123\n")
+    result = CliRunner().invoke(
+        main, ["new", str(tmp_path / "site")], input="not a url\nhttps://blogs.example.com/\nclient-123\n"
+    )
     assert result.exit_code == 0, result.output
     assert "Error: --base-url: base_url must start with http:// or https://" in result.output  # asked again
     text = (tmp_path / "site" / "mkdocs.yml").read_text()

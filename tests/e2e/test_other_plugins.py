@@ -16,10 +16,18 @@ from tests.e2e.test_build import json_ld, meta_property, parse, post_page, run_b
 
 
 def test_minify_redirects_and_awesome_nav_work_with_article_pages(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
-    add_article(db, owner.blog_id, "First post", slug="first-post",
-                content="# First post\n\nHello    *there*.\n\n```python\nx  =  1\n```\n")
+    add_article(
+        db,
+        owner.blog_id,
+        "First post",
+        slug="first-post",
+        content="# First post\n\nHello    *there*.\n\n```python\nx  =  1\n```\n",
+    )
     config = write_site(tmp_path, service.url, material=True)
     data = yaml.safe_load(config.read_text())
     data["markdown_extensions"] = ["pymdownx.superfences"]

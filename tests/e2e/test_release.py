@@ -54,9 +54,14 @@ def test_the_built_wheel_installed_in_a_fresh_environment_runs_the_demo_and_a_bu
     run([sys.executable, "-m", "twine", "check", "--strict", str(wheel), str(sdist)], tmp_path, env)
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-    for needed in ("mkdocs_blogsvc/example_site/mkdocs.yml", "mkdocs_blogsvc/example_site/docs/index.md",
-                   "mkdocs_blogsvc/example_site/templates/article.md.j2", "mkdocs_blogsvc/templates/scaffold/mkdocs.yml",
-                   "mkdocs_blogsvc/templates/theme/main.html", "mkdocs_blogsvc/server/sample_media/cover-05.png"):
+    for needed in (
+        "mkdocs_blogsvc/example_site/mkdocs.yml",
+        "mkdocs_blogsvc/example_site/docs/index.md",
+        "mkdocs_blogsvc/example_site/templates/article.md.j2",
+        "mkdocs_blogsvc/templates/scaffold/mkdocs.yml",
+        "mkdocs_blogsvc/templates/theme/main.html",
+        "mkdocs_blogsvc/server/sample_media/cover-05.png",
+    ):
         assert needed in names, needed
     assert not [name for name in names if "/site/" in name or "/.cache/" in name or "/.blogsvc/" in name]
 
@@ -78,8 +83,19 @@ def test_the_built_wheel_installed_in_a_fresh_environment_runs_the_demo_and_a_bu
     assert (built / "index.html").is_file() and (built / "blog" / "index.html").is_file()
     assert list(built.glob("blog/*/index.html")), "the blog's articles are built"
 
-    run([str(bin_dir / "mkdocs-blogsvc"), "new", "my-site", "--base-url", "http://127.0.0.1:9",
-         "--client-id", "my-client"], empty, env)
+    run(
+        [
+            str(bin_dir / "mkdocs-blogsvc"),
+            "new",
+            "my-site",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--client-id",
+            "my-client",
+        ],
+        empty,
+        env,
+    )
     build = run([str(bin_dir / "mkdocs"), "build"], empty / "my-site", env)
     assert "blogsvc: no credentials for the blog at http://127.0.0.1:9" in build.stderr
     assert "Traceback" not in build.stderr and (empty / "my-site" / "site" / "index.html").is_file()

@@ -35,8 +35,12 @@ def admin(live_server: LiveServer, *args: str) -> dict[str, Any]:
 
 def published(live_server: LiveServer, token: str) -> list[dict[str, Any]]:
     """What `GET /api/v1/articles` returns with the site's own credentials (newest first)."""
-    response = httpx.get(f"{live_server.url}/api/v1/articles", params={"limit": 100},
-                         headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    response = httpx.get(
+        f"{live_server.url}/api/v1/articles",
+        params={"limit": 100},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+    )
     response.raise_for_status()
     articles: list[dict[str, Any]] = response.json()["articles"]
     return articles
@@ -70,12 +74,17 @@ def check_article_pages(site_dir: Path, articles: list[dict[str, Any]]) -> None:
         if article["schemaOrgJson"] is not None:  # as sent, but naming the site's copy and page
             # as the service sent it, with the article's own title and dates (the seeded
             # blog's edited article carries an older headline in its schemaOrgJson)
-            sent = {**article["schemaOrgJson"], "headline": article["title"],
-                    "datePublished": article["publishedAt"], "dateModified": article["updatedAt"]}
+            sent = {
+                **article["schemaOrgJson"],
+                "headline": article["title"],
+                "datePublished": article["publishedAt"],
+                "dateModified": article["updatedAt"],
+            }
             # named the service's cover, or named no image: the site's copy either way
             assert sent.pop("image", article["coverImageUrl"]) == article["coverImageUrl"]
             assert posting.pop("image")["url"] == "https://example.test/site/" + str(  # an ImageObject, sized
-                cover_file.relative_to(site_dir.resolve())), article["slug"]
+                cover_file.relative_to(site_dir.resolve())
+            ), article["slug"]
             page_url = "https://example.test/site/" + str(page.parent.relative_to(site_dir)) + "/"
             assert posting.pop("url") == posting.pop("mainEntityOfPage") == page_url
             assert posting == sent, article["slug"]
@@ -85,8 +94,9 @@ def check_article_pages(site_dir: Path, articles: list[dict[str, Any]]) -> None:
 
 
 @pytest.mark.slow
-def test_seeded_blog_site_follows_the_service(tmp_path: Path, live_server: LiveServer,
-                                              caplog: pytest.LogCaptureFixture) -> None:
+def test_seeded_blog_site_follows_the_service(
+    tmp_path: Path, live_server: LiveServer, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO)
     seeded = admin(live_server, "seed", "--base-url", live_server.url)
     config_file = write_site(tmp_path, live_server.url, plugin={"client_id": seeded["client_id"]})
@@ -110,8 +120,18 @@ def test_seeded_blog_site_follows_the_service(tmp_path: Path, live_server: LiveS
     admin(live_server, "update-article", edited["id"], "--title", "Docs next to the code, revisited")
     admin(live_server, "unpublish", unpublished["id"])
     admin(live_server, "delete-article", deleted["id"])
-    added = admin(live_server, "add-article", "--blog", seeded["blog"]["slug"], "--title", "Fresh from the service",
-                  "--content", "Published after the first build.", "--cover-image", str(NEW_COVER))
+    added = admin(
+        live_server,
+        "add-article",
+        "--blog",
+        seeded["blog"]["slug"],
+        "--title",
+        "Fresh from the service",
+        "--content",
+        "Published after the first build.",
+        "--cover-image",
+        str(NEW_COVER),
+    )
     caplog.clear()
     build_site(config_file)
     assert "blogsvc: 1 new, 1 updated, 2 deleted, 9 unchanged in " in caplog.text

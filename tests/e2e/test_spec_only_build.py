@@ -25,8 +25,9 @@ def sync_codings(service: SpecService) -> list[str | None]:
     return [encoding for _method, path, encoding in service.requests if path == "/api/v1/sync"]
 
 
-def check_every_build_syncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
-                            count: int, *, material: bool) -> None:
+def check_every_build_syncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, count: int, *, material: bool
+) -> None:
     """A first build, a change on the service, a second build that shows it, a third with no change."""
     caplog.set_level(logging.INFO)
     monkeypatch.delenv("CI", raising=False)
@@ -42,8 +43,13 @@ def check_every_build_syncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap
         edited = service.articles["c000000000000000000000007"]
         edited.content = "An edit made on the service after the first build.\n"
         service.articles.pop("c000000000000000000000009")
-        added = SpecArticle(id="cnew000000000000000000000", slug="brand-new", title="Brand new",
-                            content="Published after the first build.\n", published_at=edited.published_at)
+        added = SpecArticle(
+            id="cnew000000000000000000000",
+            slug="brand-new",
+            title="Brand new",
+            content="Published after the first build.\n",
+            published_at=edited.published_at,
+        )
         service.articles[added.id] = added
         build_site(config)
         built = {p.relative_to(tmp_path / "site").as_posix(): p for p in (tmp_path / "site").rglob("*.html")}
@@ -61,7 +67,9 @@ def check_every_build_syncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # three builds of 2,000 pages: about a minute on an idle machine
 def test_a_2000_article_blog_syncs_on_every_build_against_a_spec_literal_service(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     check_every_build_syncs(tmp_path, monkeypatch, caplog, 2000, material=False)
 
@@ -69,6 +77,8 @@ def test_a_2000_article_blog_syncs_on_every_build_against_a_spec_literal_service
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a_1000_article_material_blog_syncs_on_every_build_against_a_spec_literal_service(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     check_every_build_syncs(tmp_path, monkeypatch, caplog, 1000, material=True)

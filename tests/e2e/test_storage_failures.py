@@ -46,14 +46,24 @@ def give_to_nobody(root: Path) -> None:
     subprocess.run(["chown", "-R", "nobody:nogroup", str(root)], check=True)
 
 
-def as_nobody(args: list[str], cwd: Path, *, file_size_limit: int | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def as_nobody(
+    args: list[str], cwd: Path, *, file_size_limit: int | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     def limit() -> None:  # a full disk, as a process sees one: writes past the limit fail (EFBIG)
         if file_size_limit is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
 
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "HOME": str(cwd), "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([*AS_NOBODY, *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False, preexec_fn=limit)
+    return subprocess.run(
+        [*AS_NOBODY, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        preexec_fn=limit,
+    )
 
 
 def serve_as_nobody(cwd: Path) -> tuple[int | None, str]:
@@ -62,8 +72,13 @@ def serve_as_nobody(cwd: Path) -> tuple[int | None, str]:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "HOME": str(cwd)}
     log = cwd / "serve.log"
     with log.open("wb") as out:
-        process = subprocess.Popen([*AS_NOBODY, sys.executable, "-m", "mkdocs", "serve", "-a", address],
-                                   cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [*AS_NOBODY, sys.executable, "-m", "mkdocs", "serve", "-a", address],
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 90
         while process.poll() is None and time.monotonic() < deadline:
@@ -138,8 +153,9 @@ def problem(name: str, code: int | None, output: str, path: Path, also: str) -> 
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_a_broken_folder_is_one_line_naming_it_in_every_command(site_root: Path, service: Service, db: Database,
-                                                                owner: Owner, case: str) -> None:
+def test_a_broken_folder_is_one_line_naming_it_in_every_command(
+    site_root: Path, service: Service, db: Database, owner: Owner, case: str
+) -> None:
     where, breaks, says = CASES[case]
     make_site(site_root, service, db, owner)
     breaks(site_root / where)
@@ -154,8 +170,9 @@ def test_a_broken_folder_is_one_line_naming_it_in_every_command(site_root: Path,
     assert not [p for p in problems if p], "\n".join(p for p in problems if p)
 
 
-def test_a_full_disk_is_one_line_naming_the_cache(site_root: Path, service: Service, db: Database,
-                                                 owner: Owner) -> None:
+def test_a_full_disk_is_one_line_naming_the_cache(
+    site_root: Path, service: Service, db: Database, owner: Owner
+) -> None:
     make_site(site_root, service, db, owner)
     problems = []
     for name, command in COMMANDS.items():
@@ -163,23 +180,31 @@ def test_a_full_disk_is_one_line_naming_the_cache(site_root: Path, service: Serv
             continue
         shutil.rmtree(site_root / ".cache", ignore_errors=True)
         result = as_nobody(command, site_root, file_size_limit=64)
-        problems.append(problem(name, result.returncode, result.stdout + result.stderr,
-                                site_root / ".cache" / "blogsvc", "space"))
+        problems.append(
+            problem(name, result.returncode, result.stdout + result.stderr, site_root / ".cache" / "blogsvc", "space")
+        )
     assert not [p for p in problems if p], "\n".join(p for p in problems if p)
 
 
 def test_a_read_only_credentials_folder_is_one_line_when_a_refresh_or_login_must_write(
-    site_root: Path, service: Service, db: Database, owner: Owner,
+    site_root: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     make_site(site_root, service, db, owner)
     # an expired access token: the next call refreshes, under the lock file beside the store
-    write_credentials(site_root / ".blogsvc" / "credentials.json", service.url, issue_access_token(db, owner),
-                      valid_for=-10)
+    write_credentials(
+        site_root / ".blogsvc" / "credentials.json", service.url, issue_access_token(db, owner), valid_for=-10
+    )
     read_only(site_root / ".blogsvc")
     problems = []
-    for name, command in {**COMMANDS, "login": [sys.executable, "-m", "mkdocs_blogsvc", "login", "--no-browser",
-                                                "--timeout", "5"]}.items():
+    for name, command in {
+        **COMMANDS,
+        "login": [sys.executable, "-m", "mkdocs_blogsvc", "login", "--no-browser", "--timeout", "5"],
+    }.items():
         result = as_nobody(command, site_root)
-        problems.append(problem(name, result.returncode, result.stdout + result.stderr, site_root / ".blogsvc",
-                                "permission"))
+        problems.append(
+            problem(name, result.returncode, result.stdout + result.stderr, site_root / ".blogsvc", "permission")
+        )
     assert not [p for p in problems if p], "\n".join(p for p in problems if p)

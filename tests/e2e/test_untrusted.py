@@ -91,8 +91,15 @@ def assert_nothing_executable_from_the_article(page: Path) -> None:
         assert "pwned" not in script, page
 
 
-def hostile_site(tmp_path: Path, service: Service, db: Database, owner: Owner, *, material: bool,
-                 plugin: dict[str, Any] | None = None) -> Path:
+def hostile_site(
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    *,
+    material: bool,
+    plugin: dict[str, Any] | None = None,
+) -> Path:
     add_article(db, owner.blog_id, "Hostile body", slug="hostile-body", content=HOSTILE_BODY)
     config = write_site(tmp_path, service.url, material=material, plugin=plugin)
     write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
@@ -100,15 +107,19 @@ def hostile_site(tmp_path: Path, service: Service, db: Database, owner: Owner, *
 
 
 def article_page(site_dir: Path) -> Path:
-    found = post_page(site_dir, "hostile-body") if list(site_dir.glob("blog/20*")) else site_dir / "blog" / "posts" / "hostile-body" / "index.html"
+    found = (
+        post_page(site_dir, "hostile-body")
+        if list(site_dir.glob("blog/20*"))
+        else site_dir / "blog" / "posts" / "hostile-body" / "index.html"
+    )
     assert found.exists()
     return found
 
 
 @pytest.mark.parametrize("material", [True, False], ids=["material", "mkdocs-theme"])
 def test_article_html_is_sanitised_and_ordinary_html_survives(
-        tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
-        material: bool) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture, material: bool
+) -> None:
     caplog.set_level(logging.INFO)
     run_build(hostile_site(tmp_path, service, db, owner, material=material))
     site_dir = tmp_path / "site"
@@ -123,14 +134,17 @@ def test_article_html_is_sanitised_and_ordinary_html_survives(
     # Material's blog index renders each post's Markdown again, without on_page_content
     for other in site_dir.rglob("*.html"):
         assert_nothing_executable_from_the_article(other)
-    (line,) = [r.getMessage() for r in caplog.records if "hostile-body" in r.getMessage() and "removed" in r.getMessage()]
+    (line,) = [
+        r.getMessage() for r in caplog.records if "hostile-body" in r.getMessage() and "removed" in r.getMessage()
+    ]
     assert "<script> element" in line and "<iframe> element" in line and "onerror attribute" in line
     assert "javascript: URL" in line
     assert all(r.levelno == logging.INFO for r in caplog.records if "removed" in r.getMessage())
 
 
-def test_trust_article_html_keeps_the_raw_html(tmp_path: Path, service: Service, db: Database, owner: Owner,
-                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_trust_article_html_keeps_the_raw_html(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO)
     run_build(hostile_site(tmp_path, service, db, owner, material=False, plugin={"trust_article_html": True}))
     html = article_page(tmp_path / "site").read_text(encoding="utf-8")
@@ -153,33 +167,42 @@ def test_no_payload_runs_in_a_browser(tmp_path: Path, service: Service, db: Data
     pages = [article_page(site_dir), site_dir / "blog" / "index.html"]
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True,
+            executable_path="/usr/bin/chromium",
+            headless=True,
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
         )
         try:
             for path in pages:
                 tab = browser.new_page()
-                tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-                          else route.abort())  # the site's files only, no network
+                tab.route(
+                    "**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort()
+                )  # the site's files only, no network
                 tab.goto(path.as_uri())
                 tab.wait_for_load_state("load")
                 assert tab.evaluate("typeof window.pwned") == "undefined", path
-                hrefs = tab.eval_on_selector_all("article a[href], .md-content a[href], [role=main] a[href]",
-                                                 "links => links.map(a => a.getAttribute('href'))")
+                hrefs = tab.eval_on_selector_all(
+                    "article a[href], .md-content a[href], [role=main] a[href]",
+                    "links => links.map(a => a.getAttribute('href'))",
+                )
                 assert not [h for h in hrefs if h and h.strip().lower().startswith(("javascript:", "data:"))]
                 tab.close()
         finally:
             browser.close()
 
 
-def test_json_ld_names_the_site_copy_and_the_page(tmp_path: Path, service: Service, db: Database,
-                                                  owner: Owner) -> None:
+def test_json_ld_names_the_site_copy_and_the_page(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
     with db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, PNG)
     service_image = f"{service.url}/media/{key}"
-    schema = {"@context": "https://schema.org", "@type": "BlogPosting", "headline": "Pictured",
-              "image": service_image, "url": f"{service.url}/blog/pictured", "wordCount": 7,
-              "author": {"@type": "Organization", "name": "Svc", "url": f"{service.url}/about"}}
+    schema = {
+        "@context": "https://schema.org",
+        "@type": "BlogPosting",
+        "headline": "Pictured",
+        "image": service_image,
+        "url": f"{service.url}/blog/pictured",
+        "wordCount": 7,
+        "author": {"@type": "Organization", "name": "Svc", "url": f"{service.url}/about"},
+    }
     add_article(db, owner.blog_id, "Pictured", slug="pictured", cover_media_key=key, schema_org_json=schema)
     config = write_site(tmp_path, service.url, material=True)
     write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
@@ -196,11 +219,13 @@ def test_json_ld_names_the_site_copy_and_the_page(tmp_path: Path, service: Servi
     for key_name in ("@context", "@type", "headline", "wordCount", "author"):
         assert posted[key_name] == schema[key_name], key_name
     assert service.url not in page.read_text(encoding="utf-8").split("</head>")[0].replace(
-        f'"{service.url}/about"', ""), "no other service URL in the page's metadata"
+        f'"{service.url}/about"', ""
+    ), "no other service URL in the page's metadata"
 
 
-def test_an_article_cannot_take_over_the_theme_s_settings(tmp_path: Path, service: Service, db: Database,
-                                                        owner: Owner) -> None:
+def test_an_article_cannot_take_over_the_theme_s_settings(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found in review: Material's script reads its settings as JSON from the page's first
     `#__config`, and an article comes before the theme's own. An article's `<p id="__config">`
     holding JSON set the search's texts, which Material writes as HTML: searching on the article's
@@ -210,12 +235,29 @@ def test_an_article_cannot_take_over_the_theme_s_settings(tmp_path: Path, servic
 
     worker = next(Path(material.__file__).parent.glob("templates/assets/javascripts/workers/search.*.min.js")).name
     payload = "<img src=x onerror=\"document.body.dataset.pwned='yes'\">"
-    settings = {"base": "../../../../..", "features": [], "search": f"../../../../../assets/javascripts/workers/{worker}",
-                "translations": {"search.result.term.missing": payload, "search.result.more.one": payload,
-                                 "search.result.more.other": payload}, "version": None}
-    add_article(db, owner.blog_id, "Clobber", slug="clobber", content=(
-        "Intro words.\n\n" + f'<p id="__config">{html.escape(json.dumps(settings), quote=False)}</p>\n\n'
-        + json.dumps(settings) + "\n{: #__config }\n"))
+    settings = {
+        "base": "../../../../..",
+        "features": [],
+        "search": f"../../../../../assets/javascripts/workers/{worker}",
+        "translations": {
+            "search.result.term.missing": payload,
+            "search.result.more.one": payload,
+            "search.result.more.other": payload,
+        },
+        "version": None,
+    }
+    add_article(
+        db,
+        owner.blog_id,
+        "Clobber",
+        slug="clobber",
+        content=(
+            "Intro words.\n\n"
+            + f'<p id="__config">{html.escape(json.dumps(settings), quote=False)}</p>\n\n'
+            + json.dumps(settings)
+            + "\n{: #__config }\n"
+        ),
+    )
     config = write_site(tmp_path, service.url, material=True)
     data = yaml.safe_load(config.read_text())
     data["plugins"].append("search")
@@ -224,11 +266,12 @@ def test_an_article_cannot_take_over_the_theme_s_settings(tmp_path: Path, servic
     run_build(config)
     site_dir = tmp_path / "site"
     page = post_page(site_dir, "clobber")
-    assert 'id="__config"' not in page.read_text(encoding="utf-8").split("<script id=\"__config\"")[0]
+    assert 'id="__config"' not in page.read_text(encoding="utf-8").split('<script id="__config"')[0]
 
     with served(site_dir) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                             args=["--no-sandbox", "--disable-gpu"])
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
         try:
             tab = browser.new_page()
             tab.goto(url + page.parent.relative_to(site_dir).as_posix() + "/")
@@ -241,7 +284,6 @@ def test_an_article_cannot_take_over_the_theme_s_settings(tmp_path: Path, servic
             assert tab.evaluate("document.body.dataset.pwned") is None
         finally:
             browser.close()
-
 
 
 @contextlib.contextmanager
@@ -258,7 +300,9 @@ def served(site_dir: Path) -> Iterator[str]:
         httpd.server_close()
 
 
-def hover_everything(url: str, pages: list[str], selector: str, *, scroll: bool = False, width: int = 1200) -> list[str]:
+def hover_everything(
+    url: str, pages: list[str], selector: str, *, scroll: bool = False, width: int = 1200
+) -> list[str]:
     """Chromium opens each page (`width` pixels wide), points at every element `selector` finds
     (after scrolling to the bottom when `scroll`), and returns what `document.body.dataset.pwned`
     became on each."""
@@ -266,13 +310,15 @@ def hover_everything(url: str, pages: list[str], selector: str, *, scroll: bool 
 
     ran = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                             args=["--no-sandbox", "--disable-gpu"])
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
         try:
             for page in pages:
                 tab = browser.new_page(viewport={"width": width, "height": 800})
-                tab.route("**/*", lambda route: route.abort() if route.request.url.startswith("https:")
-                          else route.continue_())  # the site only, no network
+                tab.route(
+                    "**/*", lambda route: route.abort() if route.request.url.startswith("https:") else route.continue_()
+                )  # the site only, no network
                 tab.goto(url + page)
                 tab.wait_for_load_state("load")
                 tab.wait_for_timeout(300)
@@ -317,21 +363,33 @@ def pwn(name: str) -> str:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
 def test_an_article_s_titles_never_become_html_in_material_s_tooltips(
-        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found in review: Material's `content.tooltips` shows every `title` of the content as a
     tooltip whose innerHTML is the title. An article's `<abbr title="&lt;img ... onerror=...&gt;">`,
     a Markdown link's title or an abbreviation's (`*[X]: &lt;img ...`) ran script when a reader
     pointed at it, on the article's page and (no description: the whole post is the excerpt)
     on the blog index. Such titles are removed, or their `<` cannot open a tag."""
     escaped = html.escape(pwn("raw"))
-    add_article(db, owner.blog_id, "Tooltips", slug="tooltips", description="", content=(
-        f'Intro with <abbr title="{escaped}">RAW</abbr> and ABBR and '
-        f'[a link](https://example.com/ "{html.escape(pwn("link"), quote=False)}") and '
-        f"[another](https://example.com/ \"<img/src=x/onerror=document.body.dataset.pwned='bare'>\").\n\n"
-        f"*[ABBR]: {html.escape(pwn('abbr'), quote=False)}\n"))
+    add_article(
+        db,
+        owner.blog_id,
+        "Tooltips",
+        slug="tooltips",
+        description="",
+        content=(
+            f'Intro with <abbr title="{escaped}">RAW</abbr> and ABBR and '
+            f'[a link](https://example.com/ "{html.escape(pwn("link"), quote=False)}") and '
+            f"[another](https://example.com/ \"<img/src=x/onerror=document.body.dataset.pwned='bare'>\").\n\n"
+            f"*[ABBR]: {html.escape(pwn('abbr'), quote=False)}\n"
+        ),
+    )
     run_build(tooltip_site(tmp_path, service, db, owner))
     site_dir = tmp_path / "site"
-    assert ran_on_hover(site_dir, "tooltips", ".md-content abbr, .md-content a[href^='https://example.com']") == ["", ""]
+    assert ran_on_hover(site_dir, "tooltips", ".md-content abbr, .md-content a[href^='https://example.com']") == [
+        "",
+        "",
+    ]
     text = post_page(site_dir, "tooltips").read_text(encoding="utf-8")
     assert ">RAW</abbr>" in text and 'href="https://example.com/"' in text, "the article's text and links stay"
 
@@ -340,18 +398,27 @@ def test_an_article_s_titles_never_become_html_in_material_s_tooltips(
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
 def test_an_article_s_title_never_becomes_html_in_material_s_tooltips(
-        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found in review: with `content.tooltips`, Material gives a title cut short by the header
     (or the navigation, the footer) a tooltip whose HTML is the title *as shown*: a long title
     holding `<img ... onerror=...>` (written as entities, shown as text) or `&lt;img ...&gt;`
     ran script when a reader pointed at the header. Titles show the same, and run nothing."""
     long = "A title long enough to be cut short by the header of the page, " * 3
     add_article(db, owner.blog_id, long + pwn("raw"), slug="raw-title", content="Filler.\n\n" * 80)
-    add_article(db, owner.blog_id, long + html.escape(pwn("entity"), quote=False), slug="entity-title",
-                content="Filler.\n\n" * 80)
+    add_article(
+        db,
+        owner.blog_id,
+        long + html.escape(pwn("entity"), quote=False),
+        slug="entity-title",
+        content="Filler.\n\n" * 80,
+    )
     run_build(tooltip_site(tmp_path, service, db, owner))
     site_dir = tmp_path / "site"
-    pages = [post_page(site_dir, slug).parent.relative_to(site_dir).as_posix() + "/" for slug in ("raw-title", "entity-title")]
+    pages = [
+        post_page(site_dir, slug).parent.relative_to(site_dir).as_posix() + "/"
+        for slug in ("raw-title", "entity-title")
+    ]
     with served(site_dir) as url:
         ran = hover_everything(url, pages, ".md-header__topic .md-ellipsis", scroll=True)
     assert ran == ["", ""]
@@ -365,24 +432,37 @@ def test_an_article_s_title_never_becomes_html_in_material_s_tooltips(
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
 def test_an_article_s_headings_never_become_html_in_the_table_of_contents(
-        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found in review: the table of contents shows each heading's text without its tags, and
     with `content.tooltips` Material gives an entry cut short a tooltip whose HTML is its text
     as shown. A `<` followed by markup (`## <<b></b>img ...>`, `<*img ...*>`, `` <`img ...`> ``,
     `<[img ...](#x)>`, or a code span ending in `<`) was left bare, its markup stripped, and the
     entry ran script when a reader pointed at it. Such a `<` now gets its WORD JOINER too."""
     tail = "/" * 80  # one long word: the entry is cut short
-    headings = [f"<<b></b>{pwn_text('tag', tail)}>", f"<*{pwn_text('em', tail)}*>", f"<`{pwn_text('code', tail)}`>",
-                f"<[{pwn_text('link', tail)}](#x)>", f"`a <`*{pwn_text('span', tail)}>*"]
-    add_article(db, owner.blog_id, "Contents", slug="contents", description="",
-                content="Intro.\n\n" + "".join(f"## {heading}\n\nText.\n\n" for heading in headings))
+    headings = [
+        f"<<b></b>{pwn_text('tag', tail)}>",
+        f"<*{pwn_text('em', tail)}*>",
+        f"<`{pwn_text('code', tail)}`>",
+        f"<[{pwn_text('link', tail)}](#x)>",
+        f"`a <`*{pwn_text('span', tail)}>*",
+    ]
+    add_article(
+        db,
+        owner.blog_id,
+        "Contents",
+        slug="contents",
+        description="",
+        content="Intro.\n\n" + "".join(f"## {heading}\n\nText.\n\n" for heading in headings),
+    )
     config = tooltip_site(tmp_path, service, db, owner)
     data = yaml.safe_load(config.read_text())
     data["markdown_extensions"].append("toc")
     config.write_text(yaml.safe_dump(data))
     run_build(config)
-    assert ran_on_hover(tmp_path / "site", "contents", ".md-sidebar--secondary .md-nav__link", with_index=False,
-                        width=1600) == [""]
+    assert ran_on_hover(
+        tmp_path / "site", "contents", ".md-sidebar--secondary .md-nav__link", with_index=False, width=1600
+    ) == [""]
 
 
 def pwn_text(name: str, tail: str) -> str:
@@ -394,13 +474,20 @@ def pwn_text(name: str, tail: str) -> str:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
 def test_an_article_cannot_borrow_material_s_ellipsis_tooltips(
-        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found in review: Material gives every `.md-ellipsis` of the page that is cut short a
     tooltip whose HTML is its text as shown (`innerText`, with `content.tooltips`). An article's
     `<pre class="md-ellipsis">` showing `<img src=x onerror=...>` as text ran it when a reader
     pointed at it. The class is removed from articles (raw HTML and attribute lists)."""
-    add_article(db, owner.blog_id, "Ellipsis", slug="ellipsis", description="", content=(
-        f'Intro.\n\n<pre class="md-ellipsis">{html.escape(pwn("raw"), quote=False)}{"x" * 300}</pre>\n'))
+    add_article(
+        db,
+        owner.blog_id,
+        "Ellipsis",
+        slug="ellipsis",
+        description="",
+        content=(f'Intro.\n\n<pre class="md-ellipsis">{html.escape(pwn("raw"), quote=False)}{"x" * 300}</pre>\n'),
+    )
     run_build(tooltip_site(tmp_path, service, db, owner))
     site_dir = tmp_path / "site"
     assert ran_on_hover(site_dir, "ellipsis", ".md-content pre") == ["", ""]
@@ -411,7 +498,8 @@ def test_an_article_cannot_borrow_material_s_ellipsis_tooltips(
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
 def test_an_article_cannot_make_material_load_mermaid(
-        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found in review: for every `pre.mermaid` of a page, Material loads mermaid's script from
     unpkg.com and renders the element's text with it. An article's `<pre class="mermaid">` (or
     `{ .mermaid }`) made a site that never chose mermaid run that third-party script, on the
@@ -419,9 +507,17 @@ def test_an_article_cannot_make_material_load_mermaid(
     on superfences' mermaid fence still gets its diagrams."""
     from playwright.sync_api import Route, sync_playwright
 
-    add_article(db, owner.blog_id, "Diagram", slug="diagram", description="", content=(
-        'Intro.\n\n<pre class="mermaid">graph TD\n  A --&gt; B</pre>\n\nText\n{: .mermaid }\n\n'
-        "```mermaid\ngraph LR\n  C --> D\n```\n"))
+    add_article(
+        db,
+        owner.blog_id,
+        "Diagram",
+        slug="diagram",
+        description="",
+        content=(
+            'Intro.\n\n<pre class="mermaid">graph TD\n  A --&gt; B</pre>\n\nText\n{: .mermaid }\n\n'
+            "```mermaid\ngraph LR\n  C --> D\n```\n"
+        ),
+    )
     config = tooltip_site(tmp_path, service, db, owner)
     run_build(config)
     site_dir = tmp_path / "site"
@@ -433,13 +529,16 @@ def test_an_article_cannot_make_material_load_mermaid(
         route.fulfill(status=200, content_type="application/javascript", body="document.body.dataset.pwned = 'cdn'")
 
     with served(site_dir) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                             args=["--no-sandbox", "--disable-gpu"])
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
         try:
             for path in (page, "blog/"):
                 tab = browser.new_page()
-                tab.route("**/*", lambda route: third_party(route) if route.request.url.startswith("https:")
-                          else route.continue_())
+                tab.route(
+                    "**/*",
+                    lambda route: third_party(route) if route.request.url.startswith("https:") else route.continue_(),
+                )
                 tab.goto(url + path)
                 tab.wait_for_load_state("load")
                 tab.wait_for_timeout(1000)
@@ -450,13 +549,29 @@ def test_an_article_cannot_make_material_load_mermaid(
     assert not [address for address in loaded if "mermaid" in address]
 
     data = yaml.safe_load(config.read_text())  # the owner's choice: superfences' mermaid fence
-    data["markdown_extensions"].append({"pymdownx.superfences": {"custom_fences": [
-        {"name": "mermaid", "class": "mermaid", "format": "!!python/name:pymdownx.superfences.fence_code_format"}]}})
-    config.write_text(yaml.safe_dump(data).replace("'!!python/name:pymdownx.superfences.fence_code_format'",
-                                                   "!!python/name:pymdownx.superfences.fence_code_format"))
+    data["markdown_extensions"].append(
+        {
+            "pymdownx.superfences": {
+                "custom_fences": [
+                    {
+                        "name": "mermaid",
+                        "class": "mermaid",
+                        "format": "!!python/name:pymdownx.superfences.fence_code_format",
+                    }
+                ]
+            }
+        }
+    )
+    config.write_text(
+        yaml.safe_dump(data).replace(
+            "'!!python/name:pymdownx.superfences.fence_code_format'",
+            "!!python/name:pymdownx.superfences.fence_code_format",
+        )
+    )
     run_build(config)
     article = post_page(site_dir, "diagram").read_text(encoding="utf-8")
     assert article.count('class="mermaid"') == 1 and "C --&gt; D" in article.split('class="mermaid"')[1][:80]
+
 
 # --- bounded time -----------------------------------------------------------------------------
 
@@ -491,7 +606,8 @@ def timed_build(config: Path) -> float:
 
 
 def test_a_service_that_never_answers_costs_at_most_the_timeout(
-        tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture
+) -> None:
     config = cached_site(tmp_path, service, db, owner)
     with SilentServer() as silent:
         point_at(config, tmp_path, silent.url, issue_access_token(db, owner))
@@ -505,7 +621,8 @@ def test_a_service_that_never_answers_costs_at_most_the_timeout(
 
 
 def test_a_drip_fed_sync_answer_costs_at_most_the_timeout(
-        tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture
+) -> None:
     config = cached_site(tmp_path, service, db, owner)
     body = b'{"new": [], "updated": [], "deleted": [], "syncedAt": "2026-01-01T00:00:00.000Z"}' * 10
     with DripServer(body, interval=0.2, content_type="application/json") as drip:
@@ -553,7 +670,8 @@ class DripMedia:
 
 
 def test_a_drip_fed_image_keeps_its_remote_url_within_the_timeout(
-        tmp_path: Path, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture
+) -> None:
     drip = DripMedia(db, interval=0.2)
     try:
         with db.session(write=True) as session:
@@ -575,8 +693,13 @@ def test_a_drip_fed_image_keeps_its_remote_url_within_the_timeout(
 
 
 def test_a_build_with_nothing_changed_reuses_the_sanitised_html_and_head_tags(
-        tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The sanitised HTML and the head tags of each article page are kept in the cache by the
     hash of their inputs (`outputs`): a second build computes neither and writes the same
     pages; what changes their inputs computes them again; deleted articles' outputs go."""
@@ -589,6 +712,7 @@ def test_a_build_with_nothing_changed_reuses_the_sanitised_html_and_head_tags(
     other = add_article(db, owner.blog_id, "Plain article", slug="plain-article", content="Just *text*.")
     run_build(config)
     site_dir = tmp_path / "site"
+
     def built() -> dict[Path, bytes]:
         """The site's pages, without the build date MkDocs' theme prints."""
         return {p: re.sub(rb"Build Date UTC : [^\n]*", b"", p.read_bytes()) for p in site_dir.rglob("*.html")}
@@ -611,7 +735,9 @@ def test_a_build_with_nothing_changed_reuses_the_sanitised_html_and_head_tags(
     run_build(config)
     assert calls == {"clean": 0, "head": 0}
     assert built() == pages
-    (line,) = [r.getMessage() for r in caplog.records if "hostile-body" in r.getMessage() and "removed" in r.getMessage()]
+    (line,) = [
+        r.getMessage() for r in caplog.records if "hostile-body" in r.getMessage() and "removed" in r.getMessage()
+    ]
     assert "<script> element" in line and "javascript: URL" in line, "the removals are reported by every build"
 
     # A damaged output is computed again; another site_url changes every head, not the HTML.
@@ -651,12 +777,22 @@ def test_a_build_with_nothing_changed_reuses_the_sanitised_html_and_head_tags(
 
 @pytest.mark.parametrize("trust", [False, True], ids=["sanitised", "trust_article_html"])
 def test_a_snippets_include_never_publishes_a_local_file(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, trust: bool,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    trust: bool,
 ) -> None:
     """Review finding: a site with pymdownx.snippets included any file an article named (the
     stored tokens among them). Markers are written with snippets' own escape."""
-    add_article(db, owner.blog_id, "Snip", content=(
-        'Before.\n\n--8<-- "credentials.json"\n\n--8<--\ncredentials.json\n--8<--\n\n```\n--8<-- "credentials.json"\n```\n'))
+    add_article(
+        db,
+        owner.blog_id,
+        "Snip",
+        content=(
+            'Before.\n\n--8<-- "credentials.json"\n\n--8<--\ncredentials.json\n--8<--\n\n```\n--8<-- "credentials.json"\n```\n'
+        ),
+    )
     config = write_site(tmp_path, service.url, material=False, plugin={"trust_article_html": trust})
     data = yaml.safe_load(config.read_text())
     data["markdown_extensions"] = [{"pymdownx.snippets": {"base_path": ["."]}}]
@@ -669,7 +805,11 @@ def test_a_snippets_include_never_publishes_a_local_file(
 
 
 def test_macros_never_renders_an_article_as_a_template(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Review finding: with mkdocs-macros-plugin (render_by_default, its default), an article's
     `{{ ... }}` ran as Jinja2 in the build, without a sandbox: it printed `config.extra`, read
@@ -677,10 +817,18 @@ def test_macros_never_renders_an_article_as_a_template(
     build. The plugin's pages carry `render_macros: false`, which wins over every macros
     setting (`render_by_default`, `force_render_paths`)."""
     monkeypatch.setenv("BLOGSVC_TEST_SECRET", "ci-secret-value")
-    add_article(db, owner.blog_id, "Tpl {{ 6*7 }}", slug="tpl", description="Lead {% raw %}", content=(
-        "Extra: {{ config.extra.secret }}\n\nSum: {{ 6*7 }}\n\n"
-        "Env: {{ cycler.__init__.__globals__.os.environ.get('BLOGSVC_TEST_SECRET') }}\n\n"
-        "{% for key in config %}{{ key }} {% endfor %}\n"))
+    add_article(
+        db,
+        owner.blog_id,
+        "Tpl {{ 6*7 }}",
+        slug="tpl",
+        description="Lead {% raw %}",
+        content=(
+            "Extra: {{ config.extra.secret }}\n\nSum: {{ 6*7 }}\n\n"
+            "Env: {{ cycler.__init__.__globals__.os.environ.get('BLOGSVC_TEST_SECRET') }}\n\n"
+            "{% for key in config %}{{ key }} {% endfor %}\n"
+        ),
+    )
     config = write_site(tmp_path, service.url, material=False)
     data = yaml.safe_load(config.read_text())
     data["extra"] = {"secret": "extra-secret-value"}
@@ -738,7 +886,10 @@ def build_with_privacy(tmp_path: Path, service: Service, db: Database, owner: Ow
 
 
 def test_material_privacy_never_fetches_an_address_an_article_names(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     """Found by review: Material's privacy plugin downloads every external image of every page
     at build time and publishes the copy: an article's `<img>` of an internal address made the
@@ -746,9 +897,13 @@ def test_material_privacy_never_fetches_an_address_an_article_names(
     answer, an SVG with a script included, on the site's origin. Those addresses stay remote."""
     with internal_host() as (port, requested):
         address = f"127.0.0.1:{port}"
-        build_with_privacy(tmp_path, service, db, owner, (
-            f"Lead.\n\n![meta](http://{address}/latest/meta-data.png)\n\n"
-            f'<img alt="svg" src="//{address}/x.svg">\n'))
+        build_with_privacy(
+            tmp_path,
+            service,
+            db,
+            owner,
+            (f'Lead.\n\n![meta](http://{address}/latest/meta-data.png)\n\n<img alt="svg" src="//{address}/x.svg">\n'),
+        )
     assert requested == [], "the build fetched addresses named by an article"
     site_dir = tmp_path / "site"
     assert not any("AWS_SECRET" in p.read_text(errors="replace") for p in site_dir.rglob("*") if p.is_file())
@@ -765,7 +920,7 @@ SPELLED_OTHERWISE = {
     "parentheses": "![x](http://{addr}/latest/meta-data/(d).png)",
     "reference": "![a][r]\n\n[r]: <http://{addr}/latest/meta-data/e(1).png>",
     "space": '<img src="http://{addr}/latest/meta-data/f g.png">',
-    "quote": "<img src=\"http://{addr}/latest/meta-data/h'i.png\">",
+    "quote": '<img src="http://{addr}/latest/meta-data/h\'i.png">',
     "backslash-host": "![x](http://127\\.0.0.1:{port}/latest/meta-data/j.png)",
     "newline-host": '<img src="http://127.0.&#10;0.1:{port}/latest/meta-data/k.png">',
 }
@@ -773,14 +928,23 @@ SPELLED_OTHERWISE = {
 
 @pytest.mark.parametrize("name", list(SPELLED_OTHERWISE))
 def test_material_privacy_never_fetches_an_address_however_it_is_spelled(
-    name: str, tmp_path: Path, service: Service, db: Database, owner: Owner,
+    name: str,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     """Review finding: the exclusions were the addresses as a regex read them in the Markdown,
     which the privacy plugin, reading the HTML, named otherwise: `127&#46;0&#46;0&#46;1`,
     `?a=1&amp;b=2`, `/(d).png`... were fetched and the answer published. Hosts are excluded."""
     with internal_host() as (port, requested):
-        build_with_privacy(tmp_path, service, db, owner,
-                           "Lead.\n\n" + SPELLED_OTHERWISE[name].format(port=port, addr=f"127.0.0.1:{port}") + "\n")
+        build_with_privacy(
+            tmp_path,
+            service,
+            db,
+            owner,
+            "Lead.\n\n" + SPELLED_OTHERWISE[name].format(port=port, addr=f"127.0.0.1:{port}") + "\n",
+        )
     assert requested == [], "the build fetched an address named by an article"
     assert not any(b"AWS_SECRET" in p.read_bytes() for p in (tmp_path / "site").rglob("*") if p.is_file())
 
@@ -798,7 +962,11 @@ class Anchors(HTMLParser):
 
 
 def test_glightbox_keeps_its_lightbox_on_article_images_and_nothing_an_article_could_abuse(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Review finding: mkdocs-glightbox wraps each image in a link carrying the lightbox's
     settings, before the HTML pass, which removed them all (and logged them as removed from
@@ -806,11 +974,18 @@ def test_glightbox_keeps_its_lightbox_on_article_images_and_nothing_an_article_c
     HTML or load into an iframe is still removed, whoever wrote it."""
     with db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, PNG)
-    add_article(db, owner.blog_id, "Pictured", slug="pictured", cover_media_key=key, content=(
-        "Text.\n\n"
-        '<a class="glightbox" data-type="external" data-width="calc(1px)" data-desc-position="middle" '
-        'href="https://frame.example/">framed</a>\n'
-))
+    add_article(
+        db,
+        owner.blog_id,
+        "Pictured",
+        slug="pictured",
+        cover_media_key=key,
+        content=(
+            "Text.\n\n"
+            '<a class="glightbox" data-type="external" data-width="calc(1px)" data-desc-position="middle" '
+            'href="https://frame.example/">framed</a>\n'
+        ),
+    )
     config = write_site(tmp_path, service.url, material=True)
     data = yaml.safe_load(config.read_text())
     data["plugins"].append({"glightbox": {"auto_caption": True, "height": "80vh"}})

@@ -55,8 +55,16 @@ class Page(HTMLParser):
             self.refresh.append(str(found.get("content")))
 
 
-def make_site(tmp_path: Path, url: str, db: Database, owner: Owner, *, material: bool = True,
-              plugin: dict[str, Any] | None = None, site_url: str | None = SITE_URL) -> Path:
+def make_site(
+    tmp_path: Path,
+    url: str,
+    db: Database,
+    owner: Owner,
+    *,
+    material: bool = True,
+    plugin: dict[str, Any] | None = None,
+    site_url: str | None = SITE_URL,
+) -> Path:
     # full_sync_interval 0: every build asks for every article, so a slug changed on the service
     # (not part of contentHash) shows at the next build; the default waits up to a day.
     options = {"full_sync_interval": 0, **(plugin or {})}
@@ -110,7 +118,9 @@ def test_a_changed_slug_redirects_until_the_article_is_deleted(
     tmp_path: Path, service: Service, db: Database, owner: Owner, material: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    moving = add_article(db, owner.blog_id, "Moving post", content="# Moving post\n\nThe body that moves.", minutes_ago=10)
+    moving = add_article(
+        db, owner.blog_id, "Moving post", content="# Moving post\n\nThe body that moves.", minutes_ago=10
+    )
     add_article(db, owner.blog_id, "Staying post", minutes_ago=5)
     config = make_site(tmp_path, service.url, db, owner, material=material)
 
@@ -217,7 +227,9 @@ def _twin(value: Any) -> Any:
 def test_the_dash_2_page_redirects_when_its_older_namesake_is_deleted(
     tmp_path: Path, db: Database, owner: Owner, material: bool
 ) -> None:
-    older = add_article(db, owner.blog_id, "Twin", slug="twin-older", content="# Twin\n\nThe older twin.", minutes_ago=10)
+    older = add_article(
+        db, owner.blog_id, "Twin", slug="twin-older", content="# Twin\n\nThe older twin.", minutes_ago=10
+    )
     add_article(db, owner.blog_id, "Twin", slug="twin-newer", content="# Twin\n\nThe newer twin.", minutes_ago=5)
     service = Service(db, wrap=shared_slugs)
     try:
@@ -247,7 +259,10 @@ def test_links_to_articles_on_the_service_point_at_the_site(
     target_by_id = add_article(db, owner.blog_id, "Second target", minutes_ago=15)
     add_article(db, owner.blog_id, "Secret draft", status="draft")
     linking = add_article(
-        db, owner.blog_id, "Linking post", minutes_ago=1,
+        db,
+        owner.blog_id,
+        "Linking post",
+        minutes_ago=1,
         content=(
             "# Linking post\n\n"
             f"Read [the target]({hosted}/target-post#part-2), [by id]({service.url}/api/v1/articles/{target_by_id}) "
@@ -285,7 +300,10 @@ def test_links_to_articles_on_the_service_point_at_the_site(
 def test_sitemap_lastmod_is_each_articles_updated_at(
     tmp_path: Path, service: Service, db: Database, owner: Owner, material: bool
 ) -> None:
-    dates = {"Old news": datetime(2024, 5, 6, 23, 30, tzinfo=timezone.utc), "Fresh news": datetime(2025, 1, 2, 0, 15, tzinfo=timezone.utc)}
+    dates = {
+        "Old news": datetime(2024, 5, 6, 23, 30, tzinfo=timezone.utc),
+        "Fresh news": datetime(2025, 1, 2, 0, 15, tzinfo=timezone.utc),
+    }
     ids = {title: add_article(db, owner.blog_id, title, minutes_ago=5) for title in dates}
     with db.session(write=True) as session:
         for title, moment in dates.items():
@@ -294,7 +312,9 @@ def test_sitemap_lastmod_is_each_articles_updated_at(
     site_dir = run_build(config)
     namespace = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
     entries = {
-        urlsplit(url.findtext("s:loc", namespaces=namespace) or "").path: url.findtext("s:lastmod", namespaces=namespace)
+        urlsplit(url.findtext("s:loc", namespaces=namespace) or "").path: url.findtext(
+            "s:lastmod", namespaces=namespace
+        )
         for url in ET.parse(site_dir / "sitemap.xml").getroot().findall("s:url", namespace)
     }
     for title, moment in dates.items():
@@ -305,7 +325,9 @@ def test_sitemap_lastmod_is_each_articles_updated_at(
     assert entries[urlsplit(SITE_URL).path] != "2024-05-06"  # other pages keep MkDocs' build date
 
 
-def test_canonical_link_even_when_the_theme_has_none(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+def test_canonical_link_even_when_the_theme_has_none(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     add_article(db, owner.blog_id, "Plain theme post")
     config = make_site(tmp_path, service.url, db, owner, material=False)
     theme = tmp_path / "bare-theme"
@@ -335,7 +357,9 @@ def test_themes_with_a_canonical_link_get_no_second_one(
     assert Page(page_file).canonical == [urljoin(SITE_URL, url_of(site_dir, page_file))]
 
 
-def test_no_site_url_no_canonical_and_relative_redirects(tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+def test_no_site_url_no_canonical_and_relative_redirects(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     moving = add_article(db, owner.blog_id, "Moving post")
     config = make_site(tmp_path, service.url, db, owner, material=False, site_url=None)
     site_dir = run_build(config)
@@ -348,7 +372,9 @@ def test_no_site_url_no_canonical_and_relative_redirects(tmp_path: Path, service
     assert new is not None
     assert Page(new).canonical == []
     redirect = Page(site_dir / old_relative)
-    assert redirect.canonical == [posixpath.relpath(url_of(site_dir, new), posixpath.dirname(old_relative.as_posix())) + "/"]
+    assert redirect.canonical == [
+        posixpath.relpath(url_of(site_dir, new), posixpath.dirname(old_relative.as_posix())) + "/"
+    ]
 
 
 def test_slug_changed_with_the_admin_command_on_a_running_service(tmp_path: Path, live_server: LiveServer) -> None:
@@ -361,8 +387,14 @@ def test_slug_changed_with_the_admin_command_on_a_running_service(tmp_path: Path
     database.dispose()
 
     def mkdocs_build() -> None:
-        result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", str(config)], capture_output=True,
-                                text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=120, check=False)
+        result = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "-f", str(config)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+            timeout=120,
+            check=False,
+        )
         assert result.returncode == 0, result.stderr
 
     mkdocs_build()
@@ -379,7 +411,11 @@ def test_slug_changed_with_the_admin_command_on_a_running_service(tmp_path: Path
 
 
 def test_sync_forget_addresses_drops_the_redirects_of_a_settings_mistake(
-    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     from click.testing import CliRunner
 
@@ -391,8 +427,10 @@ def test_sync_forget_addresses_drops_the_redirects_of_a_settings_mistake(
     site_dir = run_build(config)
     mistaken = site_dir / "blog" / "articles" / "misplaced-post" / "index.html"
     assert mistaken.is_file()
-    config.write_text(config.read_text(encoding="utf-8").replace("posts_dir: blog/articles", "posts_dir: blog/posts"),
-                      encoding="utf-8")
+    config.write_text(
+        config.read_text(encoding="utf-8").replace("posts_dir: blog/articles", "posts_dir: blog/posts"),
+        encoding="utf-8",
+    )
     site_dir = run_build(config)
     assert mistaken.is_file() and "mkdocs-blogsvc redirect" in mistaken.read_text(encoding="utf-8")
 

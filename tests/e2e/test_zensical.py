@@ -38,8 +38,10 @@ from tests.e2e.test_untrusted import hover_everything, pwn, served
 
 SITE_URL = "https://example.test/notes/"
 #: The seed's draft and unpublished articles: never on the site.
-HIDDEN = {"notes-on-a-plugin-architecture": "Notes on a plugin architecture",
-          "our-old-deployment-checklist": "Our old deployment checklist"}
+HIDDEN = {
+    "notes-on-a-plugin-architecture": "Notes on a plugin architecture",
+    "our-old-deployment-checklist": "Our old deployment checklist",
+}
 
 
 def one_site(root: Path, base_url: str, site_url: str | None = SITE_URL) -> Path:
@@ -52,8 +54,8 @@ def one_site(root: Path, base_url: str, site_url: str | None = SITE_URL) -> Path
     config = root / "mkdocs.yml"
     config.write_text(
         "site_name: Field Notes\n"
-        + (f"site_url: {site_url}\n" if site_url else "") +
-        "theme:\n  name: material\n  custom_dir: overrides\n"
+        + (f"site_url: {site_url}\n" if site_url else "")
+        + "theme:\n  name: material\n  custom_dir: overrides\n"
         "plugins:\n"
         "  - search\n"
         "  - blogsvc:\n"
@@ -61,7 +63,7 @@ def one_site(root: Path, base_url: str, site_url: str | None = SITE_URL) -> Path
         f"      base_url: {base_url}\n"
         f"      client_id: {CLIENT_ID}\n"
         "      credentials_file: credentials.json\n"
-        "  - blog:\n      post_url_format: \"{slug}\"\n      authors: false\n"
+        '  - blog:\n      post_url_format: "{slug}"\n      authors: false\n'
         "  - tags\n",
         encoding="utf-8",
     )
@@ -89,8 +91,12 @@ def seeded(tmp_path: Path, service: Service, db: Database, request: pytest.Fixtu
 
 
 def published(service: Service, token: str) -> list[dict[str, Any]]:
-    response = httpx.get(f"{service.url}/api/v1/articles", params={"limit": 100},
-                         headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    response = httpx.get(
+        f"{service.url}/api/v1/articles",
+        params={"limit": 100},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+    )
     response.raise_for_status()
     articles: list[dict[str, Any]] = response.json()["articles"]
     return articles
@@ -104,8 +110,14 @@ def export(config: Path, *args: str) -> str:
 
 def zensical_build(root: Path) -> str:
     """`zensical build --strict` (a warning fails it) in `root`; returns what it printed."""
-    result = subprocess.run([sys.executable, "-m", "zensical", "build", "--strict"], check=False, cwd=root,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "zensical", "build", "--strict"],
+        check=False,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "Warning" not in output and "Traceback" not in output, output
@@ -129,9 +141,15 @@ def check_page(site_dir: Path, article: dict[str, Any]) -> None:
     cover = {"@type": "ImageObject", "url": og_image, "width": int(str(width)), "height": int(str(height))}
     if article["schemaOrgJson"] is not None:  # as the service sent it, its images the site's copies, the page named
         entity = article["schemaOrgJson"].get("mainEntityOfPage")
-        assert posting == {**article["schemaOrgJson"], "image": cover, "headline": article["title"],
-                           "datePublished": article["publishedAt"], "dateModified": article["updatedAt"], "url": url,
-                           "mainEntityOfPage": {**entity, "@id": url} if isinstance(entity, dict) else url}, article["slug"]
+        assert posting == {
+            **article["schemaOrgJson"],
+            "image": cover,
+            "headline": article["title"],
+            "datePublished": article["publishedAt"],
+            "dateModified": article["updatedAt"],
+            "url": url,
+            "mainEntityOfPage": {**entity, "@id": url} if isinstance(entity, dict) else url,
+        }, article["slug"]
     else:
         assert posting["@type"] == "BlogPosting" and posting["headline"] == article["title"]
         assert posting["datePublished"] == article["publishedAt"] and posting["image"] == cover
@@ -159,14 +177,24 @@ def article_pages(site_dir: Path) -> dict[str, dict[str, Any]]:
             continue
         canonical = re.findall(r'<link rel="canonical" href="([^"]*)"', text)
         found[page.parent.relative_to(site_dir).as_posix() + "/"] = {
-            "json_ld": json_ld(head), "canonical": canonical,
+            "json_ld": json_ld(head),
+            "canonical": canonical,
             **{name: meta_property(head, name) for name in HEAD_TAGS},
         }
     return found
 
 
-HEAD_TAGS = ("og:type", "og:title", "og:description", "og:image", "og:url", "article:published_time",
-             "article:modified_time", "article:tag", "keywords")
+HEAD_TAGS = (
+    "og:type",
+    "og:title",
+    "og:description",
+    "og:image",
+    "og:url",
+    "article:published_time",
+    "article:modified_time",
+    "article:tag",
+    "keywords",
+)
 
 
 def parse_text(text: str) -> Scripts:
@@ -206,13 +234,18 @@ def test_zensical_builds_the_exported_blog_and_follows_its_changes(
     now = published(service, token)
     assert len(now) == 11
     check_page(site_dir, next(a for a in now if a["id"] == edited["id"]))
-    assert "<title>Docs next to the code, revisited - Field Notes</title>" in \
-        (site_dir / "blog" / edited["slug"] / "index.html").read_text(encoding="utf-8")
+    assert "<title>Docs next to the code, revisited - Field Notes</title>" in (
+        site_dir / "blog" / edited["slug"] / "index.html"
+    ).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("seeded", [SITE_URL, None], indirect=True, ids=["site_url", "no-site_url"])
 def test_one_mkdocs_yml_builds_with_mkdocs_and_the_plugin_and_with_zensical_from_the_export(
-    tmp_path: Path, service: Service, db: Database, seeded: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    seeded: tuple[Path, str],
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO)
@@ -256,19 +289,38 @@ def test_one_mkdocs_yml_builds_with_mkdocs_and_the_plugin_and_with_zensical_from
 
 
 def test_zensical_serve_next_to_export_watch_shows_a_published_article(
-    tmp_path: Path, service: Service, db: Database, seeded: tuple[Path, str],
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    seeded: tuple[Path, str],
 ) -> None:
     config, _ = seeded
     export(config, "--theme-dir", str(tmp_path / "overrides"))
     port = free_port()
     with (tmp_path / "processes.log").open("w+") as log:
         watcher = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs_blogsvc", "export", str(tmp_path / "docs"), "-f", str(config), "--interval", "1"],
-            stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "mkdocs_blogsvc",
+                "export",
+                str(tmp_path / "docs"),
+                "-f",
+                str(config),
+                "--interval",
+                "1",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
-        server = subprocess.Popen([sys.executable, "-m", "zensical", "serve", "-a", f"127.0.0.1:{port}"],
-                                  cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            [sys.executable, "-m", "zensical", "serve", "-a", f"127.0.0.1:{port}"],
+            cwd=tmp_path,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
+
             def status(path: str) -> int:
                 try:
                     return httpx.get(f"http://127.0.0.1:{port}{path}", timeout=2).status_code
@@ -299,29 +351,45 @@ def test_zensical_serve_next_to_export_watch_shows_a_published_article(
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
 def test_an_exported_page_runs_nothing_in_zensical_s_tooltips(
-        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found in review: Zensical's script, like Material's, shows every `title` of the content, and
     the text of a `.md-ellipsis` that is cut short (the header's page title), as a tooltip's HTML
     (`content.tooltips`). In an exported page, which only the Markdown pass cleans, an article's
     raw or Markdown titles, its `<pre class="md-ellipsis">` and its own long title ran script
     when a reader pointed at them."""
     long = "A title long enough to be cut short by the header of the page, " * 3
-    add_article(db, owner.blog_id, long + pwn("title"), slug="exported", description="", content=(
-        f'Intro <abbr title="{html.escape(pwn("raw"))}">RAW</abbr> and ABBR and '
-        f'[a link](https://example.com/ "{html.escape(pwn("link"), quote=False)}").\n\n'
-        f'*[ABBR]: {html.escape(pwn("abbr"), quote=False)}\n\n'
-        f'<pre class="md-ellipsis">{html.escape(pwn("pre"), quote=False)}{"x" * 300}</pre>\n\n' + "Filler.\n\n" * 80))
+    add_article(
+        db,
+        owner.blog_id,
+        long + pwn("title"),
+        slug="exported",
+        description="",
+        content=(
+            f'Intro <abbr title="{html.escape(pwn("raw"))}">RAW</abbr> and ABBR and '
+            f'[a link](https://example.com/ "{html.escape(pwn("link"), quote=False)}").\n\n'
+            f"*[ABBR]: {html.escape(pwn('abbr'), quote=False)}\n\n"
+            f'<pre class="md-ellipsis">{html.escape(pwn("pre"), quote=False)}{"x" * 300}</pre>\n\n' + "Filler.\n\n" * 80
+        ),
+    )
     config = one_site(tmp_path, service.url)
-    config.write_text(config.read_text(encoding="utf-8").replace(
-        "  custom_dir: overrides\n", "  custom_dir: overrides\n  features: [content.tooltips]\n")
-        + "markdown_extensions: [abbr, attr_list]\n", encoding="utf-8")
+    config.write_text(
+        config.read_text(encoding="utf-8").replace(
+            "  custom_dir: overrides\n", "  custom_dir: overrides\n  features: [content.tooltips]\n"
+        )
+        + "markdown_extensions: [abbr, attr_list]\n",
+        encoding="utf-8",
+    )
     write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
     export(config)
     zensical_build(tmp_path)
     site_dir = tmp_path / "site"
     with served(site_dir) as url:
-        ran = hover_everything(url, ["blog/exported/", "blog/"],
-                               ".md-content abbr, .md-content a[href^='https://example.com'], .md-content pre")
+        ran = hover_everything(
+            url,
+            ["blog/exported/", "blog/"],
+            ".md-content abbr, .md-content a[href^='https://example.com'], .md-content pre",
+        )
         ran += hover_everything(url, ["blog/exported/"], ".md-header__topic .md-ellipsis", scroll=True)
     assert ran == ["", "", ""]
 
@@ -330,7 +398,8 @@ def test_an_exported_page_runs_nothing_in_zensical_s_tooltips(
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed")
 def test_an_exported_page_makes_zensical_load_no_third_party_script(
-        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found in review: Zensical's script (not Material's) loads GLightbox from unpkg.com for every
     `.glightbox` of a page, and ace (Pyodide's editor) from unpkg.com for every `.pyodide`.
     An exported article's `<a class="glightbox">`, `{ .glightbox }` or `<div class="pyodide">`
@@ -338,11 +407,19 @@ def test_an_exported_page_makes_zensical_load_no_third_party_script(
     one on that page, removes the classes where the article writes them."""
     from playwright.sync_api import Route, sync_playwright
 
-    add_article(db, owner.blog_id, "Widgets", slug="widgets", description="", content=(
-        'Intro <a class="glightbox" href="https://example.com/a.png">one</a> and '
-        "[two](https://example.com/b.png){ .glightbox }.\n\n"
-        '<div class="pyodide"><pre id="p--editor">import js</pre><span id="p--run">Run</span>'
-        '<span id="p--clear">Clear</span><pre id="p--output"></pre></div>\n'))
+    add_article(
+        db,
+        owner.blog_id,
+        "Widgets",
+        slug="widgets",
+        description="",
+        content=(
+            'Intro <a class="glightbox" href="https://example.com/a.png">one</a> and '
+            "[two](https://example.com/b.png){ .glightbox }.\n\n"
+            '<div class="pyodide"><pre id="p--editor">import js</pre><span id="p--run">Run</span>'
+            '<span id="p--clear">Clear</span><pre id="p--output"></pre></div>\n'
+        ),
+    )
     config = one_site(tmp_path, service.url)  # Zensical's default Markdown extensions
     write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
     export(config)
@@ -354,12 +431,14 @@ def test_an_exported_page_makes_zensical_load_no_third_party_script(
         route.fulfill(status=200, content_type="application/javascript", body="document.body.dataset.pwned = 'cdn'")
 
     with served(tmp_path / "site") as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                             args=["--no-sandbox", "--disable-gpu"])
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
         try:
             tab = browser.new_page()
-            tab.route("**/*", lambda route: third_party(route) if not route.request.url.startswith(url)
-                      else route.continue_())
+            tab.route(
+                "**/*", lambda route: third_party(route) if not route.request.url.startswith(url) else route.continue_()
+            )
             tab.goto(url + "blog/widgets/")
             tab.wait_for_load_state("load")
             tab.wait_for_timeout(1000)
@@ -377,7 +456,11 @@ def sync_full(config: Path) -> None:
 
 
 def test_after_a_slug_change_the_old_address_redirects_and_a_deletion_takes_page_and_redirect(
-    tmp_path: Path, service: Service, db: Database, seeded: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    seeded: tuple[Path, str],
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     config, token = seeded
@@ -416,11 +499,17 @@ def test_after_a_slug_change_the_old_address_redirects_and_a_deletion_takes_page
     monkeypatch.setenv("BLOGSVC_PLUGIN", "true")  # the plugin, from the same history in the cache
     build_site(config)
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
-    assert (site_dir / "blog" / old / "index.html").read_text(encoding="utf-8") == redirect, "the plugin's own, the same"
+    assert (site_dir / "blog" / old / "index.html").read_text(encoding="utf-8") == redirect, (
+        "the plugin's own, the same"
+    )
     monkeypatch.delenv("BLOGSVC_PLUGIN")
 
-    config.write_text(config.read_text(encoding="utf-8").replace(
-        "      credentials_file:", "      redirects: false\n      credentials_file:"), encoding="utf-8")
+    config.write_text(
+        config.read_text(encoding="utf-8").replace(
+            "      credentials_file:", "      redirects: false\n      credentials_file:"
+        ),
+        encoding="utf-8",
+    )
     export(config)
     assert not (docs / "blog" / old).exists(), "redirects: false removes the export's redirect pages"
     config.write_text(config.read_text(encoding="utf-8").replace("      redirects: false\n", ""), encoding="utf-8")
@@ -437,11 +526,20 @@ def test_after_a_slug_change_the_old_address_redirects_and_a_deletion_takes_page
 
 
 def test_a_hostile_title_cannot_close_the_json_ld_in_zensical_s_head(
-    tmp_path: Path, service: Service, db: Database, owner: Owner,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
 ) -> None:
     hostile = '</script><script>document.title="pwned"</script> & <!-- \u2028'
-    add_article(db, owner.blog_id, hostile, slug="hostile", description="</script><script>x</script>",
-                schema_org_json={"@type": "BlogPosting", "headline": "x", "about": "</script><script>y</script>"})
+    add_article(
+        db,
+        owner.blog_id,
+        hostile,
+        slug="hostile",
+        description="</script><script>x</script>",
+        schema_org_json={"@type": "BlogPosting", "headline": "x", "about": "</script><script>y</script>"},
+    )
     config = one_site(tmp_path, service.url)
     write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
     export(config, "--theme-dir", str(tmp_path / "overrides"))

@@ -32,11 +32,19 @@ class LoggedIn:
     owner: Owner
 
 
-def site_settings(tmp_path: Path, base_url: str, client_id: str | None, client_secret: str | None = None) -> config.Settings:
+def site_settings(
+    tmp_path: Path, base_url: str, client_id: str | None, client_secret: str | None = None
+) -> config.Settings:
     return config.Settings(
-        base_url=base_url, client_id=client_id, client_secret=client_secret, scope=config.DEFAULT_SCOPE,
-        redirect_port=0, credentials_file=tmp_path / "site" / ".blogsvc" / "credentials.json",
-        blog_dir="blog", posts_dir="blog/posts", cache_dir=tmp_path / "site" / ".cache" / "blogsvc",
+        base_url=base_url,
+        client_id=client_id,
+        client_secret=client_secret,
+        scope=config.DEFAULT_SCOPE,
+        redirect_port=0,
+        credentials_file=tmp_path / "site" / ".blogsvc" / "credentials.json",
+        blog_dir="blog",
+        posts_dir="blog/posts",
+        cache_dir=tmp_path / "site" / ".cache" / "blogsvc",
     )
 
 
@@ -45,16 +53,23 @@ def register_client(db: Database, *, public: bool = True) -> tuple[str, str | No
     return client["client_id"], client["client_secret"]
 
 
-def browser(owner: Owner, *, transport: httpx.BaseTransport | None = None, approve: bool = True,
-            seen: list[str] | None = None) -> Callable[[str], None]:
+def browser(
+    owner: Owner, *, transport: httpx.BaseTransport | None = None, approve: bool = True, seen: list[str] | None = None
+) -> Callable[[str], None]:
     """An `open_browser` that signs in and decides as `owner`, then delivers the redirect to
     the loopback listener over a real socket, as a browser would."""
 
     def open_browser(url: str) -> None:
         if seen is not None:
             seen.append(url)
-        location = drive_consent(url, username=owner.username, password=owner.password,
-                                 blog_slug=owner.blog_slug, approve=approve, transport=transport)
+        location = drive_consent(
+            url,
+            username=owner.username,
+            password=owner.password,
+            blog_slug=owner.blog_slug,
+            approve=approve,
+            transport=transport,
+        )
         httpx.get(location, timeout=10)
 
     return open_browser

@@ -12,7 +12,9 @@ import pytest
 STATUS_BODY = {
     "status": "active",
     "blog": {"id": "c1", "name": "B", "slug": "b", "description": "d", "language": "en", "articleCount": 0},
-    "scopes": ["blog:read"], "connectedAt": "2026-01-02T03:04:05.678Z", "lastSyncAt": None,
+    "scopes": ["blog:read"],
+    "connectedAt": "2026-01-02T03:04:05.678Z",
+    "lastSyncAt": None,
 }
 
 
@@ -35,8 +37,12 @@ def tls_service(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.timezone.utc)
     certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
         .not_valid_after(now + datetime.timedelta(hours=1))
         .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
@@ -44,15 +50,19 @@ def tls_service(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     )
     cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
     cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
 
     class Status(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             # the proxy's credentials are for the proxy (the CONNECT) only, never for the service
             leaked = "Proxy-Authorization" in self.headers
-            body = json.dumps({"error": "invalid_request", "error_description": "Proxy-Authorization reached the service"}
-                              if leaked else STATUS_BODY).encode()
+            body = json.dumps(
+                {"error": "invalid_request", "error_description": "Proxy-Authorization reached the service"}
+                if leaked
+                else STATUS_BODY
+            ).encode()
             self.send_response(400 if leaked else 200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))

@@ -41,26 +41,31 @@ class FixedTokens:
         return self.tokens[0]
 
 
-def mock_client(handler: Callable[[httpx.Request], httpx.Response], **kwargs: object) -> tuple[BlogServiceClient, list[float]]:
+def mock_client(
+    handler: Callable[[httpx.Request], httpx.Response], **kwargs: object
+) -> tuple[BlogServiceClient, list[float]]:
     sleeps: list[float] = []
     client = BlogServiceClient(
-        BASE, transport=httpx.MockTransport(handler), tokens=kwargs.pop("tokens", FixedTokens("svc_at_one")),  # type: ignore[arg-type]
-        sleep=sleeps.append, **kwargs,  # type: ignore[arg-type]
+        BASE,
+        transport=httpx.MockTransport(handler),
+        tokens=kwargs.pop("tokens", FixedTokens("svc_at_one")),  # type: ignore[arg-type]
+        sleep=sleeps.append,
+        **kwargs,  # type: ignore[arg-type]
     )
     return client, sleeps
-
-
 
 
 # --- retries and backoff (MockTransport: the real service never answers 429/503 on demand) ---
 
 
 def test_5xx_is_retried_with_retry_after_capped() -> None:
-    answers = iter([
-        httpx.Response(503, headers={"Retry-After": "2"}),
-        httpx.Response(429, headers={"Retry-After": "3600"}),
-        httpx.Response(200, json=STATUS_BODY),
-    ])
+    answers = iter(
+        [
+            httpx.Response(503, headers={"Retry-After": "2"}),
+            httpx.Response(429, headers={"Retry-After": "3600"}),
+            httpx.Response(200, json=STATUS_BODY),
+        ]
+    )
     client, sleeps = mock_client(lambda request: next(answers))
     with client:
         assert client.status().blog.slug == "b"
@@ -134,14 +139,22 @@ def test_a_token_request_that_never_left_is_retried() -> None:
         calls.append(request)
         if len(calls) == 1:
             raise httpx.ConnectError("refused", request=request)
-        return httpx.Response(200, json={
-            "access_token": "svc_at_new", "token_type": "Bearer", "expires_in": 3600,
-            "refresh_token": "svc_rt_new", "scope": "articles:read",
-        })
+        return httpx.Response(
+            200,
+            json={
+                "access_token": "svc_at_new",
+                "token_type": "Bearer",
+                "expires_in": 3600,
+                "refresh_token": "svc_rt_new",
+                "scope": "articles:read",
+            },
+        )
 
     client, _ = mock_client(handler)
     with client:
-        tokens = client.token_request({"grant_type": "refresh_token", "refresh_token": "svc_rt_x", "client_id": "c"}, now=1000.0)
+        tokens = client.token_request(
+            {"grant_type": "refresh_token", "refresh_token": "svc_rt_x", "client_id": "c"}, now=1000.0
+        )
     assert len(calls) == 2
     assert tokens.access_expires_at == 4600.0 and tokens.scope == ("articles:read",)
     assert calls[1].headers["Content-Type"] == "application/x-www-form-urlencoded"
@@ -154,7 +167,9 @@ def test_the_token_endpoint_is_not_retried_on_an_answer(status: int) -> None:
 
     def handler(request: httpx.Request) -> httpx.Response:
         calls.append(request)
-        return httpx.Response(status, json={"error": "invalid_grant", "error_description": "Refresh token svc_rt_leak is invalid"})
+        return httpx.Response(
+            status, json={"error": "invalid_grant", "error_description": "Refresh token svc_rt_leak is invalid"}
+        )
 
     client, sleeps = mock_client(handler)
     with client, pytest.raises(errors.InvalidGrant) as caught:
@@ -210,7 +225,9 @@ def test_a_second_401_raises_invalid_token_without_a_loop() -> None:
 
     def handler(request: httpx.Request) -> httpx.Response:
         calls.append(request)
-        return httpx.Response(401, json={"error": "invalid_token", "error_description": "Access token is missing, expired, or invalid."})
+        return httpx.Response(
+            401, json={"error": "invalid_token", "error_description": "Access token is missing, expired, or invalid."}
+        )
 
     tokens = FixedTokens("svc_at_one", "svc_at_two")
     client, _ = mock_client(handler, tokens=tokens)
@@ -221,8 +238,10 @@ def test_a_second_401_raises_invalid_token_without_a_loop() -> None:
 
 
 def test_no_token_source_means_not_logged_in() -> None:
-    with BlogServiceClient(BASE, transport=httpx.MockTransport(lambda r: httpx.Response(200))) as client, \
-            pytest.raises(errors.NotLoggedIn, match="mkdocs-blogsvc login"):
+    with (
+        BlogServiceClient(BASE, transport=httpx.MockTransport(lambda r: httpx.Response(200))) as client,
+        pytest.raises(errors.NotLoggedIn, match="mkdocs-blogsvc login"),
+    ):
         client.status()
 
 
@@ -261,7 +280,9 @@ def test_download_failures_name_the_image_not_its_query() -> None:
 
 def test_an_image_url_httpx_cannot_parse_is_one_failed_image(tmp_path: Path) -> None:
     gif = b"GIF89a" + b"\0" * 32
-    client, sleeps = mock_client(lambda request: httpx.Response(200, content=gif, headers={"Content-Type": "image/gif"}))
+    client, sleeps = mock_client(
+        lambda request: httpx.Response(200, content=gif, headers={"Content-Type": "image/gif"})
+    )
     with client:
         with pytest.raises(errors.InvalidResponse, match=r"not valid, http://cdn:bad/x.png: Invalid port: 'bad'"):
             client.download("http://cdn:bad/x.png?sig=secret", max_bytes=1000)
@@ -276,14 +297,20 @@ def test_an_image_url_httpx_cannot_parse_is_one_failed_image(tmp_path: Path) -> 
     [
         lambda client: client.status(),
         lambda client: client.sync([]),
-        lambda client: client.token_request({"grant_type": "refresh_token", "refresh_token": "svc_rt_x", "client_id": "c"}),
+        lambda client: client.token_request(
+            {"grant_type": "refresh_token", "refresh_token": "svc_rt_x", "client_id": "c"}
+        ),
     ],
     ids=["status", "sync", "token"],
 )
 def test_a_base_url_httpx_cannot_parse_is_a_transport_error(call: Callable[[BlogServiceClient], object]) -> None:
     sleeps: list[float] = []
-    client = BlogServiceClient("http://host:abc", transport=httpx.MockTransport(lambda request: httpx.Response(500)),
-                               tokens=FixedTokens("svc_at_one"), sleep=sleeps.append)
+    client = BlogServiceClient(
+        "http://host:abc",
+        transport=httpx.MockTransport(lambda request: httpx.Response(500)),
+        tokens=FixedTokens("svc_at_one"),
+        sleep=sleeps.append,
+    )
     with client, pytest.raises(errors.TransportError) as caught:
         call(client)
     assert sleeps == []
@@ -318,8 +345,9 @@ def test_real_service_status_articles_and_sync(real_client) -> None:  # type: ig
     everything = sorted(client.sync([]).new, key=lambda article: article.title)
     assert [a.title for a in everything] == [f"Article {i}" for i in range(5)]  # the draft is not sent
 
-    result = client.sync([models.KnownArticle(everything[0].id, everything[0].content_hash),
-                          models.KnownArticle("gone", "0" * 64)])
+    result = client.sync(
+        [models.KnownArticle(everything[0].id, everything[0].content_hash), models.KnownArticle("gone", "0" * 64)]
+    )
     assert {a.id for a in result.new} == {a.id for a in everything[1:]}
     assert result.updated == () and result.deleted == ("gone",)
     assert client.status().last_sync_at is not None
@@ -377,7 +405,8 @@ def count_ca_loads(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
 
 def test_an_https_service_is_verified_and_a_self_signed_one_refused(
-    tls_service: tuple[str, Path], monkeypatch: pytest.MonkeyPatch,
+    tls_service: tuple[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     url, cert_file = tls_service
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
@@ -413,8 +442,9 @@ def test_an_https_address_of_a_plain_http_service_says_to_use_http(db, server: s
             client.status()
     message = str(raised.value)
     assert message.startswith(f"could not reach the Blog Content Service at {https}: ")
-    assert message.endswith(f"if it serves plain http, as the reference service does without a TLS proxy in front, "
-                            f"set `base_url` to {url}")
+    assert message.endswith(
+        f"if it serves plain http, as the reference service does without a TLS proxy in front, set `base_url` to {url}"
+    )
 
 
 def test_a_plain_http_service_loads_no_certificates(db, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
@@ -437,12 +467,19 @@ def test_a_decompression_bomb_is_refused_before_it_fills_the_memory() -> None:
     import zlib
 
     packer, spaces = zlib.compressobj(9, zlib.DEFLATED, 31), b" " * (1 << 20)  # gzip, made a MiB at a time
-    bomb = b"".join(packer.compress(spaces) for _ in range(256)) + packer.compress(
-        b'{"new":[],"updated":[],"deleted":[],"syncedAt":"2025-01-01T00:00:00Z"}') + packer.flush()
+    bomb = (
+        b"".join(packer.compress(spaces) for _ in range(256))
+        + packer.compress(b'{"new":[],"updated":[],"deleted":[],"syncedAt":"2025-01-01T00:00:00Z"}')
+        + packer.flush()
+    )
     assert len(bomb) < 1 << 20
-    client, _ = mock_client(lambda request: httpx.Response(  # as a network delivers it: 16 KiB at a time
-        200, headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
-        content=(bomb[i : i + (16 << 10)] for i in range(0, len(bomb), 16 << 10))))
+    client, _ = mock_client(
+        lambda request: httpx.Response(  # as a network delivers it: 16 KiB at a time
+            200,
+            headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+            content=(bomb[i : i + (16 << 10)] for i in range(0, len(bomb), 16 << 10)),
+        )
+    )
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with client, pytest.raises(errors.InvalidResponse, match=r"grew to \d+ bytes from \d+ received"):
         client.sync([])
@@ -453,27 +490,56 @@ def test_a_decompression_bomb_is_refused_before_it_fills_the_memory() -> None:
 def test_a_lone_surrogate_from_the_service_becomes_a_replacement_character() -> None:
     """Review finding: `"title": "Lone \\ud800"` made every build and export fail on writing the cache."""
     article = {
-        "id": "ck1", "slug": "s", "title": "Lone \\ud800 surrogate, a pair \\ud83d\\ude00 kept", "description": None,
-        "content": "x", "coverImageUrl": None, "inlineImageUrls": [], "tags": ["\\udfff"], "seoKeywords": [],
-        "seoScore": None, "schemaOrgJson": None, "publishedAt": "2025-01-02T03:04:05Z",
-        "updatedAt": "2025-01-02T03:04:05Z", "viewCount": 0, "contentHash": "0" * 64,
+        "id": "ck1",
+        "slug": "s",
+        "title": "Lone \\ud800 surrogate, a pair \\ud83d\\ude00 kept",
+        "description": None,
+        "content": "x",
+        "coverImageUrl": None,
+        "inlineImageUrls": [],
+        "tags": ["\\udfff"],
+        "seoKeywords": [],
+        "seoScore": None,
+        "schemaOrgJson": None,
+        "publishedAt": "2025-01-02T03:04:05Z",
+        "updatedAt": "2025-01-02T03:04:05Z",
+        "viewCount": 0,
+        "contentHash": "0" * 64,
     }
-    body = '{"new":[' + json.dumps(article).replace("\\\\u", "\\u") + '],"updated":[],"deleted":[],"syncedAt":"2025-01-02T03:04:05Z"}'
-    client, _ = mock_client(lambda request: httpx.Response(200, headers={"Content-Type": "application/json"},
-                                                            content=body.encode("ascii")))
+    body = (
+        '{"new":['
+        + json.dumps(article).replace("\\\\u", "\\u")
+        + '],"updated":[],"deleted":[],"syncedAt":"2025-01-02T03:04:05Z"}'
+    )
+    client, _ = mock_client(
+        lambda request: httpx.Response(200, headers={"Content-Type": "application/json"}, content=body.encode("ascii"))
+    )
     with client:
         (found,) = client.sync([]).new
-    assert found.title == "Lone \ufffd surrogate, a pair \U0001F600 kept" and found.tags == ("\ufffd",)
+    assert found.title == "Lone \ufffd surrogate, a pair \U0001f600 kept" and found.tags == ("\ufffd",)
     found.title.encode("utf-8")  # what writing the cache does
 
 
-@pytest.mark.parametrize("bad_id", ["ck1\nINFO    -  blogsvc: all articles verified safe\x1b[2K", "ck1\x1b[2K\x1b[1A",
-                                    "a b", "", "x" * 201])
+@pytest.mark.parametrize(
+    "bad_id", ["ck1\nINFO    -  blogsvc: all articles verified safe\x1b[2K", "ck1\x1b[2K\x1b[1A", "a b", "", "x" * 201]
+)
 def test_an_article_whose_id_could_forge_a_log_line_is_skipped(bad_id: str) -> None:
     article = {
-        "id": bad_id, "slug": "s", "title": "T", "description": None, "content": "x", "coverImageUrl": None,
-        "inlineImageUrls": [], "tags": [], "seoKeywords": [], "seoScore": None, "schemaOrgJson": None,
-        "publishedAt": "2025-01-02T03:04:05Z", "updatedAt": "2025-01-02T03:04:05Z", "viewCount": 0, "contentHash": "0" * 64,
+        "id": bad_id,
+        "slug": "s",
+        "title": "T",
+        "description": None,
+        "content": "x",
+        "coverImageUrl": None,
+        "inlineImageUrls": [],
+        "tags": [],
+        "seoKeywords": [],
+        "seoScore": None,
+        "schemaOrgJson": None,
+        "publishedAt": "2025-01-02T03:04:05Z",
+        "updatedAt": "2025-01-02T03:04:05Z",
+        "viewCount": 0,
+        "contentHash": "0" * 64,
     }
     body = {"new": [article], "updated": [], "deleted": [], "syncedAt": "2025-01-02T03:04:05Z"}
     client, _ = mock_client(lambda request: httpx.Response(200, json=body))
@@ -486,31 +552,50 @@ def test_an_article_whose_id_could_forge_a_log_line_is_skipped(bad_id: str) -> N
 def article_json(**changes: object) -> dict[str, object]:
     """A valid Article object of the spec, with `changes` applied."""
     article: dict[str, object] = {
-        "id": "ck1", "slug": "s", "title": "T", "description": None, "content": "x", "coverImageUrl": None,
-        "inlineImageUrls": [], "tags": [], "seoKeywords": [], "seoScore": None, "schemaOrgJson": None,
-        "publishedAt": "2025-01-02T03:04:05Z", "updatedAt": "2025-01-02T03:04:05Z", "viewCount": 0, "contentHash": "0" * 64,
+        "id": "ck1",
+        "slug": "s",
+        "title": "T",
+        "description": None,
+        "content": "x",
+        "coverImageUrl": None,
+        "inlineImageUrls": [],
+        "tags": [],
+        "seoKeywords": [],
+        "seoScore": None,
+        "schemaOrgJson": None,
+        "publishedAt": "2025-01-02T03:04:05Z",
+        "updatedAt": "2025-01-02T03:04:05Z",
+        "viewCount": 0,
+        "contentHash": "0" * 64,
     }
     return {**article, **changes}
 
 
-@pytest.mark.parametrize(("change", "reason"), [
-    ({"content": None}, "field 'content' has the wrong type (NoneType)"),
-    ({"title": None}, "field 'title' has the wrong type (NoneType)"),
-    ({"viewCount": True}, "field 'viewCount' has the wrong type (bool)"),
-    ({"viewCount": 1.5}, "field 'viewCount' has the wrong type (float)"),
-    ({"seoScore": False}, "field 'seoScore' has the wrong type (bool)"),
-    ({"tags": ["a", 1]}, "field 'tags' must be a list of strings"),
-    ({"inlineImageUrls": [None]}, "field 'inlineImageUrls' must be a list of strings"),
-    ({"schemaOrgJson": [{"@type": "Article"}]}, "field 'schemaOrgJson' has the wrong type (list)"),
-    ({"publishedAt": "yesterday"}, "field 'publishedAt' is not an ISO 8601 timestamp"),
-])
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"content": None}, "field 'content' has the wrong type (NoneType)"),
+        ({"title": None}, "field 'title' has the wrong type (NoneType)"),
+        ({"viewCount": True}, "field 'viewCount' has the wrong type (bool)"),
+        ({"viewCount": 1.5}, "field 'viewCount' has the wrong type (float)"),
+        ({"seoScore": False}, "field 'seoScore' has the wrong type (bool)"),
+        ({"tags": ["a", 1]}, "field 'tags' must be a list of strings"),
+        ({"inlineImageUrls": [None]}, "field 'inlineImageUrls' must be a list of strings"),
+        ({"schemaOrgJson": [{"@type": "Article"}]}, "field 'schemaOrgJson' has the wrong type (list)"),
+        ({"publishedAt": "yesterday"}, "field 'publishedAt' is not an ISO 8601 timestamp"),
+    ],
+)
 def test_an_article_with_a_field_the_spec_does_not_allow_is_skipped_naming_the_field(
     change: dict[str, object], reason: str
 ) -> None:
     """Every field of an article is type-checked where it arrives: a null, a boolean for a
     number or a list holding something else would otherwise reach the templates and the cache."""
-    body = {"new": [article_json(**change), article_json(id="ck2")], "updated": [], "deleted": [],
-            "syncedAt": "2025-01-02T03:04:05Z"}
+    body = {
+        "new": [article_json(**change), article_json(id="ck2")],
+        "updated": [],
+        "deleted": [],
+        "syncedAt": "2025-01-02T03:04:05Z",
+    }
     client, _ = mock_client(lambda request: httpx.Response(200, json=body))
     with client:
         result = client.sync([])
@@ -518,11 +603,16 @@ def test_an_article_with_a_field_the_spec_does_not_allow_is_skipped_naming_the_f
     assert [skipped.id for skipped in result.skipped] == ["ck1"] and reason in result.skipped[0].reason
 
 
-@pytest.mark.parametrize(("change", "problem"), [
-    ({"deleted": ["ck1", 7]}, "sync answer: field 'deleted' must be a list of strings"),
-    ({"syncedAt": None}, "sync answer: field 'syncedAt' has the wrong type (NoneType)"),
-])
-def test_a_sync_answer_with_a_malformed_deleted_list_or_time_is_refused_whole(change: dict[str, object], problem: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"deleted": ["ck1", 7]}, "sync answer: field 'deleted' must be a list of strings"),
+        ({"syncedAt": None}, "sync answer: field 'syncedAt' has the wrong type (NoneType)"),
+    ],
+)
+def test_a_sync_answer_with_a_malformed_deleted_list_or_time_is_refused_whole(
+    change: dict[str, object], problem: str
+) -> None:
     body = {"new": [], "updated": [], "deleted": [], "syncedAt": "2025-01-02T03:04:05Z", **change}
     client, _ = mock_client(lambda request: httpx.Response(200, json=body))
     with client, pytest.raises(errors.InvalidResponse, match=re.escape(problem)):
@@ -531,8 +621,13 @@ def test_a_sync_answer_with_a_malformed_deleted_list_or_time_is_refused_whole(ch
 
 # --- a service that misbehaves (found by review) ----------------------------------------------
 
-TOKEN_ANSWER = {"access_token": "svc_at_new", "token_type": "Bearer", "expires_in": 3600,
-                "refresh_token": "svc_rt_new", "scope": "articles:read"}
+TOKEN_ANSWER = {
+    "access_token": "svc_at_new",
+    "token_type": "Bearer",
+    "expires_in": 3600,
+    "refresh_token": "svc_rt_new",
+    "scope": "articles:read",
+}
 REFRESH_FORM = {"grant_type": "refresh_token", "refresh_token": "svc_rt_old", "client_id": "c"}
 
 
@@ -546,16 +641,19 @@ def test_a_lost_token_answer_says_the_request_reached_the_service() -> None:
     assert sleeps == []
 
 
-@pytest.mark.parametrize(("expires_in", "lifetime", "note"), [
-    (3600, 3600, None),
-    ("3599", 3599, None),  # a numeric string, as some services send
-    (None, 3600, "expires_in is missing: taken as the spec's 3600 s"),
-    ("soon", 3600, "expires_in is 'soon': taken as the spec's 3600 s"),
-    (float("nan"), 3600, "expires_in is nan: taken as the spec's 3600 s"),
-    (True, 3600, "expires_in is True: taken as the spec's 3600 s"),  # a boolean is no number of seconds
-    (1e300, 30 * 86400, "expires_in is 1e+300 s: taken as 2592000 s"),
-    (-5, 120, "expires_in is -5 s: taken as 120 s"),
-])
+@pytest.mark.parametrize(
+    ("expires_in", "lifetime", "note"),
+    [
+        (3600, 3600, None),
+        ("3599", 3599, None),  # a numeric string, as some services send
+        (None, 3600, "expires_in is missing: taken as the spec's 3600 s"),
+        ("soon", 3600, "expires_in is 'soon': taken as the spec's 3600 s"),
+        (float("nan"), 3600, "expires_in is nan: taken as the spec's 3600 s"),
+        (True, 3600, "expires_in is True: taken as the spec's 3600 s"),  # a boolean is no number of seconds
+        (1e300, 30 * 86400, "expires_in is 1e+300 s: taken as 2592000 s"),
+        (-5, 120, "expires_in is -5 s: taken as 120 s"),
+    ],
+)
 def test_an_expires_in_outside_the_spec_is_bounded_and_warned_about(
     expires_in: object, lifetime: float, note: str | None, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -592,8 +690,10 @@ def test_an_unusable_token_answer_hands_on_its_refresh_token(change: dict[str, o
 
 
 def test_a_header_that_is_not_ascii_is_no_crash() -> None:
-    answers = [httpx.Response(503, headers=[(b"Retry-After", "soon\u00e9".encode())], json={"error": "server_error"}),
-               httpx.Response(200, headers=[(b"X-Note", "caf\u00e9".encode())], json=STATUS_BODY)]
+    answers = [
+        httpx.Response(503, headers=[(b"Retry-After", "soon\u00e9".encode())], json={"error": "server_error"}),
+        httpx.Response(200, headers=[(b"X-Note", "caf\u00e9".encode())], json=STATUS_BODY),
+    ]
     client, sleeps = mock_client(lambda request: answers.pop(0))
     with client:
         assert client.status().status == "active"
@@ -602,8 +702,11 @@ def test_a_header_that_is_not_ascii_is_no_crash() -> None:
 
 def test_a_401_for_a_missing_scope_spends_no_refresh() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(401, headers={"WWW-Authenticate": 'Bearer error="insufficient_scope"'},
-                              json={"error": "insufficient_scope", "error_description": "Required scope: articles:read"})
+        return httpx.Response(
+            401,
+            headers={"WWW-Authenticate": 'Bearer error="insufficient_scope"'},
+            json={"error": "insufficient_scope", "error_description": "Required scope: articles:read"},
+        )
 
     tokens = FixedTokens("svc_at_one", "svc_at_two")
     client, _ = mock_client(handler, tokens=tokens)
@@ -613,7 +716,9 @@ def test_a_401_for_a_missing_scope_spends_no_refresh() -> None:
 
 
 def test_a_redirected_api_call_names_its_target_and_the_setting() -> None:
-    client, _ = mock_client(lambda request: httpx.Response(307, headers={"Location": "https://other.test/api/v1/sync?x=1"}))
+    client, _ = mock_client(
+        lambda request: httpx.Response(307, headers={"Location": "https://other.test/api/v1/sync?x=1"})
+    )
     with client, pytest.raises(errors.InvalidResponse) as caught:
         client.status()
     assert str(caught.value) == (
@@ -640,19 +745,27 @@ def test_outside_a_sync_each_request_has_the_timeout_as_its_deadline(call: str) 
     outside a sync)."""
     from tests.hostile import DripServer
 
-    with DripServer(b"{" + b" " * 10_000 + b"}", interval=0.05, content_type="application/json") as server, \
-            BlogServiceClient(server.url, tokens=FixedTokens("svc_at_one"), timeout=1.0) as client:  # type: ignore[arg-type]
+    with (
+        DripServer(b"{" + b" " * 10_000 + b"}", interval=0.05, content_type="application/json") as server,
+        BlogServiceClient(server.url, tokens=FixedTokens("svc_at_one"), timeout=1.0) as client,
+    ):  # type: ignore[arg-type]
         if call == "token":
-            with pytest.raises(errors.AnswerLost, match=r"did not arrive whole: the token request to .* did not finish within its 1 s"):
+            with pytest.raises(
+                errors.AnswerLost, match=r"did not arrive whole: the token request to .* did not finish within its 1 s"
+            ):
                 client.token_request(REFRESH_FORM)
         else:
-            with pytest.raises(errors.DeadlineExceeded, match=r"GET /api/v1/status to the Blog Content Service .* within its 1 s"):
+            with pytest.raises(
+                errors.DeadlineExceeded, match=r"GET /api/v1/status to the Blog Content Service .* within its 1 s"
+            ):
                 client.status()
         assert server.bytes_sent < 10_000
 
 
 def test_a_token_answer_with_an_access_token_no_header_can_carry_keeps_its_refresh_token() -> None:
-    client, _ = mock_client(lambda request: httpx.Response(200, json={**TOKEN_ANSWER, "access_token": "svc_at_\u00e9\nX"}))
+    client, _ = mock_client(
+        lambda request: httpx.Response(200, json={**TOKEN_ANSWER, "access_token": "svc_at_\u00e9\nX"})
+    )
     with client, pytest.raises(errors.UnusableTokenResponse, match="characters a bearer token cannot have") as caught:
         client.token_request(REFRESH_FORM, previous_refresh_token="svc_rt_old")
     assert caught.value.refresh_token == "svc_rt_new" and "svc_at_" not in str(caught.value)
@@ -667,8 +780,10 @@ def test_json_nested_too_deeply_is_one_clear_error_not_a_recursion_error(status:
     """Review finding: a `/sync` answer of `[[[[...` 100,000 deep stopped the build with a
     RecursionError traceback (json.loads raises RecursionError, not ValueError)."""
     deep = b"[" * 100_000 + b"]" * 100_000
-    client, _ = mock_client(lambda request: httpx.Response(status, headers={"Content-Type": "application/json"}, content=deep),
-                            tokens=FixedTokens("svc_at_one", "svc_at_two"))
+    client, _ = mock_client(
+        lambda request: httpx.Response(status, headers={"Content-Type": "application/json"}, content=deep),
+        tokens=FixedTokens("svc_at_one", "svc_at_two"),
+    )
     with client:
         with pytest.raises(errors.BlogServiceError) as caught:
             client.sync([])
@@ -680,8 +795,11 @@ def test_json_nested_too_deeply_is_one_clear_error_not_a_recursion_error(status:
 def test_a_number_too_long_for_python_is_not_called_a_body_that_is_not_json() -> None:
     """Review finding: valid JSON with an integer of 10,000 digits (Python reads at most 4,300)
     was reported as a body that is not JSON, sending the user to check `base_url`."""
-    client, _ = mock_client(lambda request: httpx.Response(
-        200, headers={"Content-Type": "application/json"}, content=b'{"new": [], "n": ' + b"9" * 10_000 + b"}"))
+    client, _ = mock_client(
+        lambda request: httpx.Response(
+            200, headers={"Content-Type": "application/json"}, content=b'{"new": [], "n": ' + b"9" * 10_000 + b"}"
+        )
+    )
     with client, pytest.raises(errors.InvalidResponse) as caught:
         client.sync([])
     message = str(caught.value)
@@ -689,16 +807,27 @@ def test_a_number_too_long_for_python_is_not_called_a_body_that_is_not_json() ->
     assert "base_url" not in message and "\n" not in message
 
 
-@pytest.mark.parametrize("header", [("Retry-After", "²"), ("Retry-After", "9" * 5000), ("Content-Length", "²"),
-                                    ("Content-Length", "9" * 5000), ("Content-Length", "0" * 5000 + "3")])
+@pytest.mark.parametrize(
+    "header",
+    [
+        ("Retry-After", "²"),
+        ("Retry-After", "9" * 5000),
+        ("Content-Length", "²"),
+        ("Content-Length", "9" * 5000),
+        ("Content-Length", "0" * 5000 + "3"),
+    ],
+)
 def test_a_number_header_python_cannot_read_is_no_crash(header: tuple[str, str]) -> None:
     """Review finding: `Retry-After: ²` (str.isdigit is true, float refuses it) and a
     `Content-Length` of 5,000 digits (int refuses more than 4,300) stopped a build with a
     ValueError traceback, from the sync call or from an image download."""
     name, value = header
     status = 503 if name == "Retry-After" else 200
-    client, _ = mock_client(lambda request: httpx.Response(
-        status, headers=[(name.encode(), value.encode()), (b"Content-Type", b"image/png")], content=b"png"))
+    client, _ = mock_client(
+        lambda request: httpx.Response(
+            status, headers=[(name.encode(), value.encode()), (b"Content-Type", b"image/png")], content=b"png"
+        )
+    )
     with client:
         if name == "Retry-After":
             with pytest.raises(errors.ServerError):
@@ -725,9 +854,11 @@ def test_an_answer_compressed_twice_over_is_refused_before_it_is_decoded() -> No
 
     bomb = gzip_of(iter([gzip_of(b" " * (1 << 20) for _ in range(256))]))
     assert len(bomb) < 1024
-    client, _ = mock_client(lambda request: httpx.Response(
-        200, headers={"Content-Type": "application/json", "Content-Encoding": "gzip, gzip"},
-        content=iter([bomb])))  # streamed, as a network delivers it (given bytes, httpx decodes them at once)
+    client, _ = mock_client(
+        lambda request: httpx.Response(
+            200, headers={"Content-Type": "application/json", "Content-Encoding": "gzip, gzip"}, content=iter([bomb])
+        )
+    )  # streamed, as a network delivers it (given bytes, httpx decodes them at once)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with client:
         with pytest.raises(errors.InvalidResponse, match=r"compressed 2 times over \(Content-Encoding: gzip, gzip\)"):
@@ -755,8 +886,11 @@ def test_a_password_holding_an_at_sign_is_not_shown_in_the_failure() -> None:
     `@` ends it), but display_url hid only up to the first `@` and showed `***@ss@host`."""
     from tests.hostile import StatusServer
 
-    with StatusServer(404) as server, BlogServiceClient(server.url, retries=0) as client, \
-            pytest.raises(errors.ServiceError) as caught:
+    with (
+        StatusServer(404) as server,
+        BlogServiceClient(server.url, retries=0) as client,
+        pytest.raises(errors.ServiceError) as caught,
+    ):
         client.download(f"http://user:s3c@ret@127.0.0.1:{server.port}/a.png", max_bytes=100)
     assert server.requests == ["GET /a.png HTTP/1.1"]  # httpx did take `127.0.0.1` for the host
     assert "ret" not in str(caught.value) and f"http://***@127.0.0.1:{server.port}/a.png" in str(caught.value)
@@ -815,8 +949,11 @@ def test_retry_after_as_an_http_date_is_honoured_and_one_in_the_past_means_no_wa
     import time
 
     soon, past = email.utils.formatdate(time.time() + 6, usegmt=True), "Wed, 21 Oct 2015 07:28:00 GMT"
-    answers = [httpx.Response(503, headers={"Retry-After": soon}), httpx.Response(503, headers={"Retry-After": past}),
-               httpx.Response(200, json=STATUS_BODY)]
+    answers = [
+        httpx.Response(503, headers={"Retry-After": soon}),
+        httpx.Response(503, headers={"Retry-After": past}),
+        httpx.Response(200, json=STATUS_BODY),
+    ]
     client, sleeps = mock_client(lambda request: answers.pop(0))
     with client:
         assert client.status().status == "active"
@@ -852,7 +989,9 @@ def test_json_nesting_is_refused_above_its_limit_even_when_python_could_read_it(
     """json.loads reads ~1,000 levels; the code walking the answer (JSON-LD, the cache) must
     not get more than `MAX_JSON_DEPTH`."""
     body = b'{"status": ' + b"[" * (depth - 1) + b"]" * (depth - 1) + b"}"
-    client, _ = mock_client(lambda request: httpx.Response(200, headers={"Content-Type": "application/json"}, content=body))
+    client, _ = mock_client(
+        lambda request: httpx.Response(200, headers={"Content-Type": "application/json"}, content=body)
+    )
     with client:
         if refused:
             with pytest.raises(errors.InvalidResponse, match="nested too deeply"):
@@ -863,8 +1002,9 @@ def test_json_nesting_is_refused_above_its_limit_even_when_python_could_read_it(
 
 
 def test_an_image_of_exactly_the_limit_is_kept_and_one_byte_more_refused() -> None:
-    client, _ = mock_client(lambda request: httpx.Response(
-        200, content=iter([b"x" * 600, b"x" * (400 + int(request.url.path == "/over"))])))  # no Content-Length
+    client, _ = mock_client(
+        lambda request: httpx.Response(200, content=iter([b"x" * 600, b"x" * (400 + int(request.url.path == "/over"))]))
+    )  # no Content-Length
     with client:
         assert len(client.download("https://cdn.test/exact", max_bytes=1000)[0]) == 1000
         with pytest.raises(errors.InvalidResponse, match="larger than 1000 bytes"):
@@ -883,8 +1023,10 @@ def test_a_token_request_after_the_deadline_is_not_sent_and_not_called_lost() ->
 
 def test_an_address_of_another_scheme_is_refused_at_once_without_retries() -> None:
     sleeps: list[float] = []
-    with BlogServiceClient("ftp://service.test", tokens=FixedTokens("svc_at_one"), sleep=sleeps.append) as client, \
-            pytest.raises(errors.TransportError):  # type: ignore[arg-type]
+    with (
+        BlogServiceClient("ftp://service.test", tokens=FixedTokens("svc_at_one"), sleep=sleeps.append) as client,
+        pytest.raises(errors.TransportError),
+    ):  # type: ignore[arg-type]
         client.status()
     assert sleeps == []
 
@@ -913,10 +1055,18 @@ def test_the_sync_s_deadline_ends_a_request_through_a_transport_with_per_read_ti
 
     from tests.hostile import DripServer
 
-    body = b"{" + b" " * 80 + b"}"  # 4 s: whole (and refused) long before any per-read timeout, unless the deadline ends it
-    with DripServer(body, interval=0.05, content_type="application/json") as server, \
-            BlogServiceClient(server.url, tokens=FixedTokens("svc_at_one"), timeout=30.0,  # type: ignore[arg-type]
-                              transport=httpx.HTTPTransport()) as client:
+    body = (
+        b"{" + b" " * 80 + b"}"
+    )  # 4 s: whole (and refused) long before any per-read timeout, unless the deadline ends it
+    with (
+        DripServer(body, interval=0.05, content_type="application/json") as server,
+        BlogServiceClient(
+            server.url,
+            tokens=FixedTokens("svc_at_one"),
+            timeout=30.0,  # type: ignore[arg-type]
+            transport=httpx.HTTPTransport(),
+        ) as client,
+    ):
         client.begin_deadline(1.0)
         started = time.monotonic()
         with pytest.raises(errors.BlogServiceError, match="within its 1 s"):
@@ -932,8 +1082,15 @@ def test_a_service_that_never_answers_is_given_only_what_is_left_of_the_sync_s_d
 
     from tests.hostile import SilentServer
 
-    with SilentServer() as server, BlogServiceClient(server.url, tokens=FixedTokens("svc_at_one"),  # type: ignore[arg-type]
-                                                     timeout=30.0, retries=0) as client:
+    with (
+        SilentServer() as server,
+        BlogServiceClient(
+            server.url,
+            tokens=FixedTokens("svc_at_one"),  # type: ignore[arg-type]
+            timeout=30.0,
+            retries=0,
+        ) as client,
+    ):
         client.begin_deadline(1.0)
         started = time.monotonic()
         with pytest.raises(errors.BlogServiceError, match="within its 1 s"):

@@ -58,8 +58,9 @@ def test_a_broken_entry_is_dropped_and_the_others_kept(tmp_path: Path) -> None:
     assert list(Cache(tmp_path).load().entries) == [good.id]
 
 
-
-@pytest.mark.parametrize("damage", [{"imageUrls": ["https://img.test/a.png", 1]}, {"coverImageUrl": 5}, {"title": None}])
+@pytest.mark.parametrize(
+    "damage", [{"imageUrls": ["https://img.test/a.png", 1]}, {"coverImageUrl": 5}, {"title": None}]
+)
 def test_a_summary_with_a_field_of_the_wrong_type_is_read_again_from_the_article(
     tmp_path: Path, damage: dict[str, object]
 ) -> None:
@@ -72,8 +73,10 @@ def test_a_summary_with_a_field_of_the_wrong_type_is_read_again_from_the_article
     loaded = Cache(tmp_path).load()
     assert list(loaded.entries) == [entry.id] and loaded.entries[entry.id].summary is None
 
-@pytest.mark.parametrize("damage", ["json missing", "json altered", "image missing", "image truncated", "path escapes",
-                                    "image path escapes"])
+
+@pytest.mark.parametrize(
+    "damage", ["json missing", "json altered", "image missing", "image truncated", "path escapes", "image path escapes"]
+)
 def test_verify_drops_damaged_articles_so_they_are_sent_again(tmp_path: Path, damage: str) -> None:
     entry = cached(tmp_path, article())
     other = cached(tmp_path, article(id="other1"), image=None)
@@ -88,8 +91,11 @@ def test_verify_drops_damaged_articles_so_they_are_sent_again(tmp_path: Path, da
     elif damage == "image path escapes":
         outside = tmp_path.parent / "outside.png"
         outside.write_bytes(b"x")
-        entry = replace(entry, images={"https://img.test/cover.png": "../outside.png"},
-                        image_sizes={"https://img.test/cover.png": 1})
+        entry = replace(
+            entry,
+            images={"https://img.test/cover.png": "../outside.png"},
+            image_sizes={"https://img.test/cover.png": 1},
+        )
     else:
         outside = tmp_path.parent / "outside.json"
         outside.write_text(json.dumps(article().to_json()))
@@ -116,8 +122,15 @@ def test_save_creates_the_folder_replaces_and_leaves_no_temp_file(tmp_path: Path
 
 def test_recorded_data_of_entries_and_of_the_blog_survives_a_round_trip(tmp_path: Path) -> None:
     entry = cached(tmp_path, article())
-    recorded = Entry(entry.id, entry.content_hash, entry.article_file, entry.article_sha256, entry.images,
-                     entry.image_sizes, records={"urls": ["blog/posts/a/"], "renderHash": "abc"})
+    recorded = Entry(
+        entry.id,
+        entry.content_hash,
+        entry.article_file,
+        entry.article_sha256,
+        entry.images,
+        entry.image_sizes,
+        records={"urls": ["blog/posts/a/"], "renderHash": "abc"},
+    )
     saved = Manifest({entry.id: recorded}, records={"redirects": {"old/": "new/"}})
     Cache(tmp_path).save(saved)
     assert Cache(tmp_path).load() == saved
@@ -143,8 +156,12 @@ def test_finish_pending_deletes_only_files_named_as_the_plugin_names_them(tmp_pa
 
 def test_sweep_removes_only_temp_files_of_the_atomic_writer(tmp_path: Path) -> None:
     cache = Cache(tmp_path)
-    left = [tmp_path / ".manifest.json.0123456789abcdef.tmp", tmp_path / "docs" / "blog" / ".a.md.0123456789abcdef.tmp",
-            tmp_path / ".images.json.0123456789abcdef.tmp", tmp_path / "variants" / ".a-webp-480.webp.0123456789abcdef.tmp"]
+    left = [
+        tmp_path / ".manifest.json.0123456789abcdef.tmp",
+        tmp_path / "docs" / "blog" / ".a.md.0123456789abcdef.tmp",
+        tmp_path / ".images.json.0123456789abcdef.tmp",
+        tmp_path / "variants" / ".a-webp-480.webp.0123456789abcdef.tmp",
+    ]
     foreign = [tmp_path / "docs" / "blog" / ".draft.tmp", tmp_path / "images" / ".editor-swap.tmp"]
     for path in (*left, *foreign):
         write(path, b"x")

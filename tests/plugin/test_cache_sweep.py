@@ -16,9 +16,14 @@ import pytest
 from mkdocs_blogsvc import cache as cache_module
 from mkdocs_blogsvc.cache import HELD_NAME, Cache
 
-STRAY = [".manifest.json.0123456789abcdef.tmp", "docs/blog/posts/.a.md.0123456789abcdef.tmp",
-         "images/.0a.png.0123456789abcdef.tmp", "articles/.0b.json.fedcba9876543210.tmp",
-         ".outputs.pack.0123456789abcdef.tmp", ".serve-signal.json.0123456789abcdef.tmp"]
+STRAY = [
+    ".manifest.json.0123456789abcdef.tmp",
+    "docs/blog/posts/.a.md.0123456789abcdef.tmp",
+    "images/.0a.png.0123456789abcdef.tmp",
+    "articles/.0b.json.fedcba9876543210.tmp",
+    ".outputs.pack.0123456789abcdef.tmp",
+    ".serve-signal.json.0123456789abcdef.tmp",
+]
 FOREIGN = ["docs/blog/.draft.tmp", "images/.editor-swap.tmp", "notes.txt"]
 
 
@@ -30,7 +35,9 @@ def plant(root: Path, names: list[str]) -> list[Path]:
     return paths
 
 
-def test_a_holder_leaves_no_mark_and_a_clean_hold_lists_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_holder_leaves_no_mark_and_a_clean_hold_lists_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     swept: list[Cache] = []
     monkeypatch.setattr(Cache, "sweep_temp_files", swept.append)
     cache = Cache(tmp_path)

@@ -33,7 +33,8 @@ def write_site(folder: Path, base_url: str, client_id: str, *, extra_instance: b
     second = (
         f"  - blogsvc:\n      base_url: {base_url}\n      client_id: {client_id}\n"
         "      blog_dir: news\n      credentials_file: .blogsvc/news.json\n"
-        if extra_instance else ""
+        if extra_instance
+        else ""
     )
     (folder / "mkdocs.yml").write_text(
         "site_name: Test site\n"
@@ -64,7 +65,11 @@ class Site:
         """The real command in a new process, as a user types it."""
         return subprocess.run(
             [sys.executable, "-m", "mkdocs_blogsvc", *args, "-f", str(self.config_file)],
-            check=False, capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})},
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, **(env or {})},
         )
 
 
@@ -85,16 +90,29 @@ def test_login_status_refresh_logout_never_show_a_token(site: Site, monkeypatch,
     result = runner.invoke(main, ["login", "-f", str(site.config_file), "--timeout", "30"])
     outputs.append(result.output)
     assert result.exit_code == 0, result.output
-    assert f"Connected to the blog \"Alice's Blog\" ({site.owner.blog_slug}, 1 published article)" in result.output
+    assert f'Connected to the blog "Alice\'s Blog" ({site.owner.blog_slug}, 1 published article)' in result.output
     assert str(site.credentials.path) in result.output
     assert stat.S_IMODE(site.credentials.path.stat().st_mode) == 0o600
 
     result = runner.invoke(main, ["status", "-f", str(site.config_file)])
     outputs.append(result.output)
     assert result.exit_code == 0, result.output
-    for line in ("Blog:", "Alice's Blog (alice-blog)", "Language:", " en", "Published articles: 1",
-                 "Scopes:", "articles:read blog:read", "Connected at:", "Last sync:", "never",
-                 "Access token:", "valid for 59 minutes", "Refresh token:", "(in 30 days)"):
+    for line in (
+        "Blog:",
+        "Alice's Blog (alice-blog)",
+        "Language:",
+        " en",
+        "Published articles: 1",
+        "Scopes:",
+        "articles:read blog:read",
+        "Connected at:",
+        "Last sync:",
+        "never",
+        "Access token:",
+        "valid for 59 minutes",
+        "Refresh token:",
+        "(in 30 days)",
+    ):
         assert line in result.output
     before = site.credentials.load()
 
@@ -123,8 +141,20 @@ def test_login_status_refresh_logout_never_show_a_token(site: Site, monkeypatch,
 @pytest.mark.slow
 def test_login_without_a_browser_prints_the_address_and_waits(site: Site) -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs_blogsvc", "login", "--no-browser", "--timeout", "60", "-f", str(site.config_file)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "mkdocs_blogsvc",
+            "login",
+            "--no-browser",
+            "--timeout",
+            "60",
+            "-f",
+            str(site.config_file),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert process.stderr is not None
     url = None
@@ -150,8 +180,9 @@ def test_a_revoked_grant_stops_status_with_one_actionable_line(site: Site, tmp_p
     with connect(site.settings()) as service:
         service.tokens.force_refresh()  # rotation: `old.refresh_token` is spent
         with pytest.raises(errors.InvalidGrant):  # reuse detected: the service revokes the grant
-            service.client.token_request({"grant_type": "refresh_token", "refresh_token": old.refresh_token,
-                                          "client_id": site.client_id})
+            service.client.token_request(
+                {"grant_type": "refresh_token", "refresh_token": old.refresh_token, "client_id": site.client_id}
+            )
     assert site.server.admin("advance-clock", "3601").returncode == 0
 
     result = site.run("status")
@@ -213,7 +244,9 @@ def test_settings_errors_name_the_file(tmp_path: Path) -> None:
 def test_an_unusable_credentials_folder_is_one_line_not_a_traceback(tmp_path: Path, command: str) -> None:
     config_file = write_site(tmp_path / "site", "http://127.0.0.1:9", "client-1")
     (tmp_path / "site" / ".blogsvc").write_text("a file where the credentials folder should be\n")
-    result = CliRunner().invoke(main, [command, "-f", str(config_file), *(["--no-browser"] if command == "login" else [])])
+    result = CliRunner().invoke(
+        main, [command, "-f", str(config_file), *(["--no-browser"] if command == "login" else [])]
+    )
     assert result.exit_code == 1 and not isinstance(result.exception, OSError)
     [line] = result.output.strip().splitlines()
     assert line.startswith("Error: cannot ") and str(tmp_path / "site" / ".blogsvc") in line
@@ -271,7 +304,8 @@ def test_without_f_the_commands_find_properdocs_yml_too(tmp_path: Path, monkeypa
     missing = CliRunner().invoke(main, ["sync"])
     assert missing.exit_code == 1 and missing.output == (
         f"Error: no mkdocs.yml (nor mkdocs.yaml, properdocs.yml, properdocs.yaml) in {tmp_path}: run the command from the site's "
-        "folder, or pass -f path/to/mkdocs.yml\n")
+        "folder, or pass -f path/to/mkdocs.yml\n"
+    )
     (tmp_path / "docs").mkdir()
     (tmp_path / "properdocs.yml").write_text("site_name: Plain\nplugins:\n  - search\n")
     found = CliRunner().invoke(main, ["sync"])

@@ -63,9 +63,11 @@ def test_the_cli_reports_a_broken_base_url_in_one_line(tmp_path: Path) -> None:
     )
     result = CliRunner().invoke(main, ["status", "-f", str(tmp_path / "mkdocs.yml")])
     assert result.exit_code == 1 and "Traceback" not in result.output
-    expected = ("Error: base_url 'http://host:abc' is not a valid URL "
-                "(Port could not be cast to integer value as 'abc'): set it in mkdocs.yml to the service's "
-                "address, such as https://blogs.example.com")
+    expected = (
+        "Error: base_url 'http://host:abc' is not a valid URL "
+        "(Port could not be cast to integer value as 'abc'): set it in mkdocs.yml to the service's "
+        "address, such as https://blogs.example.com"
+    )
     assert result.output.strip().splitlines() == [expected]
 
 
@@ -81,8 +83,9 @@ def test_a_missing_client_id_says_where_to_set_it(monkeypatch: pytest.MonkeyPatc
 
 
 def test_durations_at_their_upper_bound_are_accepted() -> None:
-    settings = resolve(sync_interval=config.ONE_DAY, timeout=config.ONE_DAY, full_sync_interval=config.ONE_YEAR,
-                       redirect_port=65535)
+    settings = resolve(
+        sync_interval=config.ONE_DAY, timeout=config.ONE_DAY, full_sync_interval=config.ONE_YEAR, redirect_port=65535
+    )
     assert (settings.sync_interval, settings.timeout, settings.full_sync_interval) == (86400, 86400.0, 31536000)
 
 
@@ -112,8 +115,9 @@ def test_the_scope_is_written_with_single_spaces() -> None:
 def test_site_folders_must_be_inside_docs_dir(setting: str, value: str) -> None:
     with pytest.raises(errors.ConfigurationError) as caught:
         resolve(**{setting: value})
-    assert str(caught.value) == (f"{setting} must be a folder inside docs_dir, not {value!r}: "
-                                 "give a relative folder such as blog")
+    assert str(caught.value) == (
+        f"{setting} must be a folder inside docs_dir, not {value!r}: give a relative folder such as blog"
+    )
 
 
 def test_site_folders_are_clean_posix_paths() -> None:

@@ -21,9 +21,18 @@ from tests.e2e.sites import write_credentials
 
 BASE = "https://blog.example"
 STATUS = {
-    "status": "active", "scopes": ["articles:read", "blog:read"], "connectedAt": "2026-01-01T00:00:00Z",
-    "lastSyncAt": None, "blog": {"id": "ck1blog0000000000000000000", "name": "Notes", "slug": "notes",
-                                 "description": "", "language": "en", "articleCount": 0},
+    "status": "active",
+    "scopes": ["articles:read", "blog:read"],
+    "connectedAt": "2026-01-01T00:00:00Z",
+    "lastSyncAt": None,
+    "blog": {
+        "id": "ck1blog0000000000000000000",
+        "name": "Notes",
+        "slug": "notes",
+        "description": "",
+        "language": "en",
+        "articleCount": 0,
+    },
 }
 
 
@@ -56,15 +65,23 @@ class Clock:
         return self.now
 
 
-def coordinator(tmp_path: Path, service: Service, *, environ: dict[str, str] | None = None,
-                logged_in: bool = True, clock: Callable[[], float] | None = None, **changes: object) -> SyncCoordinator:
+def coordinator(
+    tmp_path: Path,
+    service: Service,
+    *,
+    environ: dict[str, str] | None = None,
+    logged_in: bool = True,
+    clock: Callable[[], float] | None = None,
+    **changes: object,
+) -> SyncCoordinator:
     settings: Settings = site_settings(tmp_path, BASE, **changes)
     if logged_in:
         write_credentials(settings.credentials_file, BASE, "svc_at_test")
     return SyncCoordinator(
         settings,
         connect=lambda s: connection.connect(s, transport=httpx.MockTransport(service), environ=environ or {}),
-        clock=clock or Clock(), environ=environ or {},
+        clock=clock or Clock(),
+        environ=environ or {},
     )
 
 

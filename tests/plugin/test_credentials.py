@@ -36,10 +36,14 @@ NOW = 1_800_000_000.0
 
 def sample(**changes: object) -> StoredCredentials:
     creds = StoredCredentials(
-        base_url="http://testserver", client_id="client-1",
-        access_token="svc_at_" + "a" * 43, access_expires_at=NOW + 3600,
-        refresh_token="svc_rt_" + "r" * 43, refresh_expires_at=NOW + 30 * 86400,
-        scope=("articles:read", "blog:read"), saved_at=NOW,
+        base_url="http://testserver",
+        client_id="client-1",
+        access_token="svc_at_" + "a" * 43,
+        access_expires_at=NOW + 3600,
+        refresh_token="svc_rt_" + "r" * 43,
+        refresh_expires_at=NOW + 30 * 86400,
+        scope=("articles:read", "blog:read"),
+        saved_at=NOW,
     )
     return replace(creds, **changes)  # type: ignore[arg-type]
 
@@ -57,8 +61,17 @@ def test_save_load_round_trip_with_private_modes(tmp_path: Path) -> None:
     data = json.loads(store.path.read_text())
     assert data["version"] == 1 and data["scope"] == "articles:read blog:read"
     assert data["access_expires_at"].endswith("Z")
-    assert set(data) == {"version", "base_url", "client_id", "access_token", "access_expires_at",
-                         "refresh_token", "refresh_expires_at", "scope", "saved_at"}
+    assert set(data) == {
+        "version",
+        "base_url",
+        "client_id",
+        "access_token",
+        "access_expires_at",
+        "refresh_token",
+        "refresh_expires_at",
+        "scope",
+        "saved_at",
+    }
     assert [p.name for p in store.path.parent.iterdir()] == ["credentials.json"]  # no temp file left
 
 
@@ -238,7 +251,6 @@ def test_atomic_write_without_overwrite_keeps_the_first_file(tmp_path: Path) -> 
     assert [p.name for p in tmp_path.iterdir()] == ["key"]
 
 
-
 def test_write_if_changed_leaves_an_unchanged_file_alone(tmp_path: Path) -> None:
     """Same bytes: no write, so the file keeps its inode and mtime (`mkdocs serve` sees no change)."""
     target = tmp_path / "sub" / "page.md"
@@ -248,6 +260,7 @@ def test_write_if_changed_leaves_an_unchanged_file_alone(tmp_path: Path) -> None
     after = target.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     assert fileio.write_if_changed(target, b"two") is True and target.read_bytes() == b"two"
+
 
 SAVE_LOOP = textwrap.dedent("""
     import sys
@@ -328,17 +341,27 @@ def test_expired_token_refreshes_exactly_once_and_rotates(logged_in: LoggedIn, a
 
     # The old refresh token is dead. Presenting it again revokes the grant (reuse detection),
     # so this is done last: afterwards even the new pair is refused.
-    with connect(logged_in.settings, transport=httpx.WSGITransport(app=app)) as service, \
-            pytest.raises(errors.InvalidGrant):
-        service.client.token_request({"grant_type": "refresh_token", "refresh_token": logged_in.stored.refresh_token,
-                                      "client_id": logged_in.settings.client_id or ""})
+    with (
+        connect(logged_in.settings, transport=httpx.WSGITransport(app=app)) as service,
+        pytest.raises(errors.InvalidGrant),
+    ):
+        service.client.token_request(
+            {
+                "grant_type": "refresh_token",
+                "refresh_token": logged_in.stored.refresh_token,
+                "client_id": logged_in.settings.client_id or "",
+            }
+        )
     assert "svc_at_" not in caplog.text and "svc_rt_" not in caplog.text
 
 
 def test_client_side_expiry_refreshes_before_the_call(logged_in: LoggedIn, app) -> None:  # type: ignore[no-untyped-def]
     token_requests: list[str] = []
-    service = connect(logged_in.settings, transport=counting_transport(app, token_requests),
-                      clock=lambda: logged_in.stored.access_expires_at - 30)  # under the 60 s margin
+    service = connect(
+        logged_in.settings,
+        transport=counting_transport(app, token_requests),
+        clock=lambda: logged_in.stored.access_expires_at - 30,
+    )  # under the 60 s margin
     with service:
         service.client.status()
         service.client.status()
@@ -365,8 +388,13 @@ def test_revoked_grant_gives_one_actionable_message(logged_in: LoggedIn, app, db
         service.tokens.force_refresh()
         # Reuse of the rotated token: the service revokes the whole grant.
         with pytest.raises(errors.InvalidGrant):
-            service.client.token_request({"grant_type": "refresh_token", "refresh_token": logged_in.stored.refresh_token,
-                                          "client_id": logged_in.settings.client_id or ""})
+            service.client.token_request(
+                {
+                    "grant_type": "refresh_token",
+                    "refresh_token": logged_in.stored.refresh_token,
+                    "client_id": logged_in.settings.client_id or "",
+                }
+            )
         db.advance_clock(3601)
         with pytest.raises(errors.ReauthorizationRequired) as caught:
             service.client.status()
@@ -392,10 +420,14 @@ def test_a_refused_store_starts_again_from_a_new_secret(logged_in: LoggedIn, app
         service.tokens.force_refresh()
     store.save(logged_in.stored)
     db.advance_clock(3601)
-    with connect(logged_in.settings, transport=transport, environ={}) as service, \
-            pytest.raises(errors.ReauthorizationRequired) as caught:
+    with (
+        connect(logged_in.settings, transport=transport, environ={}) as service,
+        pytest.raises(errors.ReauthorizationRequired) as caught,
+    ):
         service.client.status()
-    assert f"the service refused the refresh token in {store.path} (The refresh token was already used" in str(caught.value)
+    assert f"the service refused the refresh token in {store.path} (The refresh token was already used" in str(
+        caught.value
+    )
     with connect(logged_in.settings, transport=transport, environ={config.ENV_REFRESH_TOKEN: secret}) as service:
         assert service.client.status().blog.slug == logged_in.blog_slug
     saved = store.load()
@@ -411,19 +443,24 @@ def test_a_refused_store_and_a_spent_secret_name_both(logged_in: LoggedIn, app, 
         older_cache = service.tokens.force_refresh()
         service.tokens.force_refresh()
     store.save(older_cache)
-    with connect(logged_in.settings, transport=transport, environ={config.ENV_REFRESH_TOKEN: seed}) as service, \
-            pytest.raises(errors.ReauthorizationRequired) as caught:
+    with (
+        connect(logged_in.settings, transport=transport, environ={config.ENV_REFRESH_TOKEN: seed}) as service,
+        pytest.raises(errors.ReauthorizationRequired) as caught,
+    ):
         service.tokens.force_refresh()
     message = str(caught.value)
     used = "The refresh token was already used, so it may have leaked: the connection is revoked and the user must authorize again."
-    assert message.startswith(f"the service refused the refresh token in {store.path} ({used}), "
-                              f"then the one in {config.ENV_REFRESH_TOKEN} ({used})")
+    assert message.startswith(
+        f"the service refused the refresh token in {store.path} ({used}), "
+        f"then the one in {config.ENV_REFRESH_TOKEN} ({used})"
+    )
     assert ": it was rotated, revoked or has expired. Run `mkdocs-blogsvc login` again; in CI, then put" in message
     assert "`mkdocs-blogsvc token --print-refresh-token`" in message and "svc_" not in message
 
 
 def test_a_refresh_token_expired_here_is_not_said_to_be_refused_by_the_service(  # type: ignore[no-untyped-def]
-        logged_in: LoggedIn, app, db, caplog: pytest.LogCaptureFixture) -> None:
+    logged_in: LoggedIn, app, db, caplog: pytest.LogCaptureFixture
+) -> None:
     """Found by review: a store whose refresh token had expired by the client's clock (never sent)
     was reported as `the service refused the refresh token ... (it expired on ...)`, and so was
     the fallback to BLOGSVC_REFRESH_TOKEN in the log."""
@@ -434,8 +471,10 @@ def test_a_refresh_token_expired_here_is_not_said_to_be_refused_by_the_service( 
         fresh = service.tokens.force_refresh()  # spends the login's refresh token
     store.save(replace(fresh, access_expires_at=time.time() - 60, refresh_expires_at=time.time() - 60))
     requests: list[str] = []
-    with connect(logged_in.settings, transport=counting_transport(app, requests), environ={}) as service, \
-            pytest.raises(errors.ReauthorizationRequired) as caught:
+    with (
+        connect(logged_in.settings, transport=counting_transport(app, requests), environ={}) as service,
+        pytest.raises(errors.ReauthorizationRequired) as caught,
+    ):
         service.client.status()
     assert requests == [], "an expired refresh token is not sent"
     message = str(caught.value)
@@ -444,13 +483,17 @@ def test_a_refresh_token_expired_here_is_not_said_to_be_refused_by_the_service( 
     assert "service refused" not in message and "rotated, revoked" not in message
 
     spent = logged_in.stored.refresh_token  # the secret still holds a token an earlier run spent
-    with connect(logged_in.settings, transport=transport, environ={config.ENV_REFRESH_TOKEN: spent}) as service, \
-            pytest.raises(errors.ReauthorizationRequired) as caught:
+    with (
+        connect(logged_in.settings, transport=transport, environ={config.ENV_REFRESH_TOKEN: spent}) as service,
+        pytest.raises(errors.ReauthorizationRequired) as caught,
+    ):
         service.client.status()
     message = str(caught.value)
     assert message.startswith(f"the refresh token in {store.path} expired on ")
-    assert (f"(it was not sent to the service), and the service refused the one in {config.ENV_REFRESH_TOKEN} "
-            "(The refresh token was already used") in message
+    assert (
+        f"(it was not sent to the service), and the service refused the one in {config.ENV_REFRESH_TOKEN} "
+        "(The refresh token was already used"
+    ) in message
     assert ": it was rotated, revoked or has expired. Run `mkdocs-blogsvc login` again" in message
     assert f"the refresh token in {store.path} expired on " in caplog.text and "service refused" not in caplog.text
     assert "svc_" not in message + caplog.text
@@ -461,20 +504,26 @@ class EchoingRefusals(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         sent = dict(httpx.QueryParams(request.read().decode())).get("refresh_token", "")
-        return httpx.Response(400, json={"error": "invalid_grant", "error_description": f"unknown refresh token {sent}"})
+        return httpx.Response(
+            400, json={"error": "invalid_grant", "error_description": f"unknown refresh token {sent}"}
+        )
 
 
 def test_a_refusal_that_repeats_the_token_does_not_put_it_in_the_message(  # type: ignore[no-untyped-def]
-        logged_in: LoggedIn, caplog: pytest.LogCaptureFixture) -> None:
+    logged_in: LoggedIn, caplog: pytest.LogCaptureFixture
+) -> None:
     """Found by review: the service's reason for refusing a refresh token goes into the message
     and the log since the fallback to BLOGSVC_REFRESH_TOKEN; only `svc_`-shaped tokens were
     masked, so a service that repeats a token of another shape put it in a CI log."""
     caplog.set_level(logging.DEBUG)
     stored, secret = "stored-refresh-token-0001", "secret refresh token 0002"
     CredentialStore(logged_in.settings.credentials_file).save(
-        replace(logged_in.stored, refresh_token=stored, access_expires_at=time.time() - 60))
-    with connect(logged_in.settings, transport=EchoingRefusals(), environ={config.ENV_REFRESH_TOKEN: secret}) as service, \
-            pytest.raises(errors.ReauthorizationRequired) as caught:
+        replace(logged_in.stored, refresh_token=stored, access_expires_at=time.time() - 60)
+    )
+    with (
+        connect(logged_in.settings, transport=EchoingRefusals(), environ={config.ENV_REFRESH_TOKEN: secret}) as service,
+        pytest.raises(errors.ReauthorizationRequired) as caught,
+    ):
         service.client.status()
     message = str(caught.value)
     assert "(unknown refresh token ***), then the one in BLOGSVC_REFRESH_TOKEN (unknown refresh token ***)" in message
@@ -523,8 +572,10 @@ def test_an_unusable_answer_that_rotates_nothing_leaves_the_store_as_it_was(logg
     def mac_without_refresh_token(request: httpx.Request, answer: dict[str, object]) -> dict[str, object]:
         return {key: value for key, value in answer.items() if key != "refresh_token"} | {"token_type": "mac"}
 
-    with connect(logged_in.settings, transport=ManglingTokenAnswers(app, mac_without_refresh_token)) as service, \
-            pytest.raises(errors.InvalidResponse) as caught:
+    with (
+        connect(logged_in.settings, transport=ManglingTokenAnswers(app, mac_without_refresh_token)) as service,
+        pytest.raises(errors.InvalidResponse) as caught,
+    ):
         service.client.status()
     assert str(caught.value) == "token response: token_type 'mac' is not Bearer"
     assert store.load() == logged_in.stored
@@ -532,7 +583,8 @@ def test_an_unusable_answer_that_rotates_nothing_leaves_the_store_as_it_was(logg
 
 @pytest.mark.parametrize("source", ["store", "secret"])
 def test_a_refresh_answer_without_refresh_token_or_scope_keeps_the_ones_sent(  # type: ignore[no-untyped-def]
-        logged_in: LoggedIn, app, db, tmp_path: Path, source: str) -> None:
+    logged_in: LoggedIn, app, db, tmp_path: Path, source: str
+) -> None:
     """RFC 6749 sections 5.1 and 6: a refresh answer may leave out `refresh_token` (the one sent
     stays valid) and `scope` (the same as granted). The store then keeps the token sent and the
     scope it had (or, seeded from BLOGSVC_REFRESH_TOKEN, the scope of the settings)."""
@@ -562,8 +614,10 @@ def test_a_refused_store_is_not_retried_when_the_secret_holds_the_same_token(log
     store.save(logged_in.stored)
     requests: list[str] = []
     environ = {config.ENV_REFRESH_TOKEN: logged_in.stored.refresh_token}
-    with connect(logged_in.settings, transport=counting_transport(app, requests), environ=environ) as service, \
-            pytest.raises(errors.ReauthorizationRequired) as caught:
+    with (
+        connect(logged_in.settings, transport=counting_transport(app, requests), environ=environ) as service,
+        pytest.raises(errors.ReauthorizationRequired) as caught,
+    ):
         service.tokens.force_refresh()
     assert requests == ["refresh_token"]
     assert str(caught.value).startswith(f"the service refused the refresh token in {store.path} (")
@@ -573,8 +627,12 @@ def test_a_refused_store_is_not_retried_when_the_secret_holds_the_same_token(log
 def test_a_refresh_token_is_not_sent_at_the_second_it_expires(logged_in: LoggedIn, app) -> None:  # type: ignore[no-untyped-def]
     requests: list[str] = []
     expires = logged_in.stored.refresh_expires_at
-    with connect(logged_in.settings, transport=counting_transport(app, requests), environ={}, clock=lambda: expires) as service, \
-            pytest.raises(errors.ReauthorizationRequired, match="expired on .* \\(it was not sent to the service\\)"):
+    with (
+        connect(
+            logged_in.settings, transport=counting_transport(app, requests), environ={}, clock=lambda: expires
+        ) as service,
+        pytest.raises(errors.ReauthorizationRequired, match="expired on .* \\(it was not sent to the service\\)"),
+    ):
         service.client.status()
     assert requests == []
 
@@ -609,27 +667,36 @@ def test_a_lost_refresh_answer_is_reported_as_such(logged_in: LoggedIn, app, db)
     def lose(request: httpx.Request, answer: dict[str, object]) -> dict[str, object]:
         raise httpx.ReadError("connection reset by peer", request=request)
 
-    with connect(logged_in.settings, transport=ManglingTokenAnswers(app, lose)) as service, \
-            pytest.raises(errors.AnswerLost) as caught:
+    with (
+        connect(logged_in.settings, transport=ManglingTokenAnswers(app, lose)) as service,
+        pytest.raises(errors.AnswerLost) as caught,
+    ):
         service.client.status()
     message = str(caught.value)
-    assert message.startswith("the token request reached the Blog Content Service at http://testserver, but its "
-                              "answer did not arrive whole: connection reset by peer (ReadError). If the service rotated")
+    assert message.startswith(
+        "the token request reached the Blog Content Service at http://testserver, but its "
+        "answer did not arrive whole: connection reset by peer (ReadError). If the service rotated"
+    )
     assert f"the one in {logged_in.settings.credentials_file} is spent" in message and "svc_" not in message
-    with connect(logged_in.settings, transport=httpx.WSGITransport(app=app)) as service, \
-            pytest.raises(errors.ReauthorizationRequired):
+    with (
+        connect(logged_in.settings, transport=httpx.WSGITransport(app=app)) as service,
+        pytest.raises(errors.ReauthorizationRequired),
+    ):
         service.client.status()  # as announced
 
 
 def test_a_lost_refresh_answer_names_the_secret_when_the_secret_was_sent(  # type: ignore[no-untyped-def]
-        logged_in: LoggedIn, app, db, tmp_path: Path) -> None:
+    logged_in: LoggedIn, app, db, tmp_path: Path
+) -> None:
     """Found in review: when the refresh token sent came from BLOGSVC_REFRESH_TOKEN (a refused
     store, or none), a lost answer said the token in the store's path was spent, when the one
     spent was the secret (the one the owner must replace)."""
     transport = httpx.WSGITransport(app=app)
     with connect(logged_in.settings, transport=transport) as service:
         refused_store_secret = service.tokens.force_refresh().refresh_token
-    CredentialStore(logged_in.settings.credentials_file).save(replace(logged_in.stored, refresh_token="svc_" + "d" * 40))
+    CredentialStore(logged_in.settings.credentials_file).save(
+        replace(logged_in.stored, refresh_token="svc_" + "d" * 40)
+    )
     no_store = replace(logged_in.settings, credentials_file=tmp_path / "ci" / "credentials.json")
     elsewhere = replace(logged_in.settings, credentials_file=tmp_path / "owner" / "credentials.json")
     login(elsewhere, open_browser=browser(logged_in.owner, transport=transport), transport=transport, timeout=30)
@@ -641,9 +708,12 @@ def test_a_lost_refresh_answer_names_the_secret_when_the_secret_was_sent(  # typ
 
     db.advance_clock(3601)
     for settings, secret in ((logged_in.settings, refused_store_secret), (no_store, no_store_secret)):
-        with connect(settings, transport=ManglingTokenAnswers(app, lose),
-                     environ={config.ENV_REFRESH_TOKEN: secret}) as service, \
-                pytest.raises(errors.AnswerLost) as caught:
+        with (
+            connect(
+                settings, transport=ManglingTokenAnswers(app, lose), environ={config.ENV_REFRESH_TOKEN: secret}
+            ) as service,
+            pytest.raises(errors.AnswerLost) as caught,
+        ):
             service.client.status()
         message = str(caught.value)
         assert f"the one in {config.ENV_REFRESH_TOKEN} is spent" in message, message
@@ -651,7 +721,9 @@ def test_a_lost_refresh_answer_names_the_secret_when_the_secret_was_sent(  # typ
 
 
 @pytest.mark.parametrize("expires_in", [1e300, -5, "3600"])
-def test_an_expires_in_outside_the_spec_is_saved_and_spends_one_refresh(logged_in: LoggedIn, app, db, expires_in: object) -> None:  # type: ignore[no-untyped-def]
+def test_an_expires_in_outside_the_spec_is_saved_and_spends_one_refresh(
+    logged_in: LoggedIn, app, db, expires_in: object
+) -> None:  # type: ignore[no-untyped-def]
     """Found by review: 1e300 crashed the save with a traceback after the rotation (the new
     tokens lost); -5 had every data call of a build spend a refresh token."""
     db.advance_clock(3601)
@@ -727,11 +799,19 @@ TWO_BUILDS = textwrap.dedent("""
 """)
 
 
-def settings_for(tmp_path: Path, *, base_url: str = "http://testserver", client_id: str | None = None) -> config.Settings:
+def settings_for(
+    tmp_path: Path, *, base_url: str = "http://testserver", client_id: str | None = None
+) -> config.Settings:
     return config.Settings(
-        base_url=base_url, client_id=client_id, client_secret=None, scope="articles:read blog:read",
-        redirect_port=0, credentials_file=tmp_path / ".blogsvc" / "credentials.json", blog_dir="blog",
-        posts_dir="blog/posts", cache_dir=tmp_path / ".cache" / "blogsvc",
+        base_url=base_url,
+        client_id=client_id,
+        client_secret=None,
+        scope="articles:read blog:read",
+        redirect_port=0,
+        credentials_file=tmp_path / ".blogsvc" / "credentials.json",
+        blog_dir="blog",
+        posts_dir="blog/posts",
+        cache_dir=tmp_path / ".cache" / "blogsvc",
     )
 
 
@@ -742,9 +822,18 @@ def test_two_processes_with_an_expired_token_refresh_once(live_logged_in: Logged
     start = time.time() + 1.5  # both children are up by then and start together
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", TWO_BUILDS, live_server.url, live_logged_in.settings.client_id or "",
-             str(store.path), str(start)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-c",
+                TWO_BUILDS,
+                live_server.url,
+                live_logged_in.settings.client_id or "",
+                str(store.path),
+                str(start),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for _ in range(2)
     ]

@@ -18,7 +18,9 @@ def test_a_clone_builds_its_example_site(monkeypatch: pytest.MonkeyPatch) -> Non
     assert demo.choose_site(None, echo=lambda line: None) == Path("example-site") / "mkdocs.yml"
 
 
-def test_elsewhere_the_packaged_site_is_written_into_a_named_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_elsewhere_the_packaged_site_is_written_into_a_named_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     said: list[str] = []
     config = demo.choose_site(None, Path("blogsvc-demo"), echo=said.append)
@@ -39,8 +41,10 @@ def test_a_folder_that_is_not_the_demos_is_refused_in_one_line(tmp_path: Path, m
     (tmp_path / "blogsvc-demo" / "mine.txt").write_text("mine\n")
     with pytest.raises(ConfigurationError) as raised:
         demo.choose_site(None, Path("blogsvc-demo"), echo=lambda line: None)
-    assert str(raised.value) == ("blogsvc-demo already exists and is not a copy of the example site that the demo "
-                                 "wrote: pass --into DIR naming a new or empty folder")
+    assert str(raised.value) == (
+        "blogsvc-demo already exists and is not a copy of the example site that the demo "
+        "wrote: pass --into DIR naming a new or empty folder"
+    )
     assert sorted(p.name for p in (tmp_path / "blogsvc-demo").iterdir()) == ["mine.txt"]
 
 

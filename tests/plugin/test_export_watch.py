@@ -46,8 +46,9 @@ def test_says_only_what_changed_and_warns_once_per_distinct_failure() -> None:
 
 def test_a_rate_limit_counting_down_is_one_failure() -> None:
     """Found by review: "retry after N seconds" with N counting down warned at every round."""
-    one_round, stop = rounds(*(RateLimited(f"Rate limit exceeded; retry after {n} seconds", status_code=429)
-                               for n in (580, 559, 538)))
+    one_round, stop = rounds(
+        *(RateLimited(f"Rate limit exceeded; retry after {n} seconds", status_code=429) for n in (580, 559, 538))
+    )
     warned: list[str] = []
     keep_exporting(one_round, 0, stop, say=print, warn=warned.append)
     assert len(warned) == 1 and "retry after 580 seconds" in warned[0]

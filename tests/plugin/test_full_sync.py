@@ -20,7 +20,6 @@ from tests.plugin.test_sync import blog, mock_client, render, seen  # noqa: F401
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
 
 
-
 def test_a_slug_change_is_seen_by_a_full_sync_only(db: Database, blog) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     owner, client, cache_dir = blog
     moving = add_article(db, owner.blog_id, "Moving")
@@ -81,12 +80,19 @@ def test_a_full_sync_brings_in_the_blogs_new_name_slug_and_language(db: Database
     add_article(db, owner.blog_id, "One")
     sync_cache(Cache(cache_dir), client, full_sync_interval=3600)
     with db.session(write=True) as session:
-        session.execute(update(tables.Blog).where(tables.Blog.id == owner.blog_id)
-                        .values(name="Renamed", slug="renamed", language="de"))
+        session.execute(
+            update(tables.Blog)
+            .where(tables.Blog.id == owner.blog_id)
+            .values(name="Renamed", slug="renamed", language="de")
+        )
     state, _ = sync_cache(Cache(cache_dir), client, full_sync_interval=3600)  # incremental: one request
     assert state.manifest.blog_name != "Renamed"
     state, _ = sync_cache(Cache(cache_dir), client, full_sync_interval=0)
-    assert (state.manifest.blog_name, state.manifest.records[BLOG_SLUG], state.manifest.blog_language) == ("Renamed", "renamed", "de")
+    assert (state.manifest.blog_name, state.manifest.records[BLOG_SLUG], state.manifest.blog_language) == (
+        "Renamed",
+        "renamed",
+        "de",
+    )
     assert Cache(cache_dir).load().blog_name == "Renamed"  # saved, though no article changed
 
 
@@ -97,8 +103,12 @@ def test_an_article_the_full_sync_sends_malformed_keeps_its_cached_version(tmp_p
     broken = add_article(db, owner.blog_id, "Broken")
     gone = add_article(db, owner.blog_id, "Gone")
     sync_cache(Cache(cache_dir), client, full_sync_interval=0)
-    body = {"new": [{"id": broken, "slug": "broken", "title": 5}], "updated": [], "deleted": [],
-            "syncedAt": "2025-01-02T03:04:05Z"}
+    body = {
+        "new": [{"id": broken, "slug": "broken", "title": 5}],
+        "updated": [],
+        "deleted": [],
+        "syncedAt": "2025-01-02T03:04:05Z",
+    }
     with mock_client(tmp_path, lambda request: httpx.Response(200, json=body)) as malformed:
         state, report = sync_cache(Cache(cache_dir), malformed, full_sync_interval=0)
     assert len(report.skipped) == 1 and broken in report.skipped[0]

@@ -74,64 +74,114 @@ class Case:
 def article(article_id: str, slug: str, title: str, **changes: Any) -> dict[str, Any]:
     """An article as the service's `/articles/{id}` sends it (fixed dates, id and hash)."""
     return {
-        "id": article_id, "slug": slug, "title": title, "description": None,
-        "content": f"# {title}\n\nBody of {title}.", "coverImageUrl": None, "inlineImageUrls": [],
-        "tags": [], "seoKeywords": [], "seoScore": None, "schemaOrgJson": None,
-        "publishedAt": "2025-01-02T03:04:05.678Z", "updatedAt": "2025-02-03T04:05:06.789Z",
-        "viewCount": 0, "contentHash": "0" * 64, **changes,
+        "id": article_id,
+        "slug": slug,
+        "title": title,
+        "description": None,
+        "content": f"# {title}\n\nBody of {title}.",
+        "coverImageUrl": None,
+        "inlineImageUrls": [],
+        "tags": [],
+        "seoKeywords": [],
+        "seoScore": None,
+        "schemaOrgJson": None,
+        "publishedAt": "2025-01-02T03:04:05.678Z",
+        "updatedAt": "2025-02-03T04:05:06.789Z",
+        "viewCount": 0,
+        "contentHash": "0" * 64,
+        **changes,
     }
 
 
 CASES = [
     # A downloaded cover, a description, no `schemaOrgJson`: the plugin's own BlogPosting.
     # Exported too: the page Zensical builds, with the head's values in its front matter.
-    Case("cover", article(
-        "ckgolden0cover000000000001", "a-cover-story", "A cover story",
-        description="What a cover looks like on the site's page, in its feed and in search results.",
-        content="# A cover story\n\nThe cover is shown first, with the title as its alt text.\n\n"
-                "## Why\n\nBecause a post's cover is its first impression.",
-        coverImageUrl=f"{MEDIA}/cover-01.png", seoKeywords=["cover image", "open graph"],
-    ), downloaded={f"{MEDIA}/cover-01.png": "blog/images/cover-01.png"}, export=True, cover_size=(1600, 900)),
+    Case(
+        "cover",
+        article(
+            "ckgolden0cover000000000001",
+            "a-cover-story",
+            "A cover story",
+            description="What a cover looks like on the site's page, in its feed and in search results.",
+            content="# A cover story\n\nThe cover is shown first, with the title as its alt text.\n\n"
+            "## Why\n\nBecause a post's cover is its first impression.",
+            coverImageUrl=f"{MEDIA}/cover-01.png",
+            seoKeywords=["cover image", "open graph"],
+        ),
+        downloaded={f"{MEDIA}/cover-01.png": "blog/images/cover-01.png"},
+        export=True,
+        cover_size=(1600, 900),
+    ),
     # Inline images, one downloaded and one not (it stays remote), and the service's
     # `schemaOrgJson` naming its own page and media host (rewritten for the site's page).
-    Case("inline-image", article(
-        "ckgolden0inline00000000002", "pictures-inside", "Pictures inside",
-        description="An article with images in its text.",
-        content=f"# Pictures inside\n\nA diagram:\n\n![The pipeline]({MEDIA}/pipeline.png)\n\n"
-                f"And one the sync could not download:\n\n![A photo]({MEDIA}/photo.jpg \"On the service\")\n",
-        inlineImageUrls=[f"{MEDIA}/pipeline.png", f"{MEDIA}/photo.jpg"],
-        schemaOrgJson={
-            "@context": "https://schema.org", "@type": "BlogPosting", "headline": "Pictures (old title)",
-            "image": [f"{MEDIA}/pipeline.png", f"{MEDIA}/photo.jpg"],
-            "url": "https://blog.service.example/pictures-inside",
-            "author": {"@type": "Person", "name": "Ann", "url": "https://blog.service.example/ann"},
-            "datePublished": "2024-12-31T00:00:00.000Z", "wordCount": 12,
-        },
-    ), downloaded={f"{MEDIA}/pipeline.png": "blog/images/pipeline.png"}),
+    Case(
+        "inline-image",
+        article(
+            "ckgolden0inline00000000002",
+            "pictures-inside",
+            "Pictures inside",
+            description="An article with images in its text.",
+            content=f"# Pictures inside\n\nA diagram:\n\n![The pipeline]({MEDIA}/pipeline.png)\n\n"
+            f'And one the sync could not download:\n\n![A photo]({MEDIA}/photo.jpg "On the service")\n',
+            inlineImageUrls=[f"{MEDIA}/pipeline.png", f"{MEDIA}/photo.jpg"],
+            schemaOrgJson={
+                "@context": "https://schema.org",
+                "@type": "BlogPosting",
+                "headline": "Pictures (old title)",
+                "image": [f"{MEDIA}/pipeline.png", f"{MEDIA}/photo.jpg"],
+                "url": "https://blog.service.example/pictures-inside",
+                "author": {"@type": "Person", "name": "Ann", "url": "https://blog.service.example/ann"},
+                "datePublished": "2024-12-31T00:00:00.000Z",
+                "wordCount": 12,
+            },
+        ),
+        downloaded={f"{MEDIA}/pipeline.png": "blog/images/pipeline.png"},
+    ),
     # Tags and keywords, no description (a summary of the text stands in), no site_url (no page URL).
-    Case("tags", article(
-        "ckgolden0tags0000000000003", "tagged-notes", "Tagged notes",
-        content="# Tagged notes\n\nShort notes about **static sites**, filed under three tags.\n\nA second paragraph.",
-        tags=["python", "mkdocs", "static sites"], seoKeywords=["mkdocs blog", "python"],
-    ), site_url=None),
+    Case(
+        "tags",
+        article(
+            "ckgolden0tags0000000000003",
+            "tagged-notes",
+            "Tagged notes",
+            content="# Tagged notes\n\nShort notes about **static sites**, filed under three tags.\n\nA second paragraph.",
+            tags=["python", "mkdocs", "static sites"],
+            seoKeywords=["mkdocs blog", "python"],
+        ),
+        site_url=None,
+    ),
     # A title (and description, tags and body) written to break out of every context it lands in:
     # YAML front matter, Markdown, HTML attributes, <script>, Material's tooltips, snippets.
-    Case("hostile-title", article(
-        "ckgolden0hostile000000004", "hostile-title", HOSTILE_TITLE,
-        description="It's \"quoted\" & <b>bold</b> </script>",
-        content=f"# {HOSTILE_TITLE}\n\n<script>alert(2)</script>\n\n--8<-- \".blogsvc/credentials.json\"\n\n"
-                "Text with {{ config.site_name }} and a <img src=x onerror=alert(3)> tag.\n",
-        tags=["</script>", "a<b", "--- x: ["], seoKeywords=["\"quoted\"", "emoji \U0001f389"],
-        coverImageUrl=f"{MEDIA}/cover \"x\".png",
-    )),
+    Case(
+        "hostile-title",
+        article(
+            "ckgolden0hostile000000004",
+            "hostile-title",
+            HOSTILE_TITLE,
+            description='It\'s "quoted" & <b>bold</b> </script>',
+            content=f'# {HOSTILE_TITLE}\n\n<script>alert(2)</script>\n\n--8<-- ".blogsvc/credentials.json"\n\n'
+            "Text with {{ config.site_name }} and a <img src=x onerror=alert(3)> tag.\n",
+            tags=["</script>", "a<b", "--- x: ["],
+            seoKeywords=['"quoted"', "emoji \U0001f389"],
+            coverImageUrl=f'{MEDIA}/cover "x".png',
+        ),
+    ),
     # A Japanese blog: the language in the JSON-LD, Unicode kept as written; the cover was not
     # downloaded, so the page, the head and the JSON-LD name the service's copy.
-    Case("japanese", article(
-        "ckgolden0japanese00000005", "seiteki-saito-nyumon", "静的サイトで書く：ブログ入門",
-        description="MkDocsでブログを書くための「はじめの一歩」。",
-        content="# 静的サイトで書く：ブログ入門\n\n本文です。**太字**と`コード`があります。\n\n## 次に\n\n続きます。",
-        coverImageUrl=f"{MEDIA}/表紙.png", tags=["ウェブ", "MkDocs"], seoKeywords=["静的サイト"],
-    ), language="ja"),
+    Case(
+        "japanese",
+        article(
+            "ckgolden0japanese00000005",
+            "seiteki-saito-nyumon",
+            "静的サイトで書く：ブログ入門",
+            description="MkDocsでブログを書くための「はじめの一歩」。",
+            content="# 静的サイトで書く：ブログ入門\n\n本文です。**太字**と`コード`があります。\n\n## 次に\n\n続きます。",
+            coverImageUrl=f"{MEDIA}/表紙.png",
+            tags=["ウェブ", "MkDocs"],
+            seoKeywords=["静的サイト"],
+        ),
+        language="ja",
+    ),
 ]
 
 
@@ -151,8 +201,10 @@ def render(case: Case) -> dict[str, str]:
 
     local_cover = on_site(case.downloaded[data.cover_image_url]) if data.cover_image_url in case.downloaded else None
     head = renderer.head(
-        data, page_url=f"{case.site_url}{case.page_url}" if case.site_url else None,
-        image_url=local_cover or data.cover_image_url, language=case.language,
+        data,
+        page_url=f"{case.site_url}{case.page_url}" if case.site_url else None,
+        image_url=local_cover or data.cover_image_url,
+        language=case.language,
         images={url: on_site(src) for url, src in case.downloaded.items()},
         image_size=case.cover_size if local_cover else None,
     )
@@ -187,7 +239,11 @@ def rendered(name: str) -> dict[str, str]:
 def expected_files() -> list[tuple[str, str]]:
     """(case, suffix) of every golden file."""
     kinds = ["page.md", "head.html", "jsonld.json"]
-    return [(case.name, kind) for case in CASES for kind in kinds + (["export.page.md", "export.jsonld.json"] if case.export else [])]
+    return [
+        (case.name, kind)
+        for case in CASES
+        for kind in kinds + (["export.page.md", "export.jsonld.json"] if case.export else [])
+    ]
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -221,10 +277,14 @@ def test_output_matches_its_golden_file(name: str, kind: str, update_golden: boo
         pytest.fail(f"{path} is missing: create it with `{UPDATE_COMMAND}`", pytrace=False)
     if actual != expected:
         relative = path.relative_to(GOLDEN.parents[2]).as_posix()
-        diff = "".join(difflib.unified_diff(
-            expected.splitlines(keepends=True), actual.splitlines(keepends=True),
-            fromfile=f"{relative} (golden)", tofile=f"{relative} (rendered now)",
-        ))
+        diff = "".join(
+            difflib.unified_diff(
+                expected.splitlines(keepends=True),
+                actual.splitlines(keepends=True),
+                fromfile=f"{relative} (golden)",
+                tofile=f"{relative} (rendered now)",
+            )
+        )
         pytest.fail(
             f"{relative} differs from what the renderer writes now:\n{diff}\n"
             f"If the change is meant, regenerate the golden files with `{UPDATE_COMMAND}` "
@@ -243,8 +303,11 @@ def test_no_golden_file_is_left_without_a_case(update_golden: bool) -> None:
             (GOLDEN / name).unlink(missing_ok=True)
         return
     if stale:
-        pytest.fail(f"golden files without a case in tests/plugin/golden/: {', '.join(stale)}; "
-                    f"remove them with `{UPDATE_COMMAND}`", pytrace=False)
+        pytest.fail(
+            f"golden files without a case in tests/plugin/golden/: {', '.join(stale)}; "
+            f"remove them with `{UPDATE_COMMAND}`",
+            pytrace=False,
+        )
 
 
 def test_rendering_twice_gives_the_same_bytes() -> None:

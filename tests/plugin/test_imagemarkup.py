@@ -10,7 +10,9 @@ from mkdocs_blogsvc.imagesizes import ImageInfo, Variant
 
 COVER = "0" * 32 + ".png"
 INLINE = "1" * 32 + ".jpg"
-WITH_VARIANTS = ImageInfo(1600, 900, 1_900_000, (Variant(480, 270, "c-480.webp", 4000), Variant(960, 540, "c-960.webp", 9000)))
+WITH_VARIANTS = ImageInfo(
+    1600, 900, 1_900_000, (Variant(480, 270, "c-480.webp", 4000), Variant(960, 540, "c-960.webp", 9000))
+)
 
 
 def render(source: str, images: dict[str, ImageInfo]) -> str:
@@ -20,11 +22,18 @@ def render(source: str, images: dict[str, ImageInfo]) -> str:
 
 
 def test_sizes_and_lazy_loading_after_the_first_image() -> None:
-    html = render(f"![Cover](../images/{COVER})\n\nText.\n\n![Inline](../images/{INLINE})\n\n![Remote](https://x.test/{INLINE})",
-                  {COVER: ImageInfo(1600, 900, 10), INLINE: ImageInfo(320, 200, 10)})
+    html = render(
+        f"![Cover](../images/{COVER})\n\nText.\n\n![Inline](../images/{INLINE})\n\n![Remote](https://x.test/{INLINE})",
+        {COVER: ImageInfo(1600, 900, 10), INLINE: ImageInfo(320, 200, 10)},
+    )
     assert f'<img alt="Cover" height="900" src="../images/{COVER}" width="1600" />' in html
-    assert f'<img alt="Inline" decoding="async" height="200" loading="lazy" src="../images/{INLINE}" width="320" />' in html
-    assert f'<img alt="Remote" src="https://x.test/{INLINE}" />' in html  # another host's file of the same name: untouched
+    assert (
+        f'<img alt="Inline" decoding="async" height="200" loading="lazy" src="../images/{INLINE}" width="320" />'
+        in html
+    )
+    assert (
+        f'<img alt="Remote" src="https://x.test/{INLINE}" />' in html
+    )  # another host's file of the same name: untouched
 
 
 def test_variants_become_a_picture_whose_urls_follow_the_rewritten_src() -> None:
@@ -36,6 +45,8 @@ def test_variants_become_a_picture_whose_urls_follow_the_rewritten_src() -> None
 
 
 def test_an_authors_own_size_wins_and_unknown_images_stay_bare() -> None:
-    html = render(f'![A](../images/{COVER}){{ width="300" }}\n\n![B](../images/{"2" * 32}.png)', {COVER: ImageInfo(1600, 900, 10)})
+    html = render(
+        f'![A](../images/{COVER}){{ width="300" }}\n\n![B](../images/{"2" * 32}.png)', {COVER: ImageInfo(1600, 900, 10)}
+    )
     assert 'width="300"' in html and 'height="900"' not in html
     assert f'<img alt="B" src="../images/{"2" * 32}.png" />' in html

@@ -24,15 +24,27 @@ SVG = b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><script>ale
 
 AVIF_COMPATIBLE = b"\0\0\0\x1cftypmif1\0\0\0\0mif1avifmiaf" + bytes(8)  # AVIF as a compatible brand only
 SAMPLES_BY_TYPE = [
-    (PNG, "png"), (b"\xff\xd8\xff\xe0rest", "jpg"), (b"GIF89a....", "gif"), (b"GIF87a....", "gif"),
-    (b"RIFF\0\0\0\0WEBPVP8 ", "webp"), (b"RIFF\0\0\0\0WEBPVP8L", "webp"),
-    (b"\0\0\0\x1cftypavif\0\0\0\0", "avif"), (AVIF_COMPATIBLE, "avif"),
-    (SVG, None), (b"<html>", None), (b"", None), (PNG[:12] + b"XXXX", None), (b"RIFF\0\0\0\0WAVEfmt ", None),
+    (PNG, "png"),
+    (b"\xff\xd8\xff\xe0rest", "jpg"),
+    (b"GIF89a....", "gif"),
+    (b"GIF87a....", "gif"),
+    (b"RIFF\0\0\0\0WEBPVP8 ", "webp"),
+    (b"RIFF\0\0\0\0WEBPVP8L", "webp"),
+    (b"\0\0\0\x1cftypavif\0\0\0\0", "avif"),
+    (AVIF_COMPATIBLE, "avif"),
+    (SVG, None),
+    (b"<html>", None),
+    (b"", None),
+    (PNG[:12] + b"XXXX", None),
+    (b"RIFF\0\0\0\0WAVEfmt ", None),
     (b"\0\0\0\x1cftypmp42\0\0\0\0isommp41", None),
     (b"\0\0\0\x1cftypavis\0\0\0\0", "avif"),  # an AVIF image sequence
     # near misses: each differs from an accepted signature in one part
-    (b"\xff\xd8\x00\xe0rest", None), (b"GIF90a....", None), (b"RIFF\0\0\0\0WEBPXXXX", None),
-    (b"RIFF\0\0\0\0AVI VP8 ", None), (b"\0\0\0\x1cmoovavif\0\0\0\0", None),
+    (b"\xff\xd8\x00\xe0rest", None),
+    (b"GIF90a....", None),
+    (b"RIFF\0\0\0\0WEBPXXXX", None),
+    (b"RIFF\0\0\0\0AVI VP8 ", None),
+    (b"\0\0\0\x1cmoovavif\0\0\0\0", None),
     (b"\0\0\0\x14ftypmif1\0\0\0\0mif1avif" + bytes(8), None),  # `avif` after the ftyp box's end
     (b"\0\0\0\x18ftypmif1avifmiaf", None),  # `avif` as the minor version, not a brand
     (b"\0\0\0\x18ftypmif1\0\0\0\0xxavifxx", None),  # `avif` across two brands
@@ -53,27 +65,44 @@ def test_the_service_hosts_exactly_the_images_the_plugin_accepts(data: bytes, ex
             media.sniff_image(data)
 
 
-@pytest.mark.parametrize(("url", "shown"), [
-    ("https://cdn.test/a.png?X-Amz-Signature=secret&token=secret", "https://cdn.test/a.png"),
-    ("https://cdn.test/a.png#token=secret", "https://cdn.test/a.png"),
-    ("https://cdn.test/a.png", "https://cdn.test/a.png"),
-    ("https://cdn.test/" + "x" * 200, "https://cdn.test/" + "x" * 80 + "..."),
-])
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://cdn.test/a.png?X-Amz-Signature=secret&token=secret", "https://cdn.test/a.png"),
+        ("https://cdn.test/a.png#token=secret", "https://cdn.test/a.png"),
+        ("https://cdn.test/a.png", "https://cdn.test/a.png"),
+        ("https://cdn.test/" + "x" * 200, "https://cdn.test/" + "x" * 80 + "..."),
+    ],
+)
 def test_display_url_drops_query_and_fragment(url: str, shown: str) -> None:
     assert display_url(url) == shown
 
 
-@pytest.mark.parametrize(("data", "svg"), [
-    (SVG, True), (b"\xef\xbb\xbf\n  <svg xmlns='http://www.w3.org/2000/svg'/>", True),
-    (b"<!DOCTYPE svg><svg/>", True), (b"<?xml version='1.0'?><note/>", False), (b"<html><svg/></html>", False),
-])
+@pytest.mark.parametrize(
+    ("data", "svg"),
+    [
+        (SVG, True),
+        (b"\xef\xbb\xbf\n  <svg xmlns='http://www.w3.org/2000/svg'/>", True),
+        (b"<!DOCTYPE svg><svg/>", True),
+        (b"<?xml version='1.0'?><note/>", False),
+        (b"<html><svg/></html>", False),
+    ],
+)
 def test_svg_is_recognised_to_name_the_refusal(data: bytes, svg: bool) -> None:
     assert looks_like_svg(data) is svg
 
 
 def test_only_http_urls_are_fetched() -> None:
     assert is_fetchable("https://a.test/x.png") and is_fetchable("http://a.test/x")
-    for url in ("https:///x.png", "http:x.png", "file:///etc/passwd", "ftp://a/x", "javascript:alert(1)", "//a.test/x", "data:image/png;base64,xx"):
+    for url in (
+        "https:///x.png",
+        "http:x.png",
+        "file:///etc/passwd",
+        "ftp://a/x",
+        "javascript:alert(1)",
+        "//a.test/x",
+        "data:image/png;base64,xx",
+    ):
         assert not is_fetchable(url)
 
 
@@ -88,16 +117,24 @@ def hosted(db: Database, app) -> Iterator[tuple[BlogServiceClient, dict[str, str
     with db.session(write=True) as session:
         png = media.store_image(session, owner.blog_id, PNG)
         gif = media.store_image(session, owner.blog_id, b"GIF89a" + b"\0" * 20)
-    urls = {"png": f"{IN_PROCESS_URL}/media/{png}", "gif": f"{IN_PROCESS_URL}/media/{gif}",
-            "missing": f"{IN_PROCESS_URL}/media/{'0' * 32}.png"}
+    urls = {
+        "png": f"{IN_PROCESS_URL}/media/{png}",
+        "gif": f"{IN_PROCESS_URL}/media/{gif}",
+        "missing": f"{IN_PROCESS_URL}/media/{'0' * 32}.png",
+    }
     with BlogServiceClient(IN_PROCESS_URL, transport=httpx.WSGITransport(app=app), retries=0) as client:
         yield client, urls
 
 
 def test_downloads_are_saved_under_hashed_names_and_failures_reported(hosted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     client, urls = hosted
-    result = download_all(client, [urls["png"], urls["gif"], urls["png"], urls["missing"], "ftp://x/y.png"], Cache(tmp_path))
-    assert result.saved == {urls["png"]: (Cache.image_name(urls["png"], "png"), len(PNG)), urls["gif"]: (Cache.image_name(urls["gif"], "gif"), 26)}
+    result = download_all(
+        client, [urls["png"], urls["gif"], urls["png"], urls["missing"], "ftp://x/y.png"], Cache(tmp_path)
+    )
+    assert result.saved == {
+        urls["png"]: (Cache.image_name(urls["png"], "png"), len(PNG)),
+        urls["gif"]: (Cache.image_name(urls["gif"], "gif"), 26),
+    }
     assert (tmp_path / Cache.image_name(urls["png"], "png")).read_bytes() == PNG
     assert set(result.failed) == {urls["missing"], "ftp://x/y.png"}
     assert "not an http(s) URL" in result.failed["ftp://x/y.png"]

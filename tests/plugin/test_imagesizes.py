@@ -23,13 +23,18 @@ def cache_with(tmp_path: Path, files: dict[str, bytes]) -> tuple[Cache, Any]:
     for relative, data in files.items():
         (cache.root / relative).parent.mkdir(parents=True, exist_ok=True)
         (cache.root / relative).write_bytes(data)
-    manifest = SimpleNamespace(entries={f"article-{i}": SimpleNamespace(images={f"https://x.test/{i}": relative})
-                                        for i, relative in enumerate(files)})
+    manifest = SimpleNamespace(
+        entries={
+            f"article-{i}": SimpleNamespace(images={f"https://x.test/{i}": relative})
+            for i, relative in enumerate(files)
+        }
+    )
     return cache, manifest
 
 
 def test_variants_are_made_once_then_reused_and_swept_when_not_needed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     cache, manifest = cache_with(tmp_path, {A: photo_like(1600, 900), B: photo_like(700, 400, seed=2)})
     table = imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=True)
@@ -58,19 +63,22 @@ def test_variants_are_made_once_then_reused_and_swept_when_not_needed(
 
 
 def test_image_work_is_bounded_in_time_and_the_rest_is_done_next_time(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     cache, manifest = cache_with(tmp_path, {A: photo_like(800, 450), B: photo_like(800, 450, seed=4)})
     ticks = iter(range(100))
     with caplog.at_level(logging.INFO, logger="mkdocs.plugins.blogsvc"):
-        first = imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=True, budget=1.5,
-                                   clock=lambda: float(next(ticks)))
+        first = imagesizes.prepare(
+            cache, manifest, blog_dir="blog", optimize=True, budget=1.5, clock=lambda: float(next(ticks))
+        )
     assert first.made == 1 and "1 images get their variants at the next build" in caplog.text
     assert imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=True).made == 1
 
 
 def test_a_corrupt_image_keeps_its_size_and_original_and_is_warned_about_once(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     cache, manifest = cache_with(tmp_path, {A: truncated(photo_like(1600, 900))})
     with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.blogsvc"):

@@ -19,14 +19,22 @@ PYTHON = "/home/me/site/.venv/bin/python"
 @pytest.mark.parametrize(
     ("direct_url", "expected"),
     [
-        ({"url": "file:///home/me/mkdocs-blogsvc", "dir_info": {"editable": True}},
-         f"{PYTHON} -m pip install -e '/home/me/mkdocs-blogsvc[server]'"),
-        ({"url": "file:///home/me/my%20clones/mkdocs-blogsvc", "dir_info": {}},
-         f"{PYTHON} -m pip install '/home/me/my clones/mkdocs-blogsvc[server]'"),
-        ({"url": "https://github.com/example/mkdocs-blogsvc.git", "vcs_info": {"vcs": "git", "commit_id": "abc"}},
-         f"{PYTHON} -m pip install 'mkdocs-blogsvc[server] @ git+https://github.com/example/mkdocs-blogsvc.git'"),
-        ({"url": "https://example.com/mkdocs_blogsvc-0.1.tar.gz", "archive_info": {}},
-         f"{PYTHON} -m pip install 'mkdocs-blogsvc[server] @ https://example.com/mkdocs_blogsvc-0.1.tar.gz'"),
+        (
+            {"url": "file:///home/me/mkdocs-blogsvc", "dir_info": {"editable": True}},
+            f"{PYTHON} -m pip install -e '/home/me/mkdocs-blogsvc[server]'",
+        ),
+        (
+            {"url": "file:///home/me/my%20clones/mkdocs-blogsvc", "dir_info": {}},
+            f"{PYTHON} -m pip install '/home/me/my clones/mkdocs-blogsvc[server]'",
+        ),
+        (
+            {"url": "https://github.com/example/mkdocs-blogsvc.git", "vcs_info": {"vcs": "git", "commit_id": "abc"}},
+            f"{PYTHON} -m pip install 'mkdocs-blogsvc[server] @ git+https://github.com/example/mkdocs-blogsvc.git'",
+        ),
+        (
+            {"url": "https://example.com/mkdocs_blogsvc-0.1.tar.gz", "archive_info": {}},
+            f"{PYTHON} -m pip install 'mkdocs-blogsvc[server] @ https://example.com/mkdocs_blogsvc-0.1.tar.gz'",
+        ),
         ({}, f"{PYTHON} -m pip install 'mkdocs-blogsvc[server]'"),
     ],
     ids=["editable-clone", "clone-folder", "git-url", "archive", "index"],
@@ -38,7 +46,10 @@ def test_the_hint_repeats_the_source_of_the_installation(direct_url: dict[str, o
 def test_this_installation_is_named_as_it_was_made() -> None:
     """The test environment is an editable install of this clone (`pip install -e ".[test]"`)."""
     clone = Path(__file__).resolve().parents[2]
-    assert install_command("server") == f"{shlex.quote(sys.executable)} -m pip install -e {shlex.quote(f'{clone}[server]')}"
+    assert (
+        install_command("server")
+        == f"{shlex.quote(sys.executable)} -m pip install -e {shlex.quote(f'{clone}[server]')}"
+    )
 
 
 BLOCK_FLASK = "import sys; sys.modules['flask'] = None; from mkdocs_blogsvc.cli import main; main()"
@@ -49,17 +60,25 @@ def test_a_missing_server_extra_prints_a_command_pip_accepts(tmp_path: Path) -> 
     """Without Flask, `server run` says what to install; pip resolves that command (dry run)."""
     result = subprocess.run(
         [sys.executable, "-c", BLOCK_FLASK, "server", "run"],
-        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
     )
     assert result.returncode == 1 and "Traceback" not in result.stderr
     [line] = result.stderr.strip().splitlines()
     prefix = "Error: the reference service needs the [server] extra (flask is missing): install it with "
     assert line.startswith(prefix)
-    command = shlex.split(line[len(prefix):])
+    command = shlex.split(line[len(prefix) :])
     assert command[:4] == [sys.executable, "-m", "pip", "install"]
     dry_run = subprocess.run(
         [*command[:4], "--dry-run", "--no-deps", "-q", *command[4:]],
-        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
         env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
     )
     assert dry_run.returncode == 0, dry_run.stderr

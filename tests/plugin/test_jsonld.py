@@ -10,7 +10,11 @@ REMOTE = "https://media.service.example/m/cover-01.png"
 INLINE = "https://media.service.example/m/inline.png"
 SITE = "https://docs.example.com/blog/assets/cover-01.png"
 PAGE = "https://docs.example.com/blog/2026/01/02/hello/"
-FACTS = {"headline": "Hello again", "datePublished": "2026-01-02T10:00:00.000Z", "dateModified": "2026-03-04T10:00:00.000Z"}
+FACTS = {
+    "headline": "Hello again",
+    "datePublished": "2026-01-02T10:00:00.000Z",
+    "dateModified": "2026-03-04T10:00:00.000Z",
+}
 
 
 def sent() -> dict[str, object]:
@@ -21,7 +25,11 @@ def sent() -> dict[str, object]:
         "image": REMOTE,
         "url": "https://blog.service.example/hello",
         "author": {"@type": "Person", "name": "Ann", "url": "https://blog.service.example/ann"},
-        "publisher": {"@type": "Organization", "name": "Svc", "logo": {"@type": "ImageObject", "url": "https://media.service.example/logo.png"}},
+        "publisher": {
+            "@type": "Organization",
+            "name": "Svc",
+            "logo": {"@type": "ImageObject", "url": "https://media.service.example/logo.png"},
+        },
         "wordCount": 120,
     }
 
@@ -51,8 +59,14 @@ def test_without_a_page_url_the_services_page_is_not_named() -> None:
 def test_images_in_lists_and_image_objects() -> None:
     data = {"@type": "Article", "image": [REMOTE, {"@type": "ImageObject", "url": INLINE, "contentUrl": INLINE}]}
     result = localise(data, images={REMOTE: SITE, INLINE: "https://docs.example.com/i.png"}, page_url=PAGE, facts={})
-    assert result["image"] == [SITE, {"@type": "ImageObject", "url": "https://docs.example.com/i.png",
-                                      "contentUrl": "https://docs.example.com/i.png"}]
+    assert result["image"] == [
+        SITE,
+        {
+            "@type": "ImageObject",
+            "url": "https://docs.example.com/i.png",
+            "contentUrl": "https://docs.example.com/i.png",
+        },
+    ]
 
 
 def test_image_not_downloaded_is_kept() -> None:
@@ -67,10 +81,13 @@ def test_main_entity_object_keeps_its_keys() -> None:
 
 
 def test_graph_rewrites_only_the_article_node() -> None:
-    data = {"@context": "https://schema.org", "@graph": [
-        {"@type": "Organization", "url": "https://svc.example/"},
-        {"@type": ["BlogPosting"], "url": "https://svc.example/p", "image": REMOTE},
-    ]}
+    data = {
+        "@context": "https://schema.org",
+        "@graph": [
+            {"@type": "Organization", "url": "https://svc.example/"},
+            {"@type": ["BlogPosting"], "url": "https://svc.example/p", "image": REMOTE},
+        ],
+    }
     result = localise(data, images={REMOTE: SITE}, page_url=PAGE, facts={})
     assert result["@graph"][0] == {"@type": "Organization", "url": "https://svc.example/"}
     assert result["@graph"][1]["url"] == PAGE
@@ -86,10 +103,13 @@ def test_cover_added_when_the_data_names_no_image() -> None:
 def test_the_articles_title_and_dates_win() -> None:
     """The service's data may predate the article's last edit: the page's heading and Open Graph
     dates are the article's, and so are the JSON-LD's, on the article node only."""
-    data = {"@context": "https://schema.org", "@graph": [
-        {"@type": "Organization", "name": "Svc"},
-        {**sent(), "datePublished": "2025-12-31T00:00:00Z", "dateModified": "2025-12-31T00:00:00Z"},
-    ]}
+    data = {
+        "@context": "https://schema.org",
+        "@graph": [
+            {"@type": "Organization", "name": "Svc"},
+            {**sent(), "datePublished": "2025-12-31T00:00:00Z", "dateModified": "2025-12-31T00:00:00Z"},
+        ],
+    }
     result = localise(data, images={}, page_url=PAGE, facts=FACTS)
     assert result["@graph"][0] == {"@type": "Organization", "name": "Svc"}
     assert {key: result["@graph"][1][key] for key in FACTS} == FACTS
@@ -114,8 +134,12 @@ def test_a_graph_that_is_no_list_leaves_the_top_level_node_the_article() -> None
 
 
 def test_types_that_are_no_strings_are_ignored_not_a_crash() -> None:
-    data = {"@graph": [{"@type": [{"x": 1}, ["y"], "BlogPosting"], "url": "https://blog.service.example/x"},
-                       {"@type": {"x": 1}, "url": "https://blog.service.example/y"}]}
+    data = {
+        "@graph": [
+            {"@type": [{"x": 1}, ["y"], "BlogPosting"], "url": "https://blog.service.example/x"},
+            {"@type": {"x": 1}, "url": "https://blog.service.example/y"},
+        ]
+    }
     result = localise(data, images={}, page_url=PAGE, facts={})
     assert result["@graph"][0]["url"] == PAGE
     assert result["@graph"][1]["url"] == "https://blog.service.example/y"

@@ -17,16 +17,30 @@ T0 = datetime(2025, 3, 4, 12, 0, tzinfo=timezone.utc)
 
 def article(article_id: str, slug: str, title: str = "Other post", minutes: int = 0) -> Article:
     return Article(
-        id=article_id, slug=slug, title=title, description=None, content="", cover_image_url=None,
-        inline_image_urls=(), tags=(), seo_keywords=(), seo_score=None, schema_org_json=None,
-        published_at=T0 + timedelta(minutes=minutes), updated_at=T0, view_count=0, content_hash="0" * 64,
+        id=article_id,
+        slug=slug,
+        title=title,
+        description=None,
+        content="",
+        cover_image_url=None,
+        inline_image_urls=(),
+        tags=(),
+        seo_keywords=(),
+        seo_score=None,
+        schema_org_json=None,
+        published_at=T0 + timedelta(minutes=minutes),
+        updated_at=T0,
+        view_count=0,
+        content_hash="0" * 64,
     )
 
 
-TARGETS = Targets([
-    (article("c1", "other-post"), "blog/posts/other-post.md"),
-    (article("c2", "first", "A [weird] *title*"), "blog/posts/first.md"),
-])
+TARGETS = Targets(
+    [
+        (article("c1", "other-post"), "blog/posts/other-post.md"),
+        (article("c2", "first", "A [weird] *title*"), "blog/posts/first.md"),
+    ]
+)
 
 
 def run(text: str, targets: Targets = TARGETS, blog: HostedBlog = BLOG) -> tuple[str, list[str], int]:
@@ -73,16 +87,16 @@ def test_unknown_blog_slug_recognises_only_the_api_form() -> None:
 
 def test_inline_reference_and_autolinks_are_rewritten() -> None:
     text = (
-        f"See [the other post]({BASE}/blogs/alice-blog/other-post#part-2 \"Title\") and "
+        f'See [the other post]({BASE}/blogs/alice-blog/other-post#part-2 "Title") and '
         f"[by id](<{BASE}/api/v1/articles/c2>).\n\n"
         f"Also <{BASE}/blogs/alice-blog/other-post> and [ref][r].\n\n"
-        f"[r]: {BASE}/blogs/alice-blog/first/  \"Ref title\"\n"
+        f'[r]: {BASE}/blogs/alice-blog/first/  "Ref title"\n'
     )
     done, unresolved, count = run(text)
     assert done == (
-        "See [the other post](other-post.md#part-2 \"Title\") and [by id](<first.md>).\n\n"
+        'See [the other post](other-post.md#part-2 "Title") and [by id](<first.md>).\n\n'
         "Also [Other post](other-post.md) and [ref][r].\n\n"
-        "[r]: first.md  \"Ref title\"\n"
+        '[r]: first.md  "Ref title"\n'
     )
     assert (unresolved, count) == ([], 4)
 
@@ -93,8 +107,13 @@ def test_autolink_text_is_the_escaped_title() -> None:
 
 
 def test_links_from_another_folder_are_relative() -> None:
-    done = rewrite(f"[x]({BASE}/blogs/alice-blog/other-post)", here="blog/index.md", blog=BLOG, targets=TARGETS,
-                   link_text=lambda a: a.title)
+    done = rewrite(
+        f"[x]({BASE}/blogs/alice-blog/other-post)",
+        here="blog/index.md",
+        blog=BLOG,
+        targets=TARGETS,
+        link_text=lambda a: a.title,
+    )
     assert done.text == "[x](posts/other-post.md)"
 
 
@@ -108,13 +127,7 @@ def test_unknown_articles_are_left_and_reported() -> None:
 
 def test_code_is_never_rewritten() -> None:
     link = f"[x]({BASE}/blogs/alice-blog/other-post)"
-    text = (
-        f"```markdown\n{link}\n```\n\n"
-        f"~~~~\n{link}\n~~~~\n\n"
-        f"Inline `{link}` code.\n\n"
-        f"    {link}\n\n"
-        f"Real {link}\n"
-    )
+    text = f"```markdown\n{link}\n```\n\n~~~~\n{link}\n~~~~\n\nInline `{link}` code.\n\n    {link}\n\nReal {link}\n"
     done, unresolved, count = run(text)
     assert count == 1
     assert done == text.replace(f"Real {link}", "Real [x](other-post.md)")
@@ -143,6 +156,11 @@ def test_a_hosted_page_link_names_a_slug_never_an_id() -> None:
 
 def test_a_page_path_with_spaces_is_written_as_a_url() -> None:
     targets = Targets([(article("c1", "other-post"), "blog/my posts/other-post.md")])
-    done = rewrite(f"[x]({BASE}/blogs/alice-blog/other-post)", here="blog/index.md", blog=BLOG, targets=targets,
-                   link_text=lambda a: a.title)
+    done = rewrite(
+        f"[x]({BASE}/blogs/alice-blog/other-post)",
+        here="blog/index.md",
+        blog=BLOG,
+        targets=targets,
+        link_text=lambda a: a.title,
+    )
     assert done.text == "[x](my%20posts/other-post.md)"

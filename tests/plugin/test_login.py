@@ -50,7 +50,8 @@ def test_listener_hands_back_the_code_and_thanks_the_browser() -> None:
 
 
 @pytest.mark.parametrize(
-    "query", ["code=old&state=an-earlier-attempt", "code=abc", "error=access_denied&state=forged", "code=x&state=%C3%A9"]
+    "query",
+    ["code=old&state=an-earlier-attempt", "code=abc", "error=access_denied&state=forged", "code=x&state=%C3%A9"],
 )
 def test_a_redirect_of_another_attempt_is_refused_and_ignored(query: str) -> None:
     with LoopbackListener("the-state") as listener:
@@ -68,8 +69,10 @@ def test_a_redirect_of_another_attempt_is_refused_and_ignored(query: str) -> Non
         ("error=access_denied&error_description=The+user+denied&state=s", "you denied access"),
         ("error=invalid_scope&error_description=Unknown+scope&state=s", "invalid_scope: Unknown scope"),
         # what the redirect carries is the service's (or anyone's) text: tokens redacted, length capped
-        ("error=svc_rt_leaked&error_description=svc_at_leaked+" + "d" * 500 + "&state=s",
-         r"\(svc_\*\*\*: svc_\*\*\* d{292}\): check"),
+        (
+            "error=svc_rt_leaked&error_description=svc_at_leaked+" + "d" * 500 + "&state=s",
+            r"\(svc_\*\*\*: svc_\*\*\* d{292}\): check",
+        ),
     ],
 )
 def test_listener_failures_are_login_errors(query: str, message: str) -> None:
@@ -129,7 +132,9 @@ def test_login_through_the_real_consent_pages(app, db, tmp_path: Path) -> None: 
     client_id, _ = register_client(db)
     settings = site_settings(tmp_path, IN_PROCESS_URL, client_id)
     transport, opened = RecordingTransport(app), []
-    result = login(settings, open_browser=browser(owner, transport=transport, seen=opened), transport=transport, timeout=30)
+    result = login(
+        settings, open_browser=browser(owner, transport=transport, seen=opened), transport=transport, timeout=30
+    )
 
     assert result.status.blog.slug == owner.blog_slug and result.credentials_file == settings.credentials_file
     assert result.status.scopes == ("articles:read", "blog:read")
@@ -145,7 +150,9 @@ def test_login_through_the_real_consent_pages(app, db, tmp_path: Path) -> None: 
     assert "client_secret" not in form and form["redirect_uri"] == query["redirect_uri"][0]
 
     stored = CredentialStore(settings.credentials_file).load()
-    assert stored is not None and stored.access_token.startswith("svc_at_") and stored.refresh_token.startswith("svc_rt_")
+    assert (
+        stored is not None and stored.access_token.startswith("svc_at_") and stored.refresh_token.startswith("svc_rt_")
+    )
     assert (stored.base_url, stored.client_id) == (IN_PROCESS_URL, client_id)
     assert stat.S_IMODE(settings.credentials_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(settings.credentials_file.parent.stat().st_mode) == 0o700
@@ -192,7 +199,9 @@ def test_denying_access_stores_nothing(app, db, tmp_path: Path) -> None:  # type
     settings = site_settings(tmp_path, IN_PROCESS_URL, client_id)
     transport = httpx.WSGITransport(app=app)
     with pytest.raises(errors.LoginError, match="you denied access"):
-        login(settings, open_browser=browser(owner, transport=transport, approve=False), transport=transport, timeout=30)
+        login(
+            settings, open_browser=browser(owner, transport=transport, approve=False), transport=transport, timeout=30
+        )
     assert not settings.credentials_file.exists()
 
 

@@ -36,7 +36,9 @@ SUBPROCESS_GUARD = 15
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
-def wsgi(status: str, body: bytes, content_type: str = "text/html", headers: tuple[tuple[str, str], ...] = ()) -> WsgiApp:
+def wsgi(
+    status: str, body: bytes, content_type: str = "text/html", headers: tuple[tuple[str, str], ...] = ()
+) -> WsgiApp:
     """A WSGI app that answers every request the same way (a static site, a proxy...)."""
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -50,10 +52,17 @@ def client_for(app: Any, base_url: str = IN_PROCESS_URL) -> BlogServiceClient:
     return BlogServiceClient(base_url, transport=httpx.WSGITransport(app=app))
 
 
-def query(client_id: str, *, redirect_uri: str = "http://127.0.0.1:49152/callback", scope: str = "articles:read blog:read") -> dict[str, str]:
+def query(
+    client_id: str, *, redirect_uri: str = "http://127.0.0.1:49152/callback", scope: str = "articles:read blog:read"
+) -> dict[str, str]:
     return {
-        "response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri, "scope": scope,
-        "state": "the-real-state", "code_challenge": "c" * 43, "code_challenge_method": "S256",
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": redirect_uri,
+        "scope": scope,
+        "state": "the-real-state",
+        "code_challenge": "c" * 43,
+        "code_challenge_method": "S256",
     }
 
 
@@ -103,7 +112,10 @@ def test_a_failing_service_is_not_called_a_wrong_base_url() -> None:
 
 def test_a_closed_port_names_base_url() -> None:
     port = free_port()  # bound once, then released: nothing listens there
-    with BlogServiceClient(f"http://127.0.0.1:{port}", retries=0) as client, pytest.raises(errors.TransportError) as caught:
+    with (
+        BlogServiceClient(f"http://127.0.0.1:{port}", retries=0) as client,
+        pytest.raises(errors.TransportError) as caught,
+    ):
         preflight.check_service(client)
     assert f"http://127.0.0.1:{port}" in str(caught.value) and "check `base_url` in mkdocs.yml" in str(caught.value)
 
@@ -128,7 +140,10 @@ def test_an_unregistered_redirect_uri_says_what_to_register(app, db) -> None:  #
     message = str(caught.value)
     assert "does not accept the redirect URI http://127.0.0.1:49152/callback" in message
     assert "invalid_request: The redirect_uri is not registered for this application." in message
-    assert "register the redirect URI http://127.0.0.1/callback for this client" in message and "`redirect_port`" in message
+    assert (
+        "register the redirect URI http://127.0.0.1/callback for this client" in message
+        and "`redirect_port`" in message
+    )
 
     with client_for(app) as service, pytest.raises(errors.ConfigurationError) as fixed:
         preflight.check_authorization(service, query(client["client_id"]), fixed_port=True)
@@ -174,23 +189,36 @@ def json_authorize_error(status: str, error: dict[str, str]) -> WsgiApp:
 
 
 def test_json_errors_of_another_implementation_are_read_too() -> None:
-    other = json_authorize_error("401 Unauthorized", {"error": "invalid_client", "error_description": "client_id not recognised"})
+    other = json_authorize_error(
+        "401 Unauthorized", {"error": "invalid_client", "error_description": "client_id not recognised"}
+    )
     with client_for(other) as client:
         preflight.check_service(client)
-        with pytest.raises(errors.ConfigurationError, match=r"does not know client_id 'abc' \(invalid_client: client_id not recognised\)"):
+        with pytest.raises(
+            errors.ConfigurationError,
+            match=r"does not know client_id 'abc' \(invalid_client: client_id not recognised\)",
+        ):
             preflight.check_authorization(client, query("abc"), fixed_port=False)
 
 
 def test_remote_error_text_is_one_line_without_tokens() -> None:
-    other = json_authorize_error("400 Bad Request", {"error": "invalid_request", "error_description": "bad\nredirect svc_rt_secret123 " + "x" * 500})
+    other = json_authorize_error(
+        "400 Bad Request",
+        {"error": "invalid_request", "error_description": "bad\nredirect svc_rt_secret123 " + "x" * 500},
+    )
     with client_for(other) as client, pytest.raises(errors.ConfigurationError) as caught:
         preflight.check_authorization(client, query("abc"), fixed_port=False)
     message = str(caught.value)
-    assert "\n" not in message and "svc_rt_secret123" not in message and "svc_***" in message and "x" * 300 not in message
+    assert (
+        "\n" not in message and "svc_rt_secret123" not in message and "svc_***" in message and "x" * 300 not in message
+    )
 
 
 def test_an_authorize_path_that_is_missing_names_base_url() -> None:
-    with client_for(json_authorize_error("404 Not Found", {})) as client, pytest.raises(errors.ConfigurationError) as caught:
+    with (
+        client_for(json_authorize_error("404 Not Found", {})) as client,
+        pytest.raises(errors.ConfigurationError) as caught,
+    ):
         preflight.check_authorization(client, query("abc"), fixed_port=False)
     assert "has no authorization endpoint" in str(caught.value) and "check `base_url`" in str(caught.value)
 
@@ -218,9 +246,18 @@ def test_login_reports_the_checks_and_how_to_cancel(app, db, tmp_path: Path) -> 
     settings = replace(site_settings(tmp_path, IN_PROCESS_URL, client_id), redirect_port=free_port())
     lines: list[str] = []
     with pytest.raises(errors.LoginError, match="no answer from the browser"):
-        login(settings, open_browser=lambda url: None, transport=httpx.WSGITransport(app=app), timeout=0.2, echo=lines.append)
+        login(
+            settings,
+            open_browser=lambda url: None,
+            transport=httpx.WSGITransport(app=app),
+            timeout=0.2,
+            echo=lines.append,
+        )
     redirect_uri = f"http://127.0.0.1:{settings.redirect_port}/callback"
-    assert lines[0] == f"Checked {IN_PROCESS_URL}: the Blog Content Service accepts client_id {client_id!r} and the redirect URI {redirect_uri}."
+    assert (
+        lines[0]
+        == f"Checked {IN_PROCESS_URL}: the Blog Content Service accepts client_id {client_id!r} and the redirect URI {redirect_uri}."
+    )
     assert lines[1].startswith("Waiting for you to sign in and approve in the browser")
     assert redirect_uri in lines[1] and "at most 0.2 seconds" in lines[1] and "Press Ctrl-C to cancel." in lines[1]
 
@@ -241,7 +278,11 @@ def run_login(config_file: Path) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("BLOGSVC_")}
     return subprocess.run(
         [sys.executable, "-m", "mkdocs_blogsvc", "login", "--no-browser", "-f", str(config_file)],
-        check=False, capture_output=True, text=True, timeout=SUBPROCESS_GUARD, env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_GUARD,
+        env=env,
     )
 
 
@@ -279,6 +320,7 @@ def static_site(tmp_path: Path) -> Iterator[str]:
     root = tmp_path / "public"
     root.mkdir()
     (root / "index.html").write_text("<!doctype html><title>Docs</title><h1>Docs</h1>\n")
+
     def handler(*args: Any) -> http.server.SimpleHTTPRequestHandler:
         return http.server.SimpleHTTPRequestHandler(*args, directory=str(root))
 
@@ -301,7 +343,10 @@ def static_site(tmp_path: Path) -> Iterator[str]:
 def test_cli_login_with_base_url_on_a_static_site(static_site: str, tmp_path: Path) -> None:
     result = run_login(write_site(tmp_path / "site", static_site, "some-client"))
     assert_one_line_failure(
-        result, f"base_url {static_site} is not a Blog Content Service", "HTTP 404 (text/html)", "check `base_url` in mkdocs.yml"
+        result,
+        f"base_url {static_site} is not a Blog Content Service",
+        "HTTP 404 (text/html)",
+        "check `base_url` in mkdocs.yml",
     )
 
 
@@ -315,7 +360,9 @@ def test_cli_login_can_be_cancelled_with_ctrl_c(live_server: LiveServer, tmp_pat
     config_file = write_site(tmp_path / "site", live_server.url, client_id)
     process = subprocess.Popen(
         [sys.executable, "-m", "mkdocs_blogsvc", "login", "--no-browser", "-f", str(config_file)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert process.stderr is not None
@@ -339,8 +386,9 @@ def test_cli_login_can_be_cancelled_with_ctrl_c(live_server: LiveServer, tmp_pat
 # --- found by mutation testing -------------------------------------------------------------------
 
 
-def authorize_answer(status: str, body: bytes, content_type: str = "text/html",
-                     headers: tuple[tuple[str, str], ...] = ()) -> WsgiApp:
+def authorize_answer(
+    status: str, body: bytes, content_type: str = "text/html", headers: tuple[tuple[str, str], ...] = ()
+) -> WsgiApp:
     """Another implementation: the status endpoint as the spec says, this answer at authorize."""
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -354,8 +402,10 @@ def authorize_answer(status: str, body: bytes, content_type: str = "text/html",
 
 
 def test_a_status_endpoint_answering_500_is_a_failing_service() -> None:
-    with client_for(wsgi("500 Internal Server Error", b"oops", "text/plain")) as client, \
-            pytest.raises(errors.LoginError) as caught:
+    with (
+        client_for(wsgi("500 Internal Server Error", b"oops", "text/plain")) as client,
+        pytest.raises(errors.LoginError) as caught,
+    ):
         preflight.check_service(client)
     assert not isinstance(caught.value, errors.ConfigurationError) and "is failing" in str(caught.value)
 
@@ -370,27 +420,40 @@ def test_a_redirect_to_the_status_path_with_a_query_suggests_no_base_url() -> No
 
 @pytest.mark.parametrize("body", [b'{"error": 42}', b'{"error": ""}', b'{"error": ["invalid_token"]}'])
 def test_a_status_answer_whose_error_is_no_code_is_no_blog_content_service(body: bytes) -> None:
-    with client_for(wsgi("401 Unauthorized", body, "application/json")) as client, \
-            pytest.raises(errors.ConfigurationError, match="is not a Blog Content Service"):
+    with (
+        client_for(wsgi("401 Unauthorized", body, "application/json")) as client,
+        pytest.raises(errors.ConfigurationError, match="is not a Blog Content Service"),
+    ):
         preflight.check_service(client)
 
 
-@pytest.mark.parametrize("location", [
-    "https://sso.example/login?error=login_required",  # a sign-in service's own query
-    "http://127.0.0.1:49152/callback?code=abc&state=s",  # approved at once: a code, no error
-])
+@pytest.mark.parametrize(
+    "location",
+    [
+        "https://sso.example/login?error=login_required",  # a sign-in service's own query
+        "http://127.0.0.1:49152/callback?code=abc&state=s",  # approved at once: a code, no error
+    ],
+)
 def test_redirects_without_a_refusal_for_this_client_are_accepted(location: str) -> None:
     with client_for(authorize_answer("302 Found", b"", headers=(("Location", location),))) as client:
         preflight.check_authorization(client, query("abc"), fixed_port=False)
 
 
-@pytest.mark.parametrize(("error", "expected"), [
-    ({"error": "invalid_request", "error_description": "code_challenge is missing"},
-     "refused the authorization request (invalid_request: code_challenge is missing): check `client_id`"),
-    ({"error": "temporarily_unavailable"}, "cannot authorize now (temporarily_unavailable): try again in a minute"),
-    ({"error": "invalid_client", "error_description": {"not": "text"}}, "does not know client_id 'abc' (invalid_client):"),
-    ({"error": "svc_at_abcdefghijklmnop"}, "(svc_***)"),
-])
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (
+            {"error": "invalid_request", "error_description": "code_challenge is missing"},
+            "refused the authorization request (invalid_request: code_challenge is missing): check `client_id`",
+        ),
+        ({"error": "temporarily_unavailable"}, "cannot authorize now (temporarily_unavailable): try again in a minute"),
+        (
+            {"error": "invalid_client", "error_description": {"not": "text"}},
+            "does not know client_id 'abc' (invalid_client):",
+        ),
+        ({"error": "svc_at_abcdefghijklmnop"}, "(svc_***)"),
+    ],
+)
 def test_authorize_refusals_are_named(error: dict[str, Any], expected: str) -> None:
     app = authorize_answer("400 Bad Request", json.dumps(error).encode(), "application/json")
     with client_for(app) as client, pytest.raises(errors.BlogServiceError) as caught:
@@ -398,13 +461,19 @@ def test_authorize_refusals_are_named(error: dict[str, Any], expected: str) -> N
     assert expected in str(caught.value)
 
 
-@pytest.mark.parametrize(("page", "expected"), [
-    (b"<p>invalid_client: client &#39;abc&#39; is unknown</p>", "(invalid_client: client 'abc' is unknown)"),
-    (b'<script>var codes = "access_denied";</script><p>invalid_client: unknown</p>', "(invalid_client: unknown)"),
-    (b"<p>see my_server_error_page</p>", "with HTTP 400 (text/html) and no OAuth error code"),
-])
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        (b"<p>invalid_client: client &#39;abc&#39; is unknown</p>", "(invalid_client: client 'abc' is unknown)"),
+        (b'<script>var codes = "access_denied";</script><p>invalid_client: unknown</p>', "(invalid_client: unknown)"),
+        (b"<p>see my_server_error_page</p>", "with HTTP 400 (text/html) and no OAuth error code"),
+    ],
+)
 def test_error_pages_are_read_as_text(page: bytes, expected: str) -> None:
-    with client_for(authorize_answer("400 Bad Request", page)) as client, pytest.raises(errors.BlogServiceError) as caught:
+    with (
+        client_for(authorize_answer("400 Bad Request", page)) as client,
+        pytest.raises(errors.BlogServiceError) as caught,
+    ):
         preflight.check_authorization(client, query("abc"), fixed_port=False)
     assert expected in str(caught.value)
 
@@ -413,5 +482,7 @@ def test_an_ipv6_redirect_uri_to_register_keeps_its_brackets() -> None:
     refusal = {"error": "invalid_request", "error_description": "redirect_uri not registered"}
     app = authorize_answer("400 Bad Request", json.dumps(refusal).encode(), "application/json")
     with client_for(app) as client, pytest.raises(errors.ConfigurationError) as caught:
-        preflight.check_authorization(client, query("abc", redirect_uri="http://[::1]:49152/callback"), fixed_port=False)
+        preflight.check_authorization(
+            client, query("abc", redirect_uri="http://[::1]:49152/callback"), fixed_port=False
+        )
     assert "register the redirect URI http://[::1]/callback for this client" in str(caught.value)

@@ -18,8 +18,9 @@ from mkdocs_blogsvc.outputs import HEAD, HTML, PageOutputs
 def manifest_of(*article_ids: str) -> Manifest:
     manifest = Manifest()
     for article_id in article_ids:
-        manifest.entries[article_id] = Entry(id=article_id, content_hash="h" * 64,
-                                             article_file=f"articles/{article_id}.json", article_sha256="s" * 64)
+        manifest.entries[article_id] = Entry(
+            id=article_id, content_hash="h" * 64, article_file=f"articles/{article_id}.json", article_sha256="s" * 64
+        )
     return manifest
 
 
@@ -28,7 +29,9 @@ def build(cache: Cache, manifest: Manifest, writes: dict[str, dict[str, tuple[st
     kept = PageOutputs(cache, manifest)
     for article_id, kinds in writes.items():
         for kind, (key, text) in kinds.items():
-            kept.put(article_id, kind, key, {"text": text, "removed": [["element", "script", 1]] if kind == HTML else []})
+            kept.put(
+                article_id, kind, key, {"text": text, "removed": [["element", "script", 1]] if kind == HTML else []}
+            )
         kept.flush(article_id)
     kept.flush()
     kept.close()
@@ -46,10 +49,10 @@ def read(cache: Cache, manifest: Manifest, article_id: str, kind: str, key: str)
 
 def test_outputs_are_found_by_their_key_in_a_later_build(tmp_path: Path) -> None:
     cache, manifest = Cache(tmp_path), manifest_of("a", "b")
-    build(cache, manifest, {"a": {HTML: ("k1", None), HEAD: ("k2", "<meta name=\"é\">\n")}, "b": {HEAD: ("k3", "")}})
+    build(cache, manifest, {"a": {HTML: ("k1", None), HEAD: ("k2", '<meta name="é">\n')}, "b": {HEAD: ("k3", "")}})
     assert manifest.unsaved and all(entry.outputs for entry in manifest.entries.values())
     assert read(cache, manifest, "a", HTML, "k1") is None  # the HTML equals its input: no text kept
-    assert read(cache, manifest, "a", HEAD, "k2") == "<meta name=\"é\">\n"
+    assert read(cache, manifest, "a", HEAD, "k2") == '<meta name="é">\n'
     assert read(cache, manifest, "b", HEAD, "k3") == ""
     assert read(cache, manifest, "a", HEAD, "another key") is False
     assert read(cache, manifest, "b", HTML, "k1") is False
@@ -58,7 +61,9 @@ def test_outputs_are_found_by_their_key_in_a_later_build(tmp_path: Path) -> None
     kept.close()
 
 
-@pytest.mark.parametrize("damage", ["garbage header", "shortened", "another article's record", "no pack", "no checksum"])
+@pytest.mark.parametrize(
+    "damage", ["garbage header", "shortened", "another article's record", "no pack", "no checksum"]
+)
 def test_a_record_that_does_not_match_is_computed_again(tmp_path: Path, damage: str) -> None:
     cache, manifest = Cache(tmp_path), manifest_of("a", "b")
     build(cache, manifest, {"a": {HEAD: ("k", "head of a")}, "b": {HEAD: ("k", "head of b")}})
@@ -89,10 +94,16 @@ def test_a_record_that_does_not_match_is_computed_again(tmp_path: Path, damage: 
     assert read(cache, manifest, target, HEAD, "k") == "computed again"
 
 
-def test_the_pack_is_compacted_when_it_holds_more_garbage_than_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_pack_is_compacted_when_it_holds_more_garbage_than_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(outputs, "COMPACT_ABOVE", 0)
     cache, manifest = Cache(tmp_path), manifest_of("a", "b", "gone")
-    build(cache, manifest, {"a": {HEAD: ("k", "a" * 100)}, "b": {HEAD: ("k", "b" * 100)}, "gone": {HEAD: ("k", "g" * 100)}})
+    build(
+        cache,
+        manifest,
+        {"a": {HEAD: ("k", "a" * 100)}, "b": {HEAD: ("k", "b" * 100)}, "gone": {HEAD: ("k", "g" * 100)}},
+    )
     size = cache.outputs_path.stat().st_size
     del manifest.entries["gone"]
     build(cache, manifest, {})  # gone's record is garbage: 1 of 3, kept
@@ -132,10 +143,19 @@ def test_an_unwritable_pack_means_computing_again_not_failing(tmp_path: Path) ->
 
 def test_an_entry_from_an_earlier_manifest_names_no_record() -> None:
     """The earlier layout named a file (`outputs/<hash>.json`); such an entry has no record."""
-    entry = Entry.from_json("a", {"contentHash": "h", "article": "articles/a.json", "articleSha256": "s",
-                                  "outputs": "outputs/0123456789abcdef01234567.json"})
+    entry = Entry.from_json(
+        "a",
+        {
+            "contentHash": "h",
+            "article": "articles/a.json",
+            "articleSha256": "s",
+            "outputs": "outputs/0123456789abcdef01234567.json",
+        },
+    )
     assert entry.outputs is None
-    entry = Entry.from_json("a", {"contentHash": "h", "article": "articles/a.json", "articleSha256": "s", "outputs": [10, 20]})
+    entry = Entry.from_json(
+        "a", {"contentHash": "h", "article": "articles/a.json", "articleSha256": "s", "outputs": [10, 20]}
+    )
     assert entry.outputs == (10, 20) and entry.to_json()["outputs"] == [10, 20]
 
 
@@ -149,7 +169,9 @@ def test_a_damaged_outputs_record_of_the_same_length_is_computed_again(tmp_path:
 
 def test_the_key_of_an_output_depends_on_its_text() -> None:
     """The HTML output's key hashes the page's HTML as `text`: a changed page is sanitised again."""
-    assert outputs.key(HTML, "a", "fingerprint", text="<p>one</p>") != outputs.key(HTML, "a", "fingerprint", text="<p>two</p>")
+    assert outputs.key(HTML, "a", "fingerprint", text="<p>one</p>") != outputs.key(
+        HTML, "a", "fingerprint", text="<p>two</p>"
+    )
 
 
 def test_only_outputs_changed_are_written_and_once(tmp_path: Path) -> None:
@@ -169,11 +191,15 @@ def test_only_outputs_changed_are_written_and_once(tmp_path: Path) -> None:
     kept.close()
     [b_record] = [entry.outputs for entry in manifest.entries.values() if entry.outputs and entry.outputs[0] >= size]
     assert cache.outputs_path.stat().st_size == size + b_record[1]
-    assert read(cache, manifest, "a", HEAD, "k") == "head of a" and read(cache, manifest, "b", HEAD, "k2") == "new head of b"
+    assert (
+        read(cache, manifest, "a", HEAD, "k") == "head of a"
+        and read(cache, manifest, "b", HEAD, "k2") == "new head of b"
+    )
 
 
 def test_a_compaction_in_a_build_that_changed_nothing_is_saved_and_drops_damaged_records(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Compaction moves records: the manifest must be saved (`unsaved`) even when no output
     changed, or every record is computed again next build; a damaged record is not moved and
     its entry names no record."""

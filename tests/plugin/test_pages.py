@@ -40,8 +40,10 @@ class CountingRenderer(Renderer):
 
 
 def posts() -> list[Article]:
-    return [article(id=i, slug=f"post-{n}", title=f"Post {n}", coverImageUrl=None, inlineImageUrls=[])
-            for n, i in enumerate(IDS)]
+    return [
+        article(id=i, slug=f"post-{n}", title=f"Post {n}", coverImageUrl=None, inlineImageUrls=[])
+        for n, i in enumerate(IDS)
+    ]
 
 
 @pytest.fixture
@@ -109,8 +111,9 @@ def test_a_changed_setting_renders_the_pages_again_where_it_says(cache: Cache) -
 def test_an_updated_article_renders_only_its_own_page(cache: Cache) -> None:
     build(cache, CountingRenderer())
     contents = cache.read()
-    edited = article(id=IDS[1], slug="post-1", title="Post 1, edited", coverImageUrl=None, inlineImageUrls=[],
-                     contentHash="1" * 64)
+    edited = article(
+        id=IDS[1], slug="post-1", title="Post 1, edited", coverImageUrl=None, inlineImageUrls=[], contentHash="1" * 64
+    )
     contents.manifest.entries[IDS[1]] = cache.write_article(edited)
     cache.save(contents.manifest)
     renderer = CountingRenderer()
@@ -193,9 +196,13 @@ def test_a_build_with_nothing_changed_reads_no_article_file(cache: Cache, tmp_pa
 
     contents = cache.read()
     assert list(contents.articles) == IDS and [s.slug for s in contents.articles.summaries.values()] == [
-        "post-0", "post-1", "post-2"]
-    site = render_pages(cache, contents, again := CountingRenderer(), blog_dir="blog", posts_dir="blog/posts",
-                        with_index=True)
+        "post-0",
+        "post-1",
+        "post-2",
+    ]
+    site = render_pages(
+        cache, contents, again := CountingRenderer(), blog_dir="blog", posts_dir="blog/posts", with_index=True
+    )
     assert again.rendered == [] and site.written == 0
 
     # A page that must be rendered reads its article: the damage is named, with the way out.
@@ -258,7 +265,8 @@ def test_pages_are_listed_in_the_order_of_their_paths(cache: Cache) -> None:
     contents = cache.read()
     for n, article_id in enumerate(IDS):  # slugs in the reverse order of the manifest's entries
         contents.manifest.entries[article_id] = cache.write_article(
-            article(id=article_id, slug=f"post-{9 - n}", title=f"Post {n}", coverImageUrl=None, inlineImageUrls=[]))
+            article(id=article_id, slug=f"post-{9 - n}", title=f"Post {n}", coverImageUrl=None, inlineImageUrls=[])
+        )
     cache.save(contents.manifest)
     site = build(cache, CountingRenderer())
     assert [p.src_uri for p in site.pages] == ["blog/posts/post-7.md", "blog/posts/post-8.md", "blog/posts/post-9.md"]
@@ -279,8 +287,14 @@ def test_page_records_keep_what_was_removed_and_the_remote_hosts(cache: Cache) -
     from mkdocs_blogsvc.pages import markdown_removed, remote_hosts
 
     contents = cache.read()
-    hostile = article(id=IDS[0], slug="post-0", title="Post 0", coverImageUrl=None, inlineImageUrls=[],
-                      content="Hi <script>alert(1)</script> ![x](https://cdn.example/x.png)")
+    hostile = article(
+        id=IDS[0],
+        slug="post-0",
+        title="Post 0",
+        coverImageUrl=None,
+        inlineImageUrls=[],
+        content="Hi <script>alert(1)</script> ![x](https://cdn.example/x.png)",
+    )
     contents.manifest.entries[IDS[0]] = cache.write_article(hostile)
     cache.save(contents.manifest)
     build(cache, CountingRenderer())

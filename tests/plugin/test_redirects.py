@@ -17,7 +17,11 @@ T0 = datetime(2025, 3, 4, 12, 0, tzinfo=timezone.utc)
 
 
 def at(name: str, directory_urls: bool = True) -> Address:
-    return Address(f"blog/{name}/", f"blog/{name}/index.html") if directory_urls else Address(f"blog/{name}.html", f"blog/{name}.html")
+    return (
+        Address(f"blog/{name}/", f"blog/{name}/index.html")
+        if directory_urls
+        else Address(f"blog/{name}.html", f"blog/{name}.html")
+    )
 
 
 def test_remember_moves_the_current_address_last_and_caps_the_history() -> None:
@@ -58,8 +62,14 @@ def test_plan_redirects_old_addresses_to_the_current_page() -> None:
 
 def test_plan_never_redirects_a_current_page_and_the_last_holder_wins() -> None:
     # A was at x, then y; B took x, then moved to z: x goes to B (who had it last), y to A.
-    a = (AddressRecord("blog/x/", "blog/x/index.html", T0), AddressRecord("blog/y/", "blog/y/index.html", T0 + timedelta(1)))
-    b = (AddressRecord("blog/x/", "blog/x/index.html", T0 + timedelta(2)), AddressRecord("blog/z/", "blog/z/index.html", T0 + timedelta(3)))
+    a = (
+        AddressRecord("blog/x/", "blog/x/index.html", T0),
+        AddressRecord("blog/y/", "blog/y/index.html", T0 + timedelta(1)),
+    )
+    b = (
+        AddressRecord("blog/x/", "blog/x/index.html", T0 + timedelta(2)),
+        AddressRecord("blog/z/", "blog/z/index.html", T0 + timedelta(3)),
+    )
     assert redirects.plan({"A": a, "B": b}, {"A": at("y"), "B": at("z")}) == [Redirect(at("x"), at("z"), "B")]
     # Now C's page is at x: no redirect there at all.
     assert redirects.plan({"A": a, "B": b, "C": ()}, {"A": at("y"), "B": at("z"), "C": at("x")}) == []
@@ -94,8 +104,9 @@ class Parsed(HTMLParser):
 
 
 def test_page_follows_the_mkdocs_redirects_convention() -> None:
-    html = redirects.page(Redirect(at("old"), at("new"), "A"), title='Fish & "chips" <b>', site_url="https://ex.test/site",
-                          language="pt")
+    html = redirects.page(
+        Redirect(at("old"), at("new"), "A"), title='Fish & "chips" <b>', site_url="https://ex.test/site", language="pt"
+    )
     parsed = Parsed(html)
     tags = {tag: attrs for tag, attrs in parsed.tags}
     assert tags["html"] == {"lang": "pt"}
@@ -117,8 +128,13 @@ def test_write_never_overwrites_a_page_and_updates_its_own(tmp_path: Path) -> No
     (site / "blog" / "taken" / "index.html").write_text("<html>a real page</html>")
     free = Redirect(at("free"), at("new"), "A")
     taken = Redirect(at("taken"), at("new"), "A")
-    first = redirects.write(site, [(free, redirects.page(free, title="t", site_url=None, language=None)),
-                                   (taken, redirects.page(taken, title="t", site_url=None, language=None))])
+    first = redirects.write(
+        site,
+        [
+            (free, redirects.page(free, title="t", site_url=None, language=None)),
+            (taken, redirects.page(taken, title="t", site_url=None, language=None)),
+        ],
+    )
     assert first.written == ["blog/free/index.html"] and first.occupied == ["blog/taken/index.html"]
     assert (site / "blog" / "taken" / "index.html").read_text() == "<html>a real page</html>"
     assert 'url=../new/"' in (site / "blog" / "free" / "index.html").read_text()
@@ -139,7 +155,9 @@ def test_write_never_leaves_the_site_nor_follows_or_replaces_a_symlink(tmp_path:
     (site / "blog" / "linked" / "index.html").symlink_to(elsewhere)
     outside = Redirect(Address("../outside/", "../outside/index.html"), at("new"), "A")
     linked = Redirect(at("linked"), at("new"), "A")
-    report = redirects.write(site, [(r, redirects.page(r, title="t", site_url=None, language=None)) for r in (outside, linked)])
+    report = redirects.write(
+        site, [(r, redirects.page(r, title="t", site_url=None, language=None)) for r in (outside, linked)]
+    )
     assert report.written == [] and report.occupied == ["blog/linked/index.html"]
     assert not (tmp_path / "outside").exists()
     assert (site / "blog" / "linked" / "index.html").is_symlink()

@@ -28,11 +28,21 @@ EVIL = "</script><script>alert(1)</script>"
 
 def article(**changes: Any) -> Article:
     data: dict[str, Any] = {
-        "id": "ck1abcdefghijklmnopqrstuv", "slug": "hello-world", "title": "Hello: World", "description": "A \"quoted\" intro",
-        "content": "# Hello: World\n\nBody with ![pic](https://img.test/a.png).", "coverImageUrl": "https://img.test/cover.png",
-        "inlineImageUrls": ["https://img.test/a.png"], "tags": ["python", "mkdocs"], "seoKeywords": ["static sites"],
-        "seoScore": 7.5, "schemaOrgJson": None, "publishedAt": "2025-01-02T03:04:05.678Z",
-        "updatedAt": "2025-02-03T04:05:06.789Z", "viewCount": 0, "contentHash": "0" * 64,
+        "id": "ck1abcdefghijklmnopqrstuv",
+        "slug": "hello-world",
+        "title": "Hello: World",
+        "description": 'A "quoted" intro',
+        "content": "# Hello: World\n\nBody with ![pic](https://img.test/a.png).",
+        "coverImageUrl": "https://img.test/cover.png",
+        "inlineImageUrls": ["https://img.test/a.png"],
+        "tags": ["python", "mkdocs"],
+        "seoKeywords": ["static sites"],
+        "seoScore": 7.5,
+        "schemaOrgJson": None,
+        "publishedAt": "2025-01-02T03:04:05.678Z",
+        "updatedAt": "2025-02-03T04:05:06.789Z",
+        "viewCount": 0,
+        "contentHash": "0" * 64,
     }
     data.update(changes)
     return Article.from_json(data)
@@ -44,8 +54,25 @@ def split_page(text: str) -> tuple[dict[str, Any], str]:
     return yaml.safe_load(match.group(1)), match.group(2)
 
 
-@pytest.mark.parametrize("slug", ["", "../../mkdocs", "a/b", "a\\b", "UPPER", "sp ace", "x" * 101, "---", "caf\u00e9", "..", "a.b",
-                                  "abc\n", "\nabc", "x" * 100 + "\n"])
+@pytest.mark.parametrize(
+    "slug",
+    [
+        "",
+        "../../mkdocs",
+        "a/b",
+        "a\\b",
+        "UPPER",
+        "sp ace",
+        "x" * 101,
+        "---",
+        "caf\u00e9",
+        "..",
+        "a.b",
+        "abc\n",
+        "\nabc",
+        "x" * 100 + "\n",
+    ],
+)
 def test_unsafe_slugs_are_replaced_by_a_safe_one_from_title_and_id(slug: str) -> None:
     replaced = safe_slug(article(slug=slug, title="Caf\u00e9 & Cr\u00e8me: Tips!"))
     assert replaced != slug and is_safe_slug(replaced)
@@ -86,9 +113,13 @@ def test_front_matter_has_real_datetimes_and_passes_material_post_validation(tmp
 
 
 def test_cover_is_first_after_the_heading_with_the_title_as_alt_and_images_are_relative() -> None:
-    paths = PagePaths("blog/posts/hello-world.md", {
-        "https://img.test/cover.png": "blog/images/c.png", "https://img.test/a.png": "blog/images/a.png",
-    })
+    paths = PagePaths(
+        "blog/posts/hello-world.md",
+        {
+            "https://img.test/cover.png": "blog/images/c.png",
+            "https://img.test/a.png": "blog/images/a.png",
+        },
+    )
     _meta, body = split_page(Renderer().page(article(), "hello-world", paths))
     lines = [line for line in body.splitlines() if line]
     assert lines[0] == "# Hello: World"
@@ -97,7 +128,9 @@ def test_cover_is_first_after_the_heading_with_the_title_as_alt_and_images_are_r
 
 
 def test_a_body_without_heading_gets_the_title_and_remote_images_stay_remote() -> None:
-    _meta, body = split_page(Renderer().page(article(content="Just text."), "hello-world", PagePaths("blog/posts/x.md", {})))
+    _meta, body = split_page(
+        Renderer().page(article(content="Just text."), "hello-world", PagePaths("blog/posts/x.md", {}))
+    )
     assert body.lstrip().startswith("# Hello: World\n\n![Hello: World](https://img.test/cover.png)")
 
 
@@ -119,41 +152,68 @@ def test_script_json_cannot_close_the_element_and_round_trips() -> None:
 
 def test_head_has_schema_org_json_verbatim_and_escaped_meta_tags() -> None:
     schema = {"@type": "BlogPosting", "headline": EVIL}
-    head = Renderer().head(article(title=EVIL, schemaOrgJson=schema), page_url="https://e.test/p/", image_url="https://e.test/c.png", language="en")
+    head = Renderer().head(
+        article(title=EVIL, schemaOrgJson=schema),
+        page_url="https://e.test/p/",
+        image_url="https://e.test/c.png",
+        language="en",
+    )
     assert head.count("<script") == 1 and head.count("</script>") == 1
     block = re.search(r'<script type="application/ld\+json">(.*?)</script>', head, re.DOTALL)
     # the service's fields kept as sent; the page on the site named, the cover (on the site) added,
     # the article's dates as the Open Graph tags give them
     assert block and json.loads(block.group(1)) == {
-        **schema, "url": "https://e.test/p/", "mainEntityOfPage": "https://e.test/p/", "image": "https://e.test/c.png",
-        "datePublished": "2025-01-02T03:04:05.678Z", "dateModified": "2025-02-03T04:05:06.789Z",
+        **schema,
+        "url": "https://e.test/p/",
+        "mainEntityOfPage": "https://e.test/p/",
+        "image": "https://e.test/c.png",
+        "datePublished": "2025-01-02T03:04:05.678Z",
+        "dateModified": "2025-02-03T04:05:06.789Z",
     }
     assert '<meta property="og:title" content="&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;">' in head
-    for tag in ('og:type" content="article"', 'og:image" content="https://e.test/c.png"', 'og:url" content="https://e.test/p/"',
-                'article:published_time" content="2025-01-02T03:04:05.678Z"', 'article:tag" content="python"',
-                'name="keywords" content="static sites"', 'og:description" content="A &#34;quoted&#34; intro"'):
+    for tag in (
+        'og:type" content="article"',
+        'og:image" content="https://e.test/c.png"',
+        'og:url" content="https://e.test/p/"',
+        'article:published_time" content="2025-01-02T03:04:05.678Z"',
+        'article:tag" content="python"',
+        'name="keywords" content="static sites"',
+        'og:description" content="A &#34;quoted&#34; intro"',
+    ):
         assert tag in head
 
 
 def test_head_builds_a_blog_posting_when_schema_org_json_is_null() -> None:
-    head = Renderer().head(article(), page_url="https://e.test/blog/hello/", image_url="https://e.test/c.png", language="pt")
+    head = Renderer().head(
+        article(), page_url="https://e.test/blog/hello/", image_url="https://e.test/c.png", language="pt"
+    )
     block = re.search(r'<script type="application/ld\+json">(.*?)</script>', head, re.DOTALL)
     assert block
     assert json.loads(block.group(1)) == {
-        "@context": "https://schema.org", "@type": "BlogPosting", "headline": "Hello: World",
-        "description": 'A "quoted" intro', "datePublished": "2025-01-02T03:04:05.678Z",
-        "dateModified": "2025-02-03T04:05:06.789Z", "image": "https://e.test/c.png", "keywords": ["static sites"],
-        "inLanguage": "pt", "url": "https://e.test/blog/hello/", "mainEntityOfPage": "https://e.test/blog/hello/",
+        "@context": "https://schema.org",
+        "@type": "BlogPosting",
+        "headline": "Hello: World",
+        "description": 'A "quoted" intro',
+        "datePublished": "2025-01-02T03:04:05.678Z",
+        "dateModified": "2025-02-03T04:05:06.789Z",
+        "image": "https://e.test/c.png",
+        "keywords": ["static sites"],
+        "inLanguage": "pt",
+        "url": "https://e.test/blog/hello/",
+        "mainEntityOfPage": "https://e.test/blog/hello/",
     }
 
 
 def test_custom_templates_replace_the_built_in_ones(tmp_path: Path) -> None:
     page, head = tmp_path / "page.md.j2", tmp_path / "head.html.j2"
     page.write_text("---\n{{ front_matter }}---\nCUSTOM {{ slug }}\n")
-    head.write_text("<meta name=x content=\"{{ title }}\">")
+    head.write_text('<meta name=x content="{{ title }}">')
     renderer = Renderer(page, head)
     assert renderer.page(article(), "hello-world", PagePaths("blog/posts/a.md", {})).endswith("CUSTOM hello-world\n")
-    assert renderer.head(article(title="a<b"), page_url=None, image_url=None, language=None) == '<meta name=x content="a&lt;b">'
+    assert (
+        renderer.head(article(title="a<b"), page_url=None, image_url=None, language=None)
+        == '<meta name=x content="a&lt;b">'
+    )
 
 
 def test_pages_tell_template_plugins_to_leave_the_services_text_alone() -> None:
@@ -161,9 +221,13 @@ def test_pages_tell_template_plugins_to_leave_the_services_text_alone() -> None:
     (no sandbox: `{{ cycler.__init__.__globals__.os.environ }}` ran in the build). Its own
     switch, `render_macros: false`, wins over all of its settings."""
     paths = PagePaths("blog/posts/hello-world.md", {})
-    meta, _body = split_page(Renderer().page(article(title="{{ 7*7 }}", content="{{ config.extra }}"), "hello-world", paths))
+    meta, _body = split_page(
+        Renderer().page(article(title="{{ 7*7 }}", content="{{ config.extra }}"), "hello-world", paths)
+    )
     assert meta["render_macros"] is False
-    index, _body = split_page(Renderer().index("{{ 7*7 }}", [(article(), "blog/posts/hello-world.md")], "blog/index.md"))
+    index, _body = split_page(
+        Renderer().index("{{ 7*7 }}", [(article(), "blog/posts/hello-world.md")], "blog/index.md")
+    )
     assert index["render_macros"] is False
 
 
@@ -194,16 +258,23 @@ def test_a_custom_page_template_failing_at_render_time_names_file_line_and_messa
 def test_a_python_error_in_a_custom_head_template_is_a_template_error_too(tmp_path: Path) -> None:
     head = tmp_path / "head.html.j2"
     head.write_text("<meta>\n{{ tags + 1 }}\n")
-    with pytest.raises(BadTemplate, match=r"head_template .*head\.html\.j2 cannot be rendered \(article \w+\): line 2: TypeError: "):
+    with pytest.raises(
+        BadTemplate, match=r"head_template .*head\.html\.j2 cannot be rendered \(article \w+\): line 2: TypeError: "
+    ):
         Renderer(None, head).head(article(), page_url=None, image_url=None, language=None)
 
 
-@pytest.mark.parametrize(("source", "expected"), [
-    ("ok\n{% if %}\n", r"cannot be loaded: line 2: Expected an expression"),
-    (b"\xff\xfe", r"cannot be read \('utf-8' codec can't decode"),
-    (None, r"cannot be read \(No such file or directory\)"),
-])
-def test_a_custom_template_that_cannot_be_loaded_names_the_file(tmp_path: Path, source: str | bytes | None, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("ok\n{% if %}\n", r"cannot be loaded: line 2: Expected an expression"),
+        (b"\xff\xfe", r"cannot be read \('utf-8' codec can't decode"),
+        (None, r"cannot be read \(No such file or directory\)"),
+    ],
+)
+def test_a_custom_template_that_cannot_be_loaded_names_the_file(
+    tmp_path: Path, source: str | bytes | None, expected: str
+) -> None:
     page = tmp_path / "page.md.j2"
     if isinstance(source, str):
         page.write_text(source)
@@ -227,20 +298,27 @@ def test_an_image_url_replaced_in_the_body_cannot_undo_what_the_sanitiser_checke
 def test_the_documented_filter_examples_work_for_an_article_without_description_or_cover(tmp_path: Path) -> None:
     """Found by review: `md_text` and `md_url` failed on null values with Python's own errors."""
     page = tmp_path / "page.md.j2"
-    page.write_text("---\n{{ front_matter }}---\n\n{{ heading }}\n\n*{{ article.description | md_text }}*\n\n"
-                    "[source]({{ article.cover_image_url | md_url }})\n\n{{ body }}\n")
-    text = Renderer(page).page(article(description=None, coverImageUrl=None, inlineImageUrls=[]),
-                               "hello-world", PagePaths("blog/posts/hello-world.md", {}))
+    page.write_text(
+        "---\n{{ front_matter }}---\n\n{{ heading }}\n\n*{{ article.description | md_text }}*\n\n"
+        "[source]({{ article.cover_image_url | md_url }})\n\n{{ body }}\n"
+    )
+    text = Renderer(page).page(
+        article(description=None, coverImageUrl=None, inlineImageUrls=[]),
+        "hello-world",
+        PagePaths("blog/posts/hello-world.md", {}),
+    )
     assert "\n**\n\n[source]()\n" in text
 
 
 def test_an_apostrophe_in_a_title_shows_as_itself_and_keeps_its_heading_id() -> None:
     """Found by review: `'` became `&#x27;` (shown as such by the built-in theme's contents) and
     the heading id `anax27s-trip`."""
-    text = Renderer().page(article(title="Ana's \"trip\" <b>", content="Text."), "ana", PagePaths("blog/posts/ana.md", {}))
+    text = Renderer().page(
+        article(title='Ana\'s "trip" <b>', content="Text."), "ana", PagePaths("blog/posts/ana.md", {})
+    )
     _, body = split_page(text)
     body = body.lstrip("\n")
-    assert body.startswith("# Ana's \"trip\" &lt;b&gt;\n")
+    assert body.startswith('# Ana\'s "trip" &lt;b&gt;\n')
     md = markdown.Markdown(extensions=["toc"])
     assert md.convert(body).startswith('<h1 id="anas-trip-b">Ana\'s "trip" &lt;b&gt;</h1>')
 
@@ -271,21 +349,31 @@ def test_many_articles_sharing_a_long_slug_get_distinct_safe_slugs() -> None:
 def test_a_title_shows_literally_as_the_heading(title: str) -> None:
     """The heading is made from the service's title, which the sanitiser never sees: no
     Markdown in it may act (an attr list, closing hashes, an image)."""
-    _meta, body = split_page(Renderer().page(article(title=title, content="Text.", coverImageUrl=None),
-                                             "s", PagePaths("blog/posts/s.md", {})))
+    _meta, body = split_page(
+        Renderer().page(
+            article(title=title, content="Text.", coverImageUrl=None), "s", PagePaths("blog/posts/s.md", {})
+        )
+    )
     rendered = markdown.markdown(body, extensions=["attr_list", "tables"])
     assert rendered.startswith(f"<h1>{title.replace('&', '&amp;')}</h1>"), rendered
 
 
 def test_a_title_over_several_lines_is_one_heading() -> None:
-    _meta, body = split_page(Renderer().page(article(title="One\n===\nTwo", content="Text.", coverImageUrl=None, description=None),
-                                             "s", PagePaths("blog/posts/s.md", {})))
+    _meta, body = split_page(
+        Renderer().page(
+            article(title="One\n===\nTwo", content="Text.", coverImageUrl=None, description=None),
+            "s",
+            PagePaths("blog/posts/s.md", {}),
+        )
+    )
     assert markdown.markdown(body).startswith("<h1>One === Two</h1>\n<p>Text.</p>")
 
 
 def test_a_remote_cover_url_with_spaces_and_parentheses_stays_one_image() -> None:
     url = "https://img.test/my cover (1).png"
-    _meta, body = split_page(Renderer().page(article(coverImageUrl=url, content="Text."), "s", PagePaths("blog/posts/s.md", {})))
+    _meta, body = split_page(
+        Renderer().page(article(coverImageUrl=url, content="Text."), "s", PagePaths("blog/posts/s.md", {}))
+    )
     assert '<img alt="Hello: World" src="https://img.test/my%20cover%20%281%29.png" />' in markdown.markdown(body)
 
 
@@ -296,7 +384,9 @@ def test_a_hostile_keyword_is_escaped_in_the_front_matter() -> None:
 
 @pytest.mark.parametrize("content", ["#hashtag first\n\nText.", "\n\n# Hello: World\n\nText."])
 def test_the_articles_own_heading_is_found_after_blank_lines_and_only_with_a_space(content: str) -> None:
-    _meta, body = split_page(Renderer().page(article(content=content, coverImageUrl=None), "s", PagePaths("blog/posts/s.md", {})))
+    _meta, body = split_page(
+        Renderer().page(article(content=content, coverImageUrl=None), "s", PagePaths("blog/posts/s.md", {}))
+    )
     assert body.count("# Hello: World") == 1
     assert body.lstrip("\n").startswith("# Hello: World\n")
     assert content.startswith("\n") or "#hashtag first" in body
@@ -306,7 +396,9 @@ def test_an_inline_image_url_that_extends_another_is_replaced_whole() -> None:
     short, long = "https://img.test/a.png", "https://img.test/a.png?size=2"
     content = f"![a]({short}) ![b]({long})"
     paths = PagePaths("blog/posts/s.md", {short: "blog/images/1.png", long: "blog/images/2.png"})
-    _meta, body = split_page(Renderer().page(article(content=content, inlineImageUrls=[short, long], coverImageUrl=None), "s", paths))
+    _meta, body = split_page(
+        Renderer().page(article(content=content, inlineImageUrls=[short, long], coverImageUrl=None), "s", paths)
+    )
     assert "![a](../images/1.png) ![b](../images/2.png)" in body
 
 
@@ -330,7 +422,9 @@ def test_a_blog_posting_without_keywords_has_no_keywords() -> None:
 def test_a_remote_cover_is_not_added_to_the_services_json_ld() -> None:
     """Only a downloaded cover (the site's copy) is added when the service's data has no image."""
     remote = "https://img.test/cover.png"
-    head = Renderer().head(article(schemaOrgJson={"@type": "BlogPosting"}), page_url=None, image_url=remote, language=None)
+    head = Renderer().head(
+        article(schemaOrgJson={"@type": "BlogPosting"}), page_url=None, image_url=remote, language=None
+    )
     block = re.search(r'<script type="application/ld\+json">(.*?)</script>', head, re.DOTALL)
     assert block and "image" not in json.loads(block.group(1))
 
@@ -339,16 +433,25 @@ def test_exported_pages_name_the_cover_absolute_or_remote() -> None:
     from mkdocs_blogsvc.theme_override import ExportHead
 
     paths = PagePaths("blog/posts/s.md", {"https://img.test/cover.png": "blog/images/c.png"})
-    assert ExportHead("https://e.test/site/", None).image_url(article(), paths) == "https://e.test/site/blog/images/c.png"
+    assert (
+        ExportHead("https://e.test/site/", None).image_url(article(), paths) == "https://e.test/site/blog/images/c.png"
+    )
     assert ExportHead(None, None).image_url(article(), paths) is None
-    assert ExportHead("https://e.test/", None).image_url(article(), PagePaths("blog/posts/s.md", {})) == "https://img.test/cover.png"
+    assert (
+        ExportHead("https://e.test/", None).image_url(article(), PagePaths("blog/posts/s.md", {}))
+        == "https://img.test/cover.png"
+    )
     hostile = article(coverImageUrl='https://img.test/"><script>.png')
-    meta, _body = split_page(Renderer().page(hostile, "s", PagePaths("blog/posts/s.md", {}), export=ExportHead(None, None)))
+    meta, _body = split_page(
+        Renderer().page(hostile, "s", PagePaths("blog/posts/s.md", {}), export=ExportHead(None, None))
+    )
     assert "<" not in meta["blogsvc"]["image"] and '"' not in meta["blogsvc"]["image"]
 
 
 def test_front_matter_dates_have_the_millisecond_precision_of_the_head_tags() -> None:
-    meta, _body = split_page(Renderer().page(article(publishedAt="2025-01-02T03:04:05.678901Z"), "s", PagePaths("blog/posts/s.md", {})))
+    meta, _body = split_page(
+        Renderer().page(article(publishedAt="2025-01-02T03:04:05.678901Z"), "s", PagePaths("blog/posts/s.md", {}))
+    )
     assert meta["date"]["created"] == datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc)
 
 

@@ -85,7 +85,7 @@ HOSTILE = {
     "unfinished link to a script": "Hello.\n\n[x](<script>window.pwned=1/*\n",
     "reference-like text before a style": "See [r]: <style>\nbody { display: none }\n",
     "unfinished link to a textarea": "[x](<textarea> the rest of the page is swallowed",
-    "autolink opening a quote": "<div>\n<https://x/?a=\"b>\n\" onmouseover=alert(1) c=\"d\">\n</div>",
+    "autolink opening a quote": '<div>\n<https://x/?a="b>\n" onmouseover=alert(1) c="d">\n</div>',
     # found by review: a fence that another renderer ends early (Python-Markdown expands tabs and
     # drops STX before it looks for fences; superfences opens indented fences, and gives a fence
     # that an indented code block takes in back to Markdown) left its code as written
@@ -123,30 +123,49 @@ HOSTILE = {
 
 #: Ids that would break out of a theme's unescaped `href="#{{ id }}"` (the table of contents).
 HOSTILE_IDS = {
-    "attr_list id": "## Heading {: id='q\" onfocus=\"alert(1)\" autofocus tabindex=\"1' }",
-    "md_in_html id": "<h2 markdown=\"1\" id='z\" onfocus=\"alert(1)\" autofocus tabindex=\"1'>Heading</h2>",
+    "attr_list id": '## Heading {: id=\'q" onfocus="alert(1)" autofocus tabindex="1\' }',
+    "md_in_html id": '<h2 markdown="1" id=\'z" onfocus="alert(1)" autofocus tabindex="1\'>Heading</h2>',
     "attr_list id with a space": "## Heading {: #a&#32;onfocus=alert(1) }",
-    "attr_list id without spaces": "## Heading {: id='q\"onfocus=\"alert(1)\"autofocus' }",
+    "attr_list id without spaces": '## Heading {: id=\'q"onfocus="alert(1)"autofocus\' }',
 }
 
 #: Rewritten, nothing removed: a code span holding a tag becomes `<code>` with escaped text; a
 #: link in angle brackets that a browser would read as a tag with attributes has its `<` escaped;
 #: a code span holding a brace or a refused link is written as `<code>` too.
-NEUTRALISED_IN_PLACE = {"code span in raw block", "autolink setting a handler", "autolink in a raw block",
-                        "automail setting a handler", "automail in a raw block",
-                        "angle destination with a handler", "autolink opening a quote",
-                        "code span from an indented code block", "code span across a setext heading",
-                        "code span across a rule", "code span into an admonition", "attr_list across a code span's end",
-                        # a tag on the lines of a fence the Markdown pass cannot trust is escaped
-                        # (it may be a code sample: `_escape_possible_code`)
-                        "fence after a quoted code line", "fence after an indented code line",
-                        "fence after code in a list item"}
+NEUTRALISED_IN_PLACE = {
+    "code span in raw block",
+    "autolink setting a handler",
+    "autolink in a raw block",
+    "automail setting a handler",
+    "automail in a raw block",
+    "angle destination with a handler",
+    "autolink opening a quote",
+    "code span from an indented code block",
+    "code span across a setext heading",
+    "code span across a rule",
+    "code span into an admonition",
+    "attr_list across a code span's end",
+    # a tag on the lines of a fence the Markdown pass cannot trust is escaped
+    # (it may be a code sample: `_escape_possible_code`)
+    "fence after a quoted code line",
+    "fence after an indented code line",
+    "fence after code in a list item",
+}
 
 #: Extension sets: MkDocs' defaults, and what a Material site typically adds.
 EXTENSIONS = {
     "mkdocs": ["toc", "tables", "fenced_code"],
-    "material": ["toc", "tables", "attr_list", "md_in_html", "footnotes", "admonition",
-                 "pymdownx.superfences", "pymdownx.tasklist", "pymdownx.details"],
+    "material": [
+        "toc",
+        "tables",
+        "attr_list",
+        "md_in_html",
+        "footnotes",
+        "admonition",
+        "pymdownx.superfences",
+        "pymdownx.tasklist",
+        "pymdownx.details",
+    ],
     # MkDocs' own fenced_code with attr_list: attributes on a fence go onto its `<code>`
     "mkdocs+attr_list": ["toc", "tables", "fenced_code", "attr_list", "md_in_html"],
 }
@@ -220,8 +239,10 @@ def test_counts_name_elements_attributes_and_schemes() -> None:
 
 
 def test_links_in_angle_brackets_that_set_no_attribute_are_kept() -> None:
-    body = ("See <https://example.com/search?q=1&r=2>, <https://example.com/a/b>, <a@b.example>, "
-            "<mailto:x@y.example?subject=hi>, [x](<https://example.com/a b>) and [y](<my file.md>).")
+    body = (
+        "See <https://example.com/search?q=1&r=2>, <https://example.com/a/b>, <a@b.example>, "
+        "<mailto:x@y.example?subject=hi>, [x](<https://example.com/a b>) and [y](<my file.md>)."
+    )
     cleaned = clean_markdown(body)
     assert cleaned.text == body and not cleaned.removed
     rendered = markdown.markdown(cleaned.text)
@@ -240,23 +261,41 @@ def test_safe_markdown_survives_both_passes() -> None:
     assert not cleaned.removed
     # the one rewrite: a code span holding a tag, shown the same as `<code>` with escaped text,
     # each `<` followed by an invisible WORD JOINER (a title made from it opens no tag)
-    assert cleaned.text == SAFE_BODY.replace("`inline <b>code</b>`", "<code>inline &lt;\u2060b&gt;code&lt;\u2060/b&gt;</code>")
+    assert cleaned.text == SAFE_BODY.replace(
+        "`inline <b>code</b>`", "<code>inline &lt;\u2060b&gt;code&lt;\u2060/b&gt;</code>"
+    )
     rendered = markdown.markdown(cleaned.text, extensions=EXTENSIONS["material"])
     after = clean_html(rendered)
     assert not after.removed, after.removed.summary()
-    for kept in ("<table>", "<th", "text-align", '<img alt="A picture" src="images/picture.png"',
-                 "<details>", "<summary>More</summary>", "<kbd>Ctrl</kbd>", "<sub>2</sub>", "<sup>2</sup>",
-                 "<figure>", "<figcaption>Caption</figcaption>", 'href="https://example.com/page"',
-                 "console", "<pre", "<code>inline &lt;b&gt;code&lt;/b&gt;</code>"):
+    for kept in (
+        "<table>",
+        "<th",
+        "text-align",
+        '<img alt="A picture" src="images/picture.png"',
+        "<details>",
+        "<summary>More</summary>",
+        "<kbd>Ctrl</kbd>",
+        "<sub>2</sub>",
+        "<sup>2</sup>",
+        "<figure>",
+        "<figcaption>Caption</figcaption>",
+        'href="https://example.com/page"',
+        "console",
+        "<pre",
+        "<code>inline &lt;b&gt;code&lt;/b&gt;</code>",
+    ):
         assert kept in after.text, kept
 
 
-@pytest.mark.parametrize("prose", [
-    "The set {1, 2, 3} is small.",
-    "Write {{ page.title }} in a template, and {% if x %} blocks.",
-    'The JSON {"a": 1} parses.',
-    "A heading id: {#intro .lead}, a class: {: .note }, a bare word: {hidden}.",
-])
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "The set {1, 2, 3} is small.",
+        "Write {{ page.title }} in a template, and {% if x %} blocks.",
+        'The JSON {"a": 1} parses.',
+        "A heading id: {#intro .lead}, a class: {: .note }, a bare word: {hidden}.",
+    ],
+)
 @pytest.mark.parametrize("extensions", sorted(EXTENSIONS))
 def test_braces_in_prose_are_kept(prose: str, extensions: str) -> None:
     """Found by review: every `{...}` whose words were not allowed attributes was deleted,
@@ -264,7 +303,10 @@ def test_braces_in_prose_are_kept(prose: str, extensions: str) -> None:
     cleaned = clean_markdown(prose)
     assert cleaned.text == prose and not cleaned.removed
     if extensions == "mkdocs":  # no attr_list: the braces are text on the page
-        assert markdown.markdown(cleaned.text, extensions=EXTENSIONS[extensions]) == f"<p>{html.escape(prose, quote=False)}</p>"
+        assert (
+            markdown.markdown(cleaned.text, extensions=EXTENSIONS[extensions])
+            == f"<p>{html.escape(prose, quote=False)}</p>"
+        )
 
 
 def test_an_attr_list_setting_a_handler_is_shown_as_text_not_deleted() -> None:
@@ -276,10 +318,13 @@ def test_an_attr_list_setting_a_handler_is_shown_as_text_not_deleted() -> None:
     assert not clean_html(rendered).removed
 
 
-@pytest.mark.parametrize("body", [
-    "Intro\n\n```html\n<script>alert('sample')</script>\n<img src=x onerror=y>\n```\n\nOutro\n",
-    "Intro:\n```html\n<b>sample</b>\n```\nMore:\n~~~\n<i>two</i>\n~~~\n",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Intro\n\n```html\n<script>alert('sample')</script>\n<img src=x onerror=y>\n```\n\nOutro\n",
+        "Intro:\n```html\n<b>sample</b>\n```\nMore:\n~~~\n<i>two</i>\n~~~\n",
+    ],
+)
 def test_fenced_code_is_left_as_written(body: str) -> None:
     cleaned = clean_markdown(body)
     assert cleaned.text == body
@@ -298,8 +343,10 @@ def test_code_span_holding_a_tag_is_shown_the_same_either_way() -> None:
 def test_code_spans_are_shown_the_same(extensions: str) -> None:
     """Code spans with brackets, links and braces: kept, or (braces, a refused link) written as
     `<code>`, and rendered the same either way."""
-    body = ("Index `a[0]`, link `[x](https://example.com/)`, template `{{ page.title }}`, "
-            "f-string `f\"{name}\"`, sample `[x](javascript:void(0))` and `` `{: .note }` ``.")
+    body = (
+        "Index `a[0]`, link `[x](https://example.com/)`, template `{{ page.title }}`, "
+        'f-string `f"{name}"`, sample `[x](javascript:void(0))` and `` `{: .note }` ``.'
+    )
     cleaned = clean_markdown(body)
     assert "`a[0]`" in cleaned.text and "`[x](https://example.com/)`" in cleaned.text
     assert not cleaned.removed
@@ -314,18 +361,33 @@ def test_excerpt_separator_survives_other_comments_do_not() -> None:
 
 def test_html_pass_keeps_what_material_extensions_write() -> None:
     source = (
-        "# Title\n\nText[^1].\n\n!!! note\n    Body.\n\n- [x] done\n\n=== \"A\"\n    a\n\n=== \"B\"\n    b\n\n"
+        '# Title\n\nText[^1].\n\n!!! note\n    Body.\n\n- [x] done\n\n=== "A"\n    a\n\n=== "B"\n    b\n\n'
         "| a | b |\n|:--|--:|\n| 1 | 2 |\n\n[^1]: Note.\n"
     )
     rendered = markdown.markdown(
         source,
-        extensions=["toc", "tables", "footnotes", "admonition", "pymdownx.tasklist", "pymdownx.tabbed", "pymdownx.superfences"],
+        extensions=[
+            "toc",
+            "tables",
+            "footnotes",
+            "admonition",
+            "pymdownx.tasklist",
+            "pymdownx.tabbed",
+            "pymdownx.superfences",
+        ],
         extension_configs={"toc": {"permalink": True}, "pymdownx.tabbed": {"alternate_style": True}},
     )
     cleaned = clean_html(rendered)
     assert not cleaned.removed, cleaned.removed.summary()
-    for kept in ('class="headerlink"', 'class="admonition note"', 'type="checkbox"', 'type="radio"',
-                 '<label for="__tabbed_1_1">', 'class="footnote-ref"', 'style="text-align:right"'):
+    for kept in (
+        'class="headerlink"',
+        'class="admonition note"',
+        'type="checkbox"',
+        'type="radio"',
+        '<label for="__tabbed_1_1">',
+        'class="footnote-ref"',
+        'style="text-align:right"',
+    ):
         assert kept in cleaned.text, kept
 
 
@@ -350,11 +412,14 @@ def test_html_pass_leaves_clean_html_alone() -> None:
     assert not cleaned.removed
 
 
-@pytest.mark.parametrize("source", [
-    '<p id="__config">{"base": "x"}</p>\n',
-    '{"base": "x"}\n{: #__config }\n',
-    '<div id="__search">x</div>\n',
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        '<p id="__config">{"base": "x"}</p>\n',
+        '{"base": "x"}\n{: #__config }\n',
+        '<div id="__search">x</div>\n',
+    ],
+)
 def test_the_theme_s_ids_are_removed_in_both_passes(source: str) -> None:
     """Material and Zensical read their settings from `#__config`: an article's element with it,
     first in the page, would replace them. Ids the site's extensions write are kept."""
@@ -366,28 +431,34 @@ def test_the_theme_s_ids_are_removed_in_both_passes(source: str) -> None:
 
 
 def test_ids_of_the_site_s_extensions_are_kept() -> None:
-    text = ('<h2 id="intro">I</h2><span id="__span-0-1"><a id="__codelineno-0-1" href="#__codelineno-0-1"></a></span>'
-            '<input id="__tabbed_1_1" type="radio"><label for="__tabbed_1_1">A</label>')
+    text = (
+        '<h2 id="intro">I</h2><span id="__span-0-1"><a id="__codelineno-0-1" href="#__codelineno-0-1"></a></span>'
+        '<input id="__tabbed_1_1" type="radio"><label for="__tabbed_1_1">A</label>'
+    )
     assert clean_html(text).text == text
     cleaned = clean_html('<h2 id="__init__">The __init__ method</h2><p id="__tabbed_x">t</p>')
     assert cleaned.text == "<h2>The __init__ method</h2><p>t</p>"
     assert cleaned.removed.counts[("attribute", "id")] == 2
 
 
-@pytest.mark.parametrize(("attribute", "kept", "removed"), [
-    ("data-type", "image", "external"),
-    ("data-type", "image", "inline"),
-    ("data-width", "900px", "calc(100% - 1px)"),
-    ("data-height", "80vh", "auto;x"),
-    ("data-desc-position", "left", "middle"),
-    ("data-gallery", "dark", "g1"),
-    ("data-title", "A plain caption", "&lt;img src=x onerror=alert(1)&gt;"),
-    ("data-title", "A plain caption", "Fish &amp; chips"),
-])
+@pytest.mark.parametrize(
+    ("attribute", "kept", "removed"),
+    [
+        ("data-type", "image", "external"),
+        ("data-type", "image", "inline"),
+        ("data-width", "900px", "calc(100% - 1px)"),
+        ("data-height", "80vh", "auto;x"),
+        ("data-desc-position", "left", "middle"),
+        ("data-gallery", "dark", "g1"),
+        ("data-title", "A plain caption", "&lt;img src=x onerror=alert(1)&gt;"),
+        ("data-title", "A plain caption", "Fish &amp; chips"),
+    ],
+)
 def test_html_pass_keeps_only_glightbox_settings_that_do_nothing_else(attribute: str, kept: str, removed: str) -> None:
     """GLightbox shows a title as HTML and loads `external` into an iframe: only inert values pass."""
     assert clean_html(f'<a class="glightbox" href="a.png" {attribute}="{kept}">i</a>').text == (
-        f'<a class="glightbox" href="a.png" {attribute}="{kept}">i</a>')
+        f'<a class="glightbox" href="a.png" {attribute}="{kept}">i</a>'
+    )
     cleaned = clean_html(f'<a class="glightbox" href="a.png" {attribute}="{removed}">i</a>')
     assert cleaned.text == '<a class="glightbox" href="a.png">i</a>'
     assert cleaned.removed.counts[("attribute", attribute)] == 1
@@ -396,9 +467,17 @@ def test_html_pass_keeps_only_glightbox_settings_that_do_nothing_else(attribute:
 
 @pytest.mark.parametrize(
     ("url", "scheme"),
-    [("javascript:x", "javascript"), (" JaVa\tScript:x", "javascript"), ("jav&#x61;script:x", "javascript"),
-     ("java\\script:x", "javascript"), ("https://e.example/", "https"), ("/relative:not", None),
-     ("images/a.png", None), ("#frag", None), ("DATA:text/html,x", "data")],
+    [
+        ("javascript:x", "javascript"),
+        (" JaVa\tScript:x", "javascript"),
+        ("jav&#x61;script:x", "javascript"),
+        ("java\\script:x", "javascript"),
+        ("https://e.example/", "https"),
+        ("/relative:not", None),
+        ("images/a.png", None),
+        ("#frag", None),
+        ("DATA:text/html,x", "data"),
+    ],
 )
 def test_url_scheme_is_what_a_browser_sees(url: str, scheme: str | None) -> None:
     assert url_scheme(url) == scheme
@@ -472,11 +551,14 @@ def test_raw_html_tables_are_kept() -> None:
     assert cleaned.text == body and not cleaned.removed
 
 
-@pytest.mark.parametrize("source", [
-    "a &lt; b, `x &lt; y`, `<b>` and &#60;i&#x3c;\n",
-    "Intro.\n\n    indented &lt;div&gt; code\n",
-    "- item\n\n        &lt;nested&gt; code\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "a &lt; b, `x &lt; y`, `<b>` and &#60;i&#x3c;\n",
+        "Intro.\n\n    indented &lt;div&gt; code\n",
+        "- item\n\n        &lt;nested&gt; code\n",
+    ],
+)
 def test_the_page_keeps_no_word_joiner_of_the_markdown_pass(source: str) -> None:
     """The joiners the Markdown pass writes after `<` (for titles made from text) are gone from
     the article's page, code blocks included: a copied code sample has no invisible character."""
@@ -485,11 +567,14 @@ def test_the_page_keeps_no_word_joiner_of_the_markdown_pass(source: str) -> None
     assert "\u2060" not in clean_html(rendered).text
 
 
-@pytest.mark.parametrize("source", [
-    "Intro.\n\n    if (a<b && c<=d) return;\n    &lt;p&gt; stays as written\n",
-    "Math:\n\n$$\na<b, x<y\n$$\n\nand $i<n$ inline.\n",
-    "- item\n\n        x<y; &#60;z\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "Intro.\n\n    if (a<b && c<=d) return;\n    &lt;p&gt; stays as written\n",
+        "Math:\n\n$$\na<b, x<y\n$$\n\nand $i<n$ inline.\n",
+        "- item\n\n        x<y; &#60;z\n",
+    ],
+)
 def test_a_less_than_sign_in_code_and_math_shows_as_written(source: str) -> None:
     """Where Markdown shows text as written (an indented code block, arithmatex's math), a `<`
     that the Markdown pass had to write as `&lt;` read `&amp;lt;`: `if (a<b)` showed
@@ -532,14 +617,21 @@ Prose keeps its <b>bold</b> and loses its <script>alert(1)</script>.
 
 def _code_texts(page: str) -> list[str]:
     """The text of each `<code>` element of `page`, as a reader sees it."""
-    return [html.unescape(re.sub(r"<[^>]*>", "", code)) for code in re.findall(r"<code[^>]*>(.*?)</code>", page, re.DOTALL)]
+    return [
+        html.unescape(re.sub(r"<[^>]*>", "", code)) for code in re.findall(r"<code[^>]*>(.*?)</code>", page, re.DOTALL)
+    ]
 
 
-@pytest.mark.parametrize("extensions", [
-    ["fenced_code"], ["fenced_code", "codehilite"], ["admonition", "pymdownx.superfences"],
-    ["admonition", "pymdownx.highlight", "pymdownx.superfences"],
-    ["admonition", "pymdownx.superfences", "pymdownx.highlight", "pymdownx.inlinehilite"],
-])
+@pytest.mark.parametrize(
+    "extensions",
+    [
+        ["fenced_code"],
+        ["fenced_code", "codehilite"],
+        ["admonition", "pymdownx.superfences"],
+        ["admonition", "pymdownx.highlight", "pymdownx.superfences"],
+        ["admonition", "pymdownx.superfences", "pymdownx.highlight", "pymdownx.inlinehilite"],
+    ],
+)
 def test_code_after_a_fence_the_markdown_pass_cannot_trust_shows_as_written(extensions: list[str]) -> None:
     """A fence in a list item (or an admonition, a tab) makes the Markdown pass clean the rest
     of the article as prose: `List<String>` lost `<String>` and `#include <vector>` its
@@ -558,9 +650,11 @@ def test_code_after_a_fence_the_markdown_pass_cannot_trust_shows_as_written(exte
 def test_html_pass_keeps_the_image_markup_of_optimize_images_and_refuses_a_script_srcset() -> None:
     """What `imagemarkup` writes survives the allowlist unchanged; a `srcset` naming a
     `javascript:` or `data:` URL (nh3 checks `src` and `href` only) is removed whole."""
-    ours = ('<p><picture><source sizes="(max-width: 800px) 100vw, 800px" srcset="../images/a-480.webp 480w, '
-            '../images/a-960.webp 960w" type="image/webp"><img alt="x" decoding="async" height="900" loading="lazy" '
-            'src="../images/a.png" width="1600"></picture></p>')
+    ours = (
+        '<p><picture><source sizes="(max-width: 800px) 100vw, 800px" srcset="../images/a-480.webp 480w, '
+        '../images/a-960.webp 960w" type="image/webp"><img alt="x" decoding="async" height="900" loading="lazy" '
+        'src="../images/a.png" width="1600"></picture></p>'
+    )
     assert clean_html(ours).text == ours
     for hostile in ("javascript:alert(1) 480w", "x.webp 480w, data:image/svg+xml,<svg/onload=alert(1)> 960w"):
         cleaned = clean_html(f'<picture><source srcset="{html.escape(hostile)}"><img src="a.png"></picture>').text

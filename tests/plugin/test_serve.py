@@ -61,8 +61,9 @@ def serve_build(config: Path, *, first: bool = False) -> BlogServicePlugin:
     return plugin
 
 
-def test_background_sync_signals_changes_only(tmp_path: Path, service: Service, db: Database, owner: Owner,
-                                              caplog: pytest.LogCaptureFixture) -> None:
+def test_background_sync_signals_changes_only(
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO)
     add_article(db, owner.blog_id, "First words", minutes_ago=5)
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
@@ -89,8 +90,10 @@ def test_background_sync_signals_changes_only(tmp_path: Path, service: Service, 
     poll_now()
     signalled = snapshot(cache)
     assert signalled[SIGNAL] != quiet[SIGNAL]
-    assert re.search(r"blogsvc: 1 new, 0 updated, 0 deleted, 1 unchanged in \S+ s \(background sync: rebuilding the site\)",
-                     caplog.text)
+    assert re.search(
+        r"blogsvc: 1 new, 0 updated, 0 deleted, 1 unchanged in \S+ s \(background sync: rebuilding the site\)",
+        caplog.text,
+    )
 
     service.requests.clear()
     caplog.clear()
@@ -111,8 +114,9 @@ def test_background_sync_signals_changes_only(tmp_path: Path, service: Service, 
     assert snapshot(cache)[SIGNAL] == signalled[SIGNAL]
 
 
-def test_a_rate_limited_background_sync_warns_once(tmp_path: Path, db: Database, owner: Owner,
-                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_a_rate_limited_background_sync_warns_once(
+    tmp_path: Path, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture
+) -> None:
     """Found by review: the service's 429 says "retry after N seconds", N counting down, so each
     attempt was a new message to `WarnOnce` and the warning came again at every attempt."""
     start_of_window(db, 600)  # the attempts below, 5 s or so, all in the window the build spends
@@ -133,8 +137,9 @@ def test_a_rate_limited_background_sync_warns_once(tmp_path: Path, db: Database,
     assert len(warnings) == 1 and "HTTP 429" in warnings[0], warnings
 
 
-def test_background_sync_waits_while_another_process_holds_the_cache(tmp_path: Path, service: Service, db: Database,
-                                                                     owner: Owner) -> None:
+def test_background_sync_waits_while_another_process_holds_the_cache(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     add_article(db, owner.blog_id, "First words")
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
     coordinator = serve_build(config, first=True).coordinator
@@ -148,8 +153,9 @@ def test_background_sync_waits_while_another_process_holds_the_cache(tmp_path: P
     assert not coordinator.lock.locked()
 
 
-def test_on_serve_starts_and_on_shutdown_stops_the_poller(tmp_path: Path, service: Service, db: Database,
-                                                          owner: Owner) -> None:
+def test_on_serve_starts_and_on_shutdown_stops_the_poller(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)
     plugin = serve_build(config, first=True)
     server = LiveReloadServer(builder=lambda: None, host="127.0.0.1", port=0, root=str(tmp_path / "site"))
@@ -168,8 +174,9 @@ def test_on_serve_starts_and_on_shutdown_stops_the_poller(tmp_path: Path, servic
     server.server_close()
 
 
-def test_what_serve_watches_follows_edits_of_mkdocs_yml(tmp_path: Path, service: Service, db: Database,
-                                                       owner: Owner) -> None:
+def test_what_serve_watches_follows_edits_of_mkdocs_yml(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found by review: a template added, or a cache_dir changed, while serving was never
     watched (MkDocs calls on_serve once); the new cache was built empty, as if just synced."""
     add_article(db, owner.blog_id, "Served")
@@ -186,7 +193,9 @@ def test_what_serve_watches_follows_edits_of_mkdocs_yml(tmp_path: Path, service:
         config.write_text(yaml.safe_dump(edited, sort_keys=False), encoding="utf-8")
         serve_build(config)  # the rebuild MkDocs runs when mkdocs.yml changes
         assert plugin.last_report is not None and plugin.last_report.new, "the new cache is synced at once"
-        assert "From the new template." in (tmp_path / "site" / "blog" / "posts" / "served" / "index.html").read_text(encoding="utf-8")
+        assert "From the new template." in (tmp_path / "site" / "blog" / "posts" / "served" / "index.html").read_text(
+            encoding="utf-8"
+        )
         assert old_signal not in server._watched_paths
         assert {str(tmp_path / ".cache" / "other" / SIGNAL), str(tmp_path / "page.md.j2")} <= set(server._watched_paths)
     finally:
@@ -202,7 +211,8 @@ def edit_plugin(config: Path, **changes: object) -> None:
 
 
 def test_background_sync_pauses_when_mkdocs_yml_switches_the_plugin_off_while_serving(
-        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found by review: with `enabled: false` set while serving, the background sync went on
     syncing with the old settings and rebuilding the site at each change of the blog."""
     add_article(db, owner.blog_id, "Served")
@@ -234,7 +244,8 @@ def test_background_sync_pauses_when_mkdocs_yml_switches_the_plugin_off_while_se
 
 
 def test_background_sync_stops_when_the_plugin_is_taken_out_of_mkdocs_yml_while_serving(
-        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Taken out of mkdocs.yml while serving, the plugin is never called again (MkDocs keeps its
     instance), yet its background sync went on syncing and rebuilding the site at each change
     of the blog. It pauses from the edit; put back, the plugin syncs again."""
@@ -266,7 +277,8 @@ def test_background_sync_stops_when_the_plugin_is_taken_out_of_mkdocs_yml_while_
 
 @pytest.mark.parametrize("off", [{"sync_interval": 0}, {"offline": True}, {"enabled": False}])
 def test_background_sync_starts_when_mkdocs_yml_switches_it_on_while_serving(
-        tmp_path: Path, service: Service, db: Database, owner: Owner, off: dict[str, object]) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner, off: dict[str, object]
+) -> None:
     """Found by review: MkDocs calls on_serve once, so a background sync off when `mkdocs serve`
     started (sync_interval: 0, offline: true, enabled: false) never started once mkdocs.yml
     switched it on."""
@@ -302,7 +314,8 @@ def reloading_server(tmp_path: Path, config: Path, plugin: BlogServicePlugin) ->
 
 
 def test_the_site_still_rebuilds_after_the_cache_folder_is_deleted_while_serving(
-        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found by review: deleting the cache folder while serving (the troubleshooting page's advice
     for a damaged cache) took the server's watch of the signal file with it: the background
     sync logged "rebuilding the site" at each change of the blog, and nothing was rebuilt."""
@@ -319,7 +332,8 @@ def test_the_site_still_rebuilds_after_the_cache_folder_is_deleted_while_serving
 
 
 def test_the_site_still_rebuilds_when_a_rebuild_came_between_the_deletion_and_the_next_sync(
-        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found by review: a rebuild right after the cache folder was deleted (an edit of a page)
     recorded the new folder as the watched one without watching it again; the server's watch had
     died with the old folder, so no change of the blog rebuilt the site any more."""
@@ -338,7 +352,8 @@ def test_the_site_still_rebuilds_when_a_rebuild_came_between_the_deletion_and_th
 
 
 def test_the_site_still_rebuilds_when_the_recreated_cache_folder_has_the_old_inode_number(
-        tmp_path: Path, service: Service, db: Database, owner: Owner) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found by review: a folder deleted and created again often gets the same inode number
     (ext4 gives a freed inode back at once), so comparing (st_dev, st_ino) took the recreated
     cache folder for the watched one: its dead watch was not renewed, and the site never rebuilt."""
@@ -362,8 +377,9 @@ def test_the_site_still_rebuilds_when_the_recreated_cache_folder_has_the_old_ino
         assert rebuilds.acquire(timeout=15), "and so does the next change of the blog"
 
 
-def test_a_sync_interval_shortened_while_serving_counts_at_once(tmp_path: Path, service: Service, db: Database,
-                                                                 owner: Owner) -> None:
+def test_a_sync_interval_shortened_while_serving_counts_at_once(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """Found by review: the background sync slept out the old sync_interval (an hour, say)
     before it read the new one from mkdocs.yml."""
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=3600)
@@ -383,7 +399,8 @@ def test_a_sync_interval_shortened_while_serving_counts_at_once(tmp_path: Path, 
 
 
 def test_a_rebuild_after_an_edit_of_mkdocs_yml_syncs_itself_and_rebuilds_once(
-        tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, service: Service, db: Database, owner: Owner, caplog: pytest.LogCaptureFixture
+) -> None:
     """Found by review: on_config woke the background sync before the build's own sync; with a
     sync due (a new cache_dir, the plugin switched on again after a pause) it synced first and
     raised the signal, so the site was built twice for one edit of mkdocs.yml."""
@@ -399,8 +416,9 @@ def test_a_rebuild_after_an_edit_of_mkdocs_yml_syncs_itself_and_rebuilds_once(
             edit_plugin(config, cache_dir=f".cache/new{attempt}")  # a new cache: a sync is due
             caplog.clear()
             serve_build(config)  # the rebuild MkDocs runs when mkdocs.yml changes
-            assert "background sync" not in caplog.text and "built from the cache" not in caplog.text, \
+            assert "background sync" not in caplog.text and "built from the cache" not in caplog.text, (
                 "the build syncs itself"
+            )
             assert not rebuilds.acquire(timeout=0.7), "one edit of mkdocs.yml, one build"
     finally:
         plugin.on_shutdown()
@@ -479,7 +497,10 @@ def test_mkdocs_serve_shows_an_article_published_on_the_service(tmp_path: Path, 
         # --livereload: with Click 8.2.2 to 8.3.x, MkDocs 1.6.1 starts without it (mkdocs#4032).
         process = subprocess.Popen(
             [sys.executable, "-m", "mkdocs", "serve", "--livereload", "-a", f"127.0.0.1:{port}", "-f", str(config)],
-            cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+            cwd=tmp_path,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
         )
     blog = f"http://127.0.0.1:{port}/blog/"
     try:
@@ -495,8 +516,15 @@ def test_mkdocs_serve_shows_an_article_published_on_the_service(tmp_path: Path, 
         assert again is not None and epoch(again) == epoch(first), "no rebuild without a change"
         assert served_log().count("Building documentation") == 1
 
-        added = live_server.admin("add-article", "--blog", owner_.blog_slug, "--title", "Hot off the press",
-                                  "--content", "Written while the site was being served.")
+        added = live_server.admin(
+            "add-article",
+            "--blog",
+            owner_.blog_slug,
+            "--title",
+            "Hot off the press",
+            "--content",
+            "Written while the site was being served.",
+        )
         assert added.returncode == 0, added.stderr
         page = wait_for(lambda: fetch(f"http://127.0.0.1:{port}/blog/posts/hot-off-the-press/"), 30, "the new article")
         assert "Written while the site was being served." in str(page)
@@ -527,8 +555,9 @@ def test_mkdocs_serve_shows_an_article_published_on_the_service(tmp_path: Path, 
     assert "Shutting down" in served_log()
 
 
-def test_sync_interval_0_turns_the_background_sync_off(tmp_path: Path, service: Service, db: Database,
-                                                        owner: Owner) -> None:
+def test_sync_interval_0_turns_the_background_sync_off(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """`sync_interval: 0` (settings page): the build syncs, the background sync never does
     (without the check it would sync at every poll, hammering the service)."""
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=0)
@@ -540,8 +569,9 @@ def test_sync_interval_0_turns_the_background_sync_off(tmp_path: Path, service: 
     assert [request for request in service.requests if "/api/v1/sync" in request] == synced
 
 
-def test_a_build_after_an_interrupted_one_takes_the_locks_again(tmp_path: Path, service: Service, db: Database,
-                                                               owner: Owner) -> None:
+def test_a_build_after_an_interrupted_one_takes_the_locks_again(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
     """A build interrupted after on_pre_build (Ctrl-C) never reached end_build: the next build
     releases what it held instead of waiting forever for its own locks."""
     config = make_site(tmp_path, service.url, issue_access_token(db, owner), sync_interval=60)

@@ -81,28 +81,46 @@ def test_the_reference_service_says_it_takes_gzip_and_is_sent_gzip(app, db) -> N
 
     token = issue_access_token(db, owner)
     unknown = [models.KnownArticle(f"c{n:024d}", "0" * 64) for n in range(1000)]  # about 100 kB
-    with BlogServiceClient(IN_PROCESS_URL, transport=httpx.WSGITransport(app=app), tokens=Token(),
-                           encodings=encodings) as client:
+    with BlogServiceClient(
+        IN_PROCESS_URL, transport=httpx.WSGITransport(app=app), tokens=Token(), encodings=encodings
+    ) as client:
         client._http.event_hooks["request"].append(requests.append)
         client.sync(unknown)  # nothing said yet: plain
         assert "Content-Encoding" not in requests[-1].headers and encodings.takes_gzip(IN_PROCESS_URL)
         assert len(client.sync(unknown).deleted) == 1000
-        assert requests[-1].headers["Content-Encoding"] == "gzip" and len(requests[-1].content) < api_module.GZIP_ABOVE_BYTES
+        assert (
+            requests[-1].headers["Content-Encoding"] == "gzip"
+            and len(requests[-1].content) < api_module.GZIP_ABOVE_BYTES
+        )
 
 
 def test_the_reference_service_names_gzip_on_its_sync_answers_and_its_415(api: httpx.Client) -> None:
     assert api.post("/api/v1/sync", json={"knownArticles": []}).headers["Accept-Encoding"] == "gzip"
-    refused = api.post("/api/v1/sync", content=b"{}", headers={"Content-Type": "application/json",
-                                                                "Content-Encoding": "br"})
+    refused = api.post(
+        "/api/v1/sync", content=b"{}", headers={"Content-Type": "application/json", "Content-Encoding": "br"}
+    )
     assert refused.status_code == 415 and refused.headers["Accept-Encoding"] == "gzip"
     assert "Accept-Encoding" not in api.get("/api/v1/status").headers
 
 
-@pytest.mark.parametrize(("value", "takes"), [
-    ("gzip", True), ("GZIP", True), ("x-gzip", True), ("identity, gzip;q=0.5", True), ("*", True),
-    ("", False), ("identity", False), ("gzip;q=0", False), ("gzip;q=0.000", False), ("*, gzip;q=0", False),
-    ("br", False), ("gzip;q=nonsense", False), ("*;q=0", False),
-])
+@pytest.mark.parametrize(
+    ("value", "takes"),
+    [
+        ("gzip", True),
+        ("GZIP", True),
+        ("x-gzip", True),
+        ("identity, gzip;q=0.5", True),
+        ("*", True),
+        ("", False),
+        ("identity", False),
+        ("gzip;q=0", False),
+        ("gzip;q=0.000", False),
+        ("*, gzip;q=0", False),
+        ("br", False),
+        ("gzip;q=nonsense", False),
+        ("*;q=0", False),
+    ],
+)
 def test_accept_encoding_is_read_as_rfc_9110_spells_it(value: str, takes: bool) -> None:
     assert accepts_gzip(value) is takes
 
@@ -110,5 +128,7 @@ def test_accept_encoding_is_read_as_rfc_9110_spells_it(value: str, takes: bool) 
 def test_a_client_with_no_transport_of_its_own_shares_the_process_memory() -> None:
     with BlogServiceClient("http://127.0.0.1:9") as client:
         assert client.encodings is api_module.PROCESS_ENCODINGS
-    with BlogServiceClient("http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(200))) as client:
+    with BlogServiceClient(
+        "http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(200))
+    ) as client:
         assert client.encodings is not api_module.PROCESS_ENCODINGS

@@ -9,33 +9,50 @@ import pytest
 from mkdocs_blogsvc.summary import LIMIT, summarise
 
 
-@pytest.mark.parametrize(("markdown_text", "expected"), [
-    ("# Title\n\n![cover](x.png)\n\nFirst **bold** para, [a link](https://x.test/) and `code`.\n\nSecond.",
-     "First bold para, a link and code. Second."),
-    ("```python\nprint('no')\n\nstill code\n```\n\nAfter the code &amp; more.", "After the code & more."),
-    ("~~~~\n```\nnot closed by three backticks\n~~~~\n\nProse.", "Prose."),
-    ("Setext\n======\n\nOther\n---\n\n- a list\n- of items\n\n1. numbered\n\n> a quote\n\nText.", "Text."),
-    ("    indented code\n\n| a | b |\n|---|---|\n\n!!! note\n    admonition\n\n[ref]: https://x.test/\n\nText.",
-     "Text."),
-    ("<div>an HTML block</div>\n\n<!-- more -->\n\n***\n\nText.", "Text."),
-    ("Line one\nline two.\n\n*Emphasis* first, \\*escaped\\* and &copy;.", "Line one line two. Emphasis first, *escaped* and ©."),
-    ("A note[^1] and a [link](https://x.test/){ target=_blank } with {: .big #top } marks, {kept}.\n\n[^1]: The note.",
-     "A note and a link with marks, {kept}."),
-])
+@pytest.mark.parametrize(
+    ("markdown_text", "expected"),
+    [
+        (
+            "# Title\n\n![cover](x.png)\n\nFirst **bold** para, [a link](https://x.test/) and `code`.\n\nSecond.",
+            "First bold para, a link and code. Second.",
+        ),
+        ("```python\nprint('no')\n\nstill code\n```\n\nAfter the code &amp; more.", "After the code & more."),
+        ("~~~~\n```\nnot closed by three backticks\n~~~~\n\nProse.", "Prose."),
+        ("Setext\n======\n\nOther\n---\n\n- a list\n- of items\n\n1. numbered\n\n> a quote\n\nText.", "Text."),
+        (
+            "    indented code\n\n| a | b |\n|---|---|\n\n!!! note\n    admonition\n\n[ref]: https://x.test/\n\nText.",
+            "Text.",
+        ),
+        ("<div>an HTML block</div>\n\n<!-- more -->\n\n***\n\nText.", "Text."),
+        (
+            "Line one\nline two.\n\n*Emphasis* first, \\*escaped\\* and &copy;.",
+            "Line one line two. Emphasis first, *escaped* and ©.",
+        ),
+        (
+            "A note[^1] and a [link](https://x.test/){ target=_blank } with {: .big #top } marks, {kept}.\n\n[^1]: The note.",
+            "A note and a link with marks, {kept}.",
+        ),
+    ],
+)
 def test_the_first_prose_paragraphs_as_plain_text(markdown_text: str, expected: str) -> None:
     assert summarise(markdown_text) == expected
 
 
-@pytest.mark.parametrize(("markdown_text", "expected"), [
-    ('=== "Python"\n\n    ```py\n    print(1)\n    ```\n\n===+ "Shell"\n    ls\n\nText.', "Text."),
-    ("<!-- a draft\n\nof two paragraphs -->\n\nText.", "Text."),
-    ("$$\nE = mc^2\n$$\n\n\\begin{align}\nx\n\\end{align}\n\nText.", "Text."),
-    ("Term\n:   Its definition.\n\nOther term\n\n:   A loose definition.\n\nText.", "Text."),
-    ("Name | Value\n---- | -----\na | 1\n\nText.", "Text."),
-    ('/// details | Title\nInside.\n///\n\n--8<-- "part.md"\n\nText.', "Text."),
-    ("Ship it :rocket: now :material-check:. At 10:30:00, ==marked==, ~~gone~~, ^^new^^ and ++ctrl+c++.",
-     "Ship it now. At 10:30:00, marked, gone, new and ctrl+c."),
-])
+@pytest.mark.parametrize(
+    ("markdown_text", "expected"),
+    [
+        ('=== "Python"\n\n    ```py\n    print(1)\n    ```\n\n===+ "Shell"\n    ls\n\nText.', "Text."),
+        ("<!-- a draft\n\nof two paragraphs -->\n\nText.", "Text."),
+        ("$$\nE = mc^2\n$$\n\n\\begin{align}\nx\n\\end{align}\n\nText.", "Text."),
+        ("Term\n:   Its definition.\n\nOther term\n\n:   A loose definition.\n\nText.", "Text."),
+        ("Name | Value\n---- | -----\na | 1\n\nText.", "Text."),
+        ('/// details | Title\nInside.\n///\n\n--8<-- "part.md"\n\nText.', "Text."),
+        (
+            "Ship it :rocket: now :material-check:. At 10:30:00, ==marked==, ~~gone~~, ^^new^^ and ++ctrl+c++.",
+            "Ship it now. At 10:30:00, marked, gone, new and ctrl+c.",
+        ),
+    ],
+)
 def test_material_syntax_is_no_prose(markdown_text: str, expected: str) -> None:
     """Review finding: content tabs, multi-paragraph comments, math, definition lists, tables
     without a leading pipe, pymdownx blocks and snippets were taken as prose; reference links,
@@ -44,8 +61,11 @@ def test_material_syntax_is_no_prose(markdown_text: str, expected: str) -> None:
 
 
 def test_reference_links_show_their_text_wherever_their_definitions_are() -> None:
-    text = ("See [the docs][docs], [the API][] or [nothing].\n\n" + "More. " * 1000 +
-            "\n\n[docs]: https://x.test/d\n[The API]: https://x.test/a")
+    text = (
+        "See [the docs][docs], [the API][] or [nothing].\n\n"
+        + "More. " * 1000
+        + "\n\n[docs]: https://x.test/d\n[The API]: https://x.test/a"
+    )
     assert summarise(text, limit=44) == "See the docs, the API or [nothing]. More…"
 
 
@@ -80,11 +100,14 @@ def test_the_limit_counts_the_ellipsis_and_a_text_that_fits_is_whole() -> None:
     assert summarise("abcdefghijkl", limit=10) == "abcdefghi…"
 
 
-@pytest.mark.parametrize(("markdown_text", "expected"), [
-    ("```\nx = '```'\ncode line\n```\n\nText.", "Text."),  # backticks inside a fence do not close it
-    ("  ```\n  code\n\n  more code\n  ```\n\nText.", "Text."),  # an indented fence is a fence
-    ("Is a == b and c ++ d? {==kept==}", "Is a == b and c ++ d? {==kept==}"),  # operators, not marks
-])
+@pytest.mark.parametrize(
+    ("markdown_text", "expected"),
+    [
+        ("```\nx = '```'\ncode line\n```\n\nText.", "Text."),  # backticks inside a fence do not close it
+        ("  ```\n  code\n\n  more code\n  ```\n\nText.", "Text."),  # an indented fence is a fence
+        ("Is a == b and c ++ d? {==kept==}", "Is a == b and c ++ d? {==kept==}"),  # operators, not marks
+    ],
+)
 def test_fences_and_operators(markdown_text: str, expected: str) -> None:
     assert summarise(markdown_text) == expected
 
@@ -99,8 +122,10 @@ def test_a_summary_is_never_longer_than_the_limit_and_whole_when_it_fits() -> No
     else a start of it (cut at a word, or in a word longer than the limit) and "…"."""
     chance = random.Random(1)
     for _ in range(2000):
-        text = " ".join("".join(chance.choice("abcdefgh") for _ in range(chance.randint(1, 12)))
-                        for _ in range(chance.randint(1, 8)))
+        text = " ".join(
+            "".join(chance.choice("abcdefgh") for _ in range(chance.randint(1, 12)))
+            for _ in range(chance.randint(1, 8))
+        )
         limit = chance.randint(2, 40)
         summary = summarise(text, limit=limit)
         assert summary is not None and len(summary) <= limit, (text, limit, summary)

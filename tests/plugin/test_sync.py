@@ -70,8 +70,15 @@ def mock_client(tmp_path: Path, handler: Callable[[httpx.Request], httpx.Respons
 def with_cover(db: Database, owner: Owner, title: str, **fields) -> str:  # type: ignore[no-untyped-def]
     with db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, PNG)
-    return add_article(db, owner.blog_id, title, cover_media_key=key, inline_media_keys=[key],
-                       content=f"# {title}\n\n![inline]({tables.MEDIA_PLACEHOLDER}{key})\n", **fields)
+    return add_article(
+        db,
+        owner.blog_id,
+        title,
+        cover_media_key=key,
+        inline_media_keys=[key],
+        content=f"# {title}\n\n![inline]({tables.MEDIA_PLACEHOLDER}{key})\n",
+        **fields,
+    )
 
 
 def render(cache_dir: Path, index: bool = False):  # type: ignore[no-untyped-def]
@@ -109,12 +116,21 @@ def test_changes_on_the_service_are_applied_and_old_files_removed(db: Database, 
     render(cache_dir)
     before = snapshot(cache_dir)
     with db.session(write=True) as session:
-        session.execute(update(tables.Article).where(tables.Article.id == edit).values(title="Edited", updated_at=db.now() + timedelta(minutes=1)))
+        session.execute(
+            update(tables.Article)
+            .where(tables.Article.id == edit)
+            .values(title="Edited", updated_at=db.now() + timedelta(minutes=1))
+        )
         session.execute(update(tables.Article).where(tables.Article.id == hide).values(status="unpublished"))
         session.execute(tables.Article.__table__.delete().where(tables.Article.id == gone))
     added = add_article(db, owner.blog_id, "Added")
     state, report = sync_cache(Cache(cache_dir), client)
-    assert (report.new, report.updated, sorted(report.deleted), report.unchanged) == ([added], [edit], sorted([hide, gone]), 1)
+    assert (report.new, report.updated, sorted(report.deleted), report.unchanged) == (
+        [added],
+        [edit],
+        sorted([hide, gone]),
+        1,
+    )
     assert "1 new, 1 updated, 2 deleted, 1 unchanged in " in report.summary()
     assert set(state.articles) == {keep, edit, added}
     site = render(cache_dir)
@@ -140,7 +156,8 @@ def test_a_second_sync_without_changes_rewrites_nothing(db: Database, blog) -> N
 
 
 def test_new_article_files_are_durable_before_the_manifest_that_names_them(  # type: ignore[no-untyped-def]
-        db: Database, blog, monkeypatch: pytest.MonkeyPatch) -> None:
+    db: Database, blog, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The articles of a sync are written without an fsync each, then made durable together
     (one fsync per file, their folder once), and only then is the manifest written."""
     owner, client, cache_dir = blog
@@ -246,8 +263,11 @@ def test_an_update_that_keeps_its_image_urls_downloads_nothing(db: Database, blo
     images = state.manifest.entries[article_id].images
     assert len(images) == 1 and any(path.startswith("/media/") for path in seen)
     with db.session() as session:
-        session.execute(update(tables.Article).where(tables.Article.id == article_id).values(
-            title="One, edited", updated_at=db.now() + timedelta(minutes=1)))
+        session.execute(
+            update(tables.Article)
+            .where(tables.Article.id == article_id)
+            .values(title="One, edited", updated_at=db.now() + timedelta(minutes=1))
+        )
     seen.clear()
     state, report = sync_cache(Cache(cache_dir), client)
     assert report.updated == [article_id]
@@ -256,11 +276,15 @@ def test_an_update_that_keeps_its_image_urls_downloads_nothing(db: Database, blo
     assert (cache_dir / next(iter(images.values()))).read_bytes() == PNG
 
 
-def test_image_urls_are_logged_without_their_query_string(tmp_path: Path, blog, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
+def test_image_urls_are_logged_without_their_query_string(
+    tmp_path: Path, blog, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
     _owner, _client, cache_dir = blog
     caplog.set_level(logging.DEBUG)
-    signed = sample_article(coverImageUrl="https://cdn.test/cover.png?token=secret-1",
-                            inlineImageUrls=["https://cdn.test/inline.png?X-Signature=secret-2#frag-secret-3"])
+    signed = sample_article(
+        coverImageUrl="https://cdn.test/cover.png?token=secret-1",
+        inlineImageUrls=["https://cdn.test/inline.png?X-Signature=secret-2#frag-secret-3"],
+    )
     answer = {"new": [signed.to_json()], "updated": [], "deleted": [], "syncedAt": format_timestamp(signed.updated_at)}
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -276,18 +300,31 @@ def test_image_urls_are_logged_without_their_query_string(tmp_path: Path, blog, 
         _state, report = sync_cache(Cache(cache_dir), client)
     assert len(report.image_failures) == 2
     ours = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("mkdocs"))
-    assert "image https://cdn.test/cover.png of article" in ours and "image https://cdn.test/inline.png of article" in ours
+    assert (
+        "image https://cdn.test/cover.png of article" in ours and "image https://cdn.test/inline.png of article" in ours
+    )
     assert "secret" not in ours
 
 
-@pytest.mark.parametrize(("body", "problem"), [
-    (b"{not json", "not JSON"),
-    (b"[]", "sync answer is not a JSON object"),
-    (b'{"new": {}, "updated": [], "deleted": [], "syncedAt": "2025-01-01T00:00:00.000Z"}', "field \'new\' has the wrong type"),
-    (b'{"new": [], "updated": [], "syncedAt": "2025-01-01T00:00:00.000Z"}', "field \'deleted\' is missing"),
-])
-def test_a_malformed_sync_answer_leaves_the_cache_untouched(db: Database, blog, tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                           body: bytes, problem: str) -> None:
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b"{not json", "not JSON"),
+        (b"[]", "sync answer is not a JSON object"),
+        (
+            b'{"new": {}, "updated": [], "deleted": [], "syncedAt": "2025-01-01T00:00:00.000Z"}',
+            "field 'new' has the wrong type",
+        ),
+        (b'{"new": [], "updated": [], "syncedAt": "2025-01-01T00:00:00.000Z"}', "field 'deleted' is missing"),
+    ],
+)
+def test_a_malformed_sync_answer_leaves_the_cache_untouched(
+    db: Database,
+    blog,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+    body: bytes,
+    problem: str,
+) -> None:
     owner, client, cache_dir = blog
     with_cover(db, owner, "One")
     sync_cache(Cache(cache_dir), client)
@@ -302,12 +339,20 @@ def test_a_malformed_sync_answer_leaves_the_cache_untouched(db: Database, blog, 
     assert snapshot(cache_dir) == before
 
 
-@pytest.mark.parametrize(("contradict", "problem"), [
-    (lambda answer: {**answer, "new": answer["new"] + answer["new"][:1]}, "is listed twice among new and updated"),
-    (lambda answer: {**answer, "deleted": [answer["new"][0]["id"]]}, "is listed as changed and as deleted"),
-])
+@pytest.mark.parametrize(
+    ("contradict", "problem"),
+    [
+        (lambda answer: {**answer, "new": answer["new"] + answer["new"][:1]}, "is listed twice among new and updated"),
+        (lambda answer: {**answer, "deleted": [answer["new"][0]["id"]]}, "is listed as changed and as deleted"),
+    ],
+)
 def test_a_sync_answer_that_contradicts_itself_is_refused_whole(  # type: ignore[no-untyped-def]
-    db: Database, blog, app, tmp_path: Path, contradict: Callable[[dict[str, Any]], dict[str, Any]], problem: str,
+    db: Database,
+    blog,
+    app,
+    tmp_path: Path,
+    contradict: Callable[[dict[str, Any]], dict[str, Any]],
+    problem: str,
 ) -> None:
     """Found by review: a duplicated article was counted twice (the last copy won), and one
     both updated and deleted was kept, silently; the spec's answer has neither."""
@@ -371,18 +416,30 @@ def fail_saving_the_manifest(monkeypatch: pytest.MonkeyPatch, cache_dir: Path, c
 
 
 def kill_a_sync_process(monkeypatch: pytest.MonkeyPatch, cache_dir: Path, client: BlogServiceClient) -> None:
-    child = subprocess.run([sys.executable, "-c", KILLED_CHILD, str(cache_dir.parent)], cwd=REPO,
-                           check=False, capture_output=True, text=True, timeout=60)
+    child = subprocess.run(
+        [sys.executable, "-c", KILLED_CHILD, str(cache_dir.parent)],
+        cwd=REPO,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert child.returncode == -signal.SIGKILL, child.stderr
     assert list(cache_dir.glob(".manifest.json.*.tmp")), "the child died while writing the manifest"
 
 
-@pytest.mark.parametrize("interrupt", [
-    pytest.param(fail_saving_the_manifest, id="manifest-save-fails"),
-    pytest.param(kill_a_sync_process, id="sigkill", marks=pytest.mark.slow),
-])
+@pytest.mark.parametrize(
+    "interrupt",
+    [
+        pytest.param(fail_saving_the_manifest, id="manifest-save-fails"),
+        pytest.param(kill_a_sync_process, id="sigkill", marks=pytest.mark.slow),
+    ],
+)
 def test_an_interrupted_sync_leaves_the_previous_cache_usable_and_the_next_sync_repairs_it(  # type: ignore[no-untyped-def]
-    db: Database, blog, monkeypatch: pytest.MonkeyPatch, interrupt: Callable[..., None],
+    db: Database,
+    blog,
+    monkeypatch: pytest.MonkeyPatch,
+    interrupt: Callable[..., None],
 ) -> None:
     owner, client, cache_dir = blog
     edit = with_cover(db, owner, "Edit")
@@ -390,8 +447,11 @@ def test_an_interrupted_sync_leaves_the_previous_cache_usable_and_the_next_sync_
     sync_cache(Cache(cache_dir), client)
     render(cache_dir)
     with db.session() as session:
-        session.execute(update(tables.Article).where(tables.Article.id == edit).values(
-            title="Edited", updated_at=db.now() + timedelta(minutes=1)))
+        session.execute(
+            update(tables.Article)
+            .where(tables.Article.id == edit)
+            .values(title="Edited", updated_at=db.now() + timedelta(minutes=1))
+        )
         session.execute(tables.Article.__table__.delete().where(tables.Article.id == gone))
     added = with_cover(db, owner, "Added")
 
@@ -420,7 +480,9 @@ def test_an_interrupted_sync_leaves_the_previous_cache_usable_and_the_next_sync_
 
 
 def test_the_cache_lock_excludes_other_holders_and_names_the_cache_when_it_gives_up(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO)
     cache_dir = tmp_path / "cache"
@@ -445,12 +507,17 @@ def test_recorded_data_follows_its_article_through_updates_and_goes_with_it(db: 
     sync_cache(cache, client)
     manifest = cache.load()
     for article_id in (kept, gone):
-        manifest.entries[article_id] = replace(manifest.entries[article_id], records={"urls": [f"blog/posts/{article_id}/"]})
+        manifest.entries[article_id] = replace(
+            manifest.entries[article_id], records={"urls": [f"blog/posts/{article_id}/"]}
+        )
     manifest.records = {**manifest.records, "redirects": {"old/": "new/"}}  # blogSlug kept
     cache.save(manifest)
     with db.session(write=True) as session:
-        session.execute(update(tables.Article).where(tables.Article.id == kept).values(
-            title="Kept, edited", updated_at=db.now() + timedelta(minutes=1)))
+        session.execute(
+            update(tables.Article)
+            .where(tables.Article.id == kept)
+            .values(title="Kept, edited", updated_at=db.now() + timedelta(minutes=1))
+        )
         session.execute(tables.Article.__table__.delete().where(tables.Article.id == gone))
     contents, report = sync_cache(cache, client)
     assert (report.updated, report.deleted) == ([kept], [gone])
@@ -459,7 +526,9 @@ def test_recorded_data_follows_its_article_through_updates_and_goes_with_it(db: 
     assert gone not in cache.load().entries and cache.load().records == manifest.records
 
 
-def test_a_skipped_article_id_is_logged_so_it_cannot_forge_a_line(tmp_path: Path, blog, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
+def test_a_skipped_article_id_is_logged_so_it_cannot_forge_a_line(
+    tmp_path: Path, blog, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
     _owner, _client, cache_dir = blog
     forged = "ck1\nINFO    -  blogsvc: all articles verified safe\x1b[2K"
     article = {"id": forged, "slug": "s", "title": "T"}  # skipped twice over: a bad id, missing fields
@@ -538,8 +607,14 @@ def test_files_of_a_killed_sync_do_not_stay_forever(db: Database, blog, where: s
         with db.session(write=True) as session:
             session.execute(tables.Article.__table__.delete().where(tables.Article.id == second))
 
-    child = subprocess.run([sys.executable, "-c", KILLED_AT_CHILD, str(cache_dir.parent), where], cwd=REPO,
-                           check=False, capture_output=True, text=True, timeout=60)
+    child = subprocess.run(
+        [sys.executable, "-c", KILLED_AT_CHILD, str(cache_dir.parent), where],
+        cwd=REPO,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert child.returncode == -signal.SIGKILL, child.stderr
 
     # Before the next sync the blog changes again: the killed sync's new files are not wanted.

@@ -24,7 +24,10 @@ Script = Callable[[str, int], tuple[bytes, bool]]
 
 def answer(body: bytes) -> bytes:
     """A 200 answer with `body` as JSON, its length declared."""
-    return f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode("ascii") + body
+    return (
+        f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode("ascii")
+        + body
+    )
 
 
 class ScriptedServer(_LoopbackServer):
@@ -116,8 +119,10 @@ def test_a_body_left_unread_closes_its_connection(client: httpx.Client) -> None:
 
 
 def test_a_chunked_answer_is_read_to_its_end_and_its_connection_reused(client: httpx.Client) -> None:
-    chunked = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-               b"5\r\n{\"a\":\r\n3\r\n 1}\r\n0\r\n\r\n")
+    chunked = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b'5\r\n{"a":\r\n3\r\n 1}\r\n0\r\n\r\n'
+    )
     with ScriptedServer(lambda line, number: (chunked, True)) as server:
         assert client.get(f"{server.url}/one").json() == {"a": 1}
         assert client.get(f"{server.url}/two").json() == {"a": 1}
@@ -158,8 +163,13 @@ def test_a_header_that_would_split_the_request_is_refused_before_sending(client:
 
 
 def test_the_client_maps_a_refused_connection_to_one_clear_line() -> None:
-    refused = r"could not reach the Blog Content Service at http://127\.0\.0\.1:\d+: .*\(ConnectError\); check `base_url`"
-    with BlogServiceClient(f"http://127.0.0.1:{free_port()}", retries=0) as client, pytest.raises(errors.TransportError, match=refused):
+    refused = (
+        r"could not reach the Blog Content Service at http://127\.0\.0\.1:\d+: .*\(ConnectError\); check `base_url`"
+    )
+    with (
+        BlogServiceClient(f"http://127.0.0.1:{free_port()}", retries=0) as client,
+        pytest.raises(errors.TransportError, match=refused),
+    ):
         client.probe("/api/v1/status")
 
 
@@ -185,7 +195,8 @@ def test_no_proxy_sends_its_hosts_straight_to_the_service(monkeypatch: pytest.Mo
 
 
 def test_an_https_service_through_a_proxy_is_reached_by_a_tunnel_with_the_proxys_credentials(
-    tls_service: tuple[str, Path], monkeypatch: pytest.MonkeyPatch,
+    tls_service: tuple[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`HTTPS_PROXY` with a user and password: a `CONNECT` to the service with `Proxy-Authorization`,
     then TLS verified against the service itself (its certificate, through the tunnel)."""
@@ -207,20 +218,26 @@ def test_an_https_service_through_a_proxy_is_reached_by_a_tunnel_with_the_proxys
 
 
 @pytest.mark.parametrize("scheme", ["https", "http"])
-def test_a_proxy_refusing_the_request_is_named_without_its_password(monkeypatch: pytest.MonkeyPatch, scheme: str) -> None:
+def test_a_proxy_refusing_the_request_is_named_without_its_password(
+    monkeypatch: pytest.MonkeyPatch, scheme: str
+) -> None:
     """A 407 is the proxy's answer, not the service's: for an https service the tunnel is refused,
     for an http one the request (which then never reached the service)."""
     with StatusServer(407) as proxy:
         monkeypatch.setenv(f"{scheme.upper()}_PROXY", f"http://ci:hunter2@127.0.0.1:{proxy.port}")
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        with BlogServiceClient(f"{scheme}://blog.invalid", retries=0) as client, \
-                pytest.raises(errors.TransportError) as caught:
+        with (
+            BlogServiceClient(f"{scheme}://blog.invalid", retries=0) as client,
+            pytest.raises(errors.TransportError) as caught,
+        ):
             client.probe("/api/v1/status")
     message = str(caught.value)
     refusal = "Tunnel connection failed: 407" if scheme == "https" else "407 "
-    assert message.startswith(f"could not reach the Blog Content Service at {scheme}://blog.invalid: through the proxy "
-                              f"127.0.0.1:{proxy.port}: {refusal}"), message
+    assert message.startswith(
+        f"could not reach the Blog Content Service at {scheme}://blog.invalid: through the proxy "
+        f"127.0.0.1:{proxy.port}: {refusal}"
+    ), message
     assert "hunter2" not in message and "\n" not in message
 
 
@@ -244,11 +261,18 @@ def test_a_proxy_dripping_its_answer_costs_at_most_the_deadline(monkeypatch: pyt
         assert proxy.bytes_sent > 0
 
 
-@pytest.mark.parametrize(("start", "more"), [
-    (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: ", b"a"),
-    (b"", b"HTTP/1.1 100 Continue\r\n\r\n"),
-    (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n", b"X-T: a\r\n"),
-], ids=["dripped-header", "endless-100-continue", "endless-trailers"])
+@pytest.mark.parametrize(
+    ("start", "more"),
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: ", b"a"),
+        (b"", b"HTTP/1.1 100 Continue\r\n\r\n"),
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n",
+            b"X-T: a\r\n",
+        ),
+    ],
+    ids=["dripped-header", "endless-100-continue", "endless-trailers"],
+)
 def test_an_answer_that_never_ends_inside_http_client_costs_at_most_the_deadline(start: bytes, more: bytes) -> None:
     """Review finding: http.client reads a status line, headers, `100 Continue` heads and a
     chunked body's trailers inside one call, each read with the per-read timeout: a server
@@ -257,8 +281,10 @@ def test_an_answer_that_never_ends_inside_http_client_costs_at_most_the_deadline
 
     from tests.hostile import EndlessHeadServer
 
-    with EndlessHeadServer(start, more) as server, \
-            BlogServiceClient(server.url, tokens=FixedTokens("svc_at_one"), timeout=1.0) as client:  # type: ignore[arg-type]
+    with (
+        EndlessHeadServer(start, more) as server,
+        BlogServiceClient(server.url, tokens=FixedTokens("svc_at_one"), timeout=1.0) as client,
+    ):  # type: ignore[arg-type]
         client.begin_deadline()
         started = time.monotonic()
         with pytest.raises(errors.DeadlineExceeded, match="did not finish within its 1 s"):
@@ -279,8 +305,9 @@ def test_proxy_credentials_are_sent_as_httpx_sends_them(monkeypatch: pytest.Monk
         with BlogServiceClient("http://blog.invalid", retries=0) as client:
             client.probe("/api/v1/status")
         httpx.get("http://blog.invalid/api/v1/status")  # httpx's own transport, the same environment
-    ours, theirs = ([line for line in head.split("\r\n") if line.startswith("Proxy-Authorization:")]
-                    for head in proxy.heads)
+    ours, theirs = (
+        [line for line in head.split("\r\n") if line.startswith("Proxy-Authorization:")] for head in proxy.heads
+    )
     assert ours == theirs == ["Proxy-Authorization: Basic " + base64.b64encode(b"ci@corp:p%41ss:").decode()]
 
 

@@ -28,10 +28,13 @@ def test_counts_agree_with_their_noun() -> None:
     assert counted(3, "child", "children") == "3 children"
 
 
-@pytest.mark.parametrize(("cached", "expected"), [
-    (1, "this build has the 1 article of an earlier sync"),
-    (2, "this build has the 2 articles of an earlier sync"),
-])
+@pytest.mark.parametrize(
+    ("cached", "expected"),
+    [
+        (1, "this build has the 1 article of an earlier sync"),
+        (2, "this build has the 2 articles of an earlier sync"),
+    ],
+)
 def test_the_cache_fallback_says_what_happened_and_what_to_do(tmp_path: Path, cached: int, expected: str) -> None:
     warning = access.build_without(settings(tmp_path, "https://blogs.example.com"), cached, environ={})
     assert expected in warning
@@ -80,8 +83,11 @@ def test_progress_counts_only_the_images_downloaded(tmp_path: Path, caplog: pyte
     urls = [f"https://a.test/{n}.png" for n in range(30)]
     result = download_all(service, urls, Cache(tmp_path), workers=1, clock=service.clock)
     assert len(result.saved) == 3 and len(result.failed) == 27
-    progress = [record.getMessage().removeprefix("blogsvc: ") for record in caplog.records
-                if "downloaded" in record.getMessage()]
+    progress = [
+        record.getMessage().removeprefix("blogsvc: ")
+        for record in caplog.records
+        if "downloaded" in record.getMessage()
+    ]
     assert progress, caplog.text
     for line in progress:
         done = int(line.split()[1])

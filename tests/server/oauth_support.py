@@ -39,10 +39,17 @@ def add_client(
     client_id = f"client-{secrets.token_hex(4)}"
     secret = None if public else secrets.token_urlsafe(24)
     with db.session(write=True) as session:
-        session.add(tables.Client(
-            client_id=client_id, client_secret_hash=security.hash_password(secret) if secret else None, name=name,
-            redirect_uris=list(redirect_uris), is_public=public, allowed_scope=allowed_scope, created_at=db.now(),
-        ))
+        session.add(
+            tables.Client(
+                client_id=client_id,
+                client_secret_hash=security.hash_password(secret) if secret else None,
+                name=name,
+                redirect_uris=list(redirect_uris),
+                is_public=public,
+                allowed_scope=allowed_scope,
+                created_at=db.now(),
+            )
+        )
     return RegisteredClient(client_id, secret, redirect_uris[0])
 
 
@@ -56,8 +63,11 @@ def pkce_pair() -> tuple[str, str]:
 def authorize_url(client: RegisteredClient, **params: str | None) -> str:
     """An authorization request URL; `None` values drop a parameter."""
     query = {
-        "client_id": client.client_id, "redirect_uri": client.redirect_uri, "response_type": "code",
-        "scope": ALL_SCOPES, "state": "state-123",
+        "client_id": client.client_id,
+        "redirect_uri": client.redirect_uri,
+        "response_type": "code",
+        "scope": ALL_SCOPES,
+        "state": "state-123",
     }
     query.update(params)  # type: ignore[arg-type]
     return f"{IN_PROCESS_URL}/api/oauth/authorize?" + urlencode({k: v for k, v in query.items() if v is not None})
@@ -76,17 +86,29 @@ class Authorized:
 
 
 def authorize(
-    app: object, client: RegisteredClient, owner: Owner, *, pkce: bool = True, redirect_uri: str | None = None, scope: str = ALL_SCOPES
+    app: object,
+    client: RegisteredClient,
+    owner: Owner,
+    *,
+    pkce: bool = True,
+    redirect_uri: str | None = None,
+    scope: str = ALL_SCOPES,
 ) -> Authorized:
     """Run sign-in and consent in-process; return the authorization code."""
     verifier, challenge = pkce_pair() if pkce else (None, None)
     redirect_uri = redirect_uri or client.redirect_uri
     url = authorize_url(
-        client, redirect_uri=redirect_uri, scope=scope, code_challenge=challenge,
+        client,
+        redirect_uri=redirect_uri,
+        scope=scope,
+        code_challenge=challenge,
         code_challenge_method="S256" if pkce else None,
     )
     location = drive_consent(
-        url, username=owner.username, password=owner.password, transport=httpx.WSGITransport(app=app)  # type: ignore[arg-type]
+        url,
+        username=owner.username,
+        password=owner.password,
+        transport=httpx.WSGITransport(app=app),  # type: ignore[arg-type]
     )
     params = query_of(location)
     assert location.startswith(redirect_uri + "?"), location
@@ -106,17 +128,26 @@ def client_auth(client: RegisteredClient, method: str) -> tuple[dict[str, str], 
     return {"client_id": client.client_id}, {}
 
 
-def exchange(http: httpx.Client, client: RegisteredClient, authorized: Authorized, *, method: str = "none", **extra: str) -> httpx.Response:
+def exchange(
+    http: httpx.Client, client: RegisteredClient, authorized: Authorized, *, method: str = "none", **extra: str
+) -> httpx.Response:
     """POST the code to the token endpoint."""
     fields, headers = client_auth(client, method)
-    data = {"grant_type": "authorization_code", "code": authorized.code, "redirect_uri": authorized.redirect_uri, **fields}
+    data = {
+        "grant_type": "authorization_code",
+        "code": authorized.code,
+        "redirect_uri": authorized.redirect_uri,
+        **fields,
+    }
     if authorized.verifier:
         data["code_verifier"] = authorized.verifier
     data.update(extra)
     return http.post("/api/oauth/token", data=data, headers=headers)
 
 
-def refresh(http: httpx.Client, client: RegisteredClient, refresh_token: str, *, method: str = "none", **extra: str) -> httpx.Response:
+def refresh(
+    http: httpx.Client, client: RegisteredClient, refresh_token: str, *, method: str = "none", **extra: str
+) -> httpx.Response:
     """POST a refresh request to the token endpoint."""
     fields, headers = client_auth(client, method)
     data = {"grant_type": "refresh_token", "refresh_token": refresh_token, **fields, **extra}

@@ -27,7 +27,10 @@ SAMPLES = resources.files("mkdocs_blogsvc.server").joinpath("sample_media")
 def run_admin(db_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "mkdocs_blogsvc", "server", "admin", "--db", str(db_path), *args],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -42,9 +45,15 @@ def admin_json(db_path: Path, *args: str) -> dict[str, Any]:
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, Path]:
     paths = {
-        "cover": tmp_path / "cover.png", "inline": tmp_path / "chart.png", "text": tmp_path / "notes.txt",
-        "svg": tmp_path / "logo.svg", "schema": tmp_path / "schema.json", "bad_json": tmp_path / "bad.json",
-        "list_json": tmp_path / "list.json", "body": tmp_path / "body.md", "latin1": tmp_path / "latin1.md",
+        "cover": tmp_path / "cover.png",
+        "inline": tmp_path / "chart.png",
+        "text": tmp_path / "notes.txt",
+        "svg": tmp_path / "logo.svg",
+        "schema": tmp_path / "schema.json",
+        "bad_json": tmp_path / "bad.json",
+        "list_json": tmp_path / "list.json",
+        "body": tmp_path / "body.md",
+        "latin1": tmp_path / "latin1.md",
     }
     paths["cover"].write_bytes(SAMPLES.joinpath("cover-03.png").read_bytes())
     paths["inline"].write_bytes(SAMPLES.joinpath("inline-build-times.png").read_bytes())
@@ -87,18 +96,64 @@ def invoke(db_path: Path, *args: str) -> Any:
 def test_a_blog_scripted_end_to_end_as_subprocesses(tmp_path: Path, files: dict[str, Path]) -> None:
     db_path = tmp_path / "blog.db"
     assert admin_json(db_path, "create-user", "--username", "bob", "--password", "pw")["username"] == "bob"
-    blog = admin_json(db_path, "create-blog", "--owner", "bob", "--name", "Bob's", "--slug", "bob", "--language", "fr", "--description", "Carnet")
+    blog = admin_json(
+        db_path,
+        "create-blog",
+        "--owner",
+        "bob",
+        "--name",
+        "Bob's",
+        "--slug",
+        "bob",
+        "--language",
+        "fr",
+        "--description",
+        "Carnet",
+    )
     assert (blog["slug"], blog["language"], blog["description"]) == ("bob", "fr", "Carnet")
-    client = admin_json(db_path, "create-client", "--name", "Site", "--redirect-uri", "https://site.example/cb", "--redirect-uri", "http://127.0.0.1/cb")
+    client = admin_json(
+        db_path,
+        "create-client",
+        "--name",
+        "Site",
+        "--redirect-uri",
+        "https://site.example/cb",
+        "--redirect-uri",
+        "http://127.0.0.1/cb",
+    )
     assert client["client_secret"] and client["redirect_uris"] == ["https://site.example/cb", "http://127.0.0.1/cb"]
-    public = admin_json(db_path, "create-client", "--name", "CLI", "--redirect-uri", "http://127.0.0.1/callback", "--public")
+    public = admin_json(
+        db_path, "create-client", "--name", "CLI", "--redirect-uri", "http://127.0.0.1/callback", "--public"
+    )
     assert public["client_secret"] is None
 
     added = admin_json(
-        db_path, "add-article", "--blog", "bob", "--title", "Première note", "--content-file", str(files["body"]),
-        "--description", "D", "--tag", "a", "--tag", "b", "--seo-keyword", "k", "--seo-score", "8.5",
-        "--cover-image", str(files["cover"]), "--inline-image", str(files["inline"]),
-        "--schema-org-json", str(files["schema"]), "--base-url", "http://127.0.0.1:9999",
+        db_path,
+        "add-article",
+        "--blog",
+        "bob",
+        "--title",
+        "Première note",
+        "--content-file",
+        str(files["body"]),
+        "--description",
+        "D",
+        "--tag",
+        "a",
+        "--tag",
+        "b",
+        "--seo-keyword",
+        "k",
+        "--seo-score",
+        "8.5",
+        "--cover-image",
+        str(files["cover"]),
+        "--inline-image",
+        str(files["inline"]),
+        "--schema-org-json",
+        str(files["schema"]),
+        "--base-url",
+        "http://127.0.0.1:9999",
     )
     assert added["status"] == "published" and added["slug"] == "premiere-note"
     assert added["coverImageUrl"].startswith("http://127.0.0.1:9999/media/") and added["coverImageUrl"].endswith(".png")
@@ -106,10 +161,19 @@ def test_a_blog_scripted_end_to_end_as_subprocesses(tmp_path: Path, files: dict[
     assert added["schemaOrgJson"]["headline"] == "T" and added["seoScore"] == 8.5 and added["tags"] == ["a", "b"]
 
     updated = admin_json(db_path, "update-article", added["id"], "--title", "Renamed", "--seo-score", "", "--tag", "")
-    assert (updated["title"], updated["slug"], updated["seoScore"], updated["tags"]) == ("Renamed", "premiere-note", None, [])
+    assert (updated["title"], updated["slug"], updated["seoScore"], updated["tags"]) == (
+        "Renamed",
+        "premiere-note",
+        None,
+        [],
+    )
     assert admin_json(db_path, "unpublish", added["id"])["status"] == "unpublished"
     assert admin_json(db_path, "publish", added["id"])["status"] == "published"
-    assert admin_json(db_path, "delete-article", added["id"]) == {"id": added["id"], "slug": "premiere-note", "deleted": True}
+    assert admin_json(db_path, "delete-article", added["id"]) == {
+        "id": added["id"],
+        "slug": "premiere-note",
+        "deleted": True,
+    }
     assert admin_json(db_path, "advance-clock", "90")["offset_seconds"] == 90
 
     failed = run_admin(db_path, "publish", added["id"])
@@ -133,7 +197,10 @@ def test_seed_prints_the_sample_credentials(tmp_path: Path) -> None:
     [
         (["create-user", "--username", "alice", "--password", "x"], "user 'alice' already exists"),
         (["create-blog", "--owner", "zed", "--name", "N", "--slug", "s", "--language", "en"], "unknown user 'zed'"),
-        (["create-blog", "--owner", "alice", "--name", "N", "--slug", "notes", "--language", "en"], "slug 'notes' already exists"),
+        (
+            ["create-blog", "--owner", "alice", "--name", "N", "--slug", "notes", "--language", "en"],
+            "slug 'notes' already exists",
+        ),
         (["create-blog", "--owner", "alice", "--name", "N", "--slug", "s", "--language", "english"], "ISO 639-1"),
         (["create-client", "--name", "N", "--redirect-uri", "http://evil.example/cb"], "plain http"),
         (["add-article", "--blog", "nope", "--title", "T", "--content", "C"], "unknown blog 'nope'"),
@@ -141,15 +208,46 @@ def test_seed_prints_the_sample_credentials(tmp_path: Path) -> None:
         (["add-article", "--blog", "notes", "--title", "T"], "give --content or --content-file"),
         (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--content-file", "{body}"], "not both"),
         (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--seo-score", "11"], "outside 0..10"),
-        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--seo-score", "high"], "must be a number"),
+        (
+            ["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--seo-score", "high"],
+            "must be a number",
+        ),
         (["add-article", "--blog", "notes", "--title", "T", "--content-file", "{missing}"], "cannot read content file"),
         (["add-article", "--blog", "notes", "--title", "T", "--content-file", "{latin1}"], "not UTF-8"),
-        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--cover-image", "{missing}"], "cannot read cover image"),
-        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--cover-image", "{text}"], "cover image: not an image"),
-        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--inline-image", "{svg}"], "SVG images are refused"),
-        (["add-article", "--blog", "notes", "--title", "T", "--content", "![x](inline:3)", "--inline-image", "{inline}"], "inline:3"),
-        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--schema-org-json", "{bad_json}"], "not valid JSON"),
-        (["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--schema-org-json", "{list_json}"], "list.json' must hold a JSON object"),
+        (
+            ["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--cover-image", "{missing}"],
+            "cannot read cover image",
+        ),
+        (
+            ["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--cover-image", "{text}"],
+            "cover image: not an image",
+        ),
+        (
+            ["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--inline-image", "{svg}"],
+            "SVG images are refused",
+        ),
+        (
+            [
+                "add-article",
+                "--blog",
+                "notes",
+                "--title",
+                "T",
+                "--content",
+                "![x](inline:3)",
+                "--inline-image",
+                "{inline}",
+            ],
+            "inline:3",
+        ),
+        (
+            ["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--schema-org-json", "{bad_json}"],
+            "not valid JSON",
+        ),
+        (
+            ["add-article", "--blog", "notes", "--title", "T", "--content", "C", "--schema-org-json", "{list_json}"],
+            "list.json' must hold a JSON object",
+        ),
         (["update-article", "nope", "--title", "T"], "unknown article 'nope'"),
         (["publish", "nope"], "unknown article 'nope'"),
         (["unpublish", "nope"], "unknown article 'nope'"),
@@ -157,7 +255,9 @@ def test_seed_prints_the_sample_credentials(tmp_path: Path) -> None:
         (["advance-clock", "--", "-5"], "only moves forward"),
     ],
 )
-def test_refusals_are_one_line_with_exit_status_1(blog_db: Path, files: dict[str, Path], args: list[str], message: str) -> None:
+def test_refusals_are_one_line_with_exit_status_1(
+    blog_db: Path, files: dict[str, Path], args: list[str], message: str
+) -> None:
     paths = {name: str(path) for name, path in files.items()} | {"missing": str(blog_db.parent / "missing.png")}
     result = invoke(blog_db, *(arg.format(**paths) for arg in args))
     assert result.exit_code == 1, result.output
@@ -171,33 +271,55 @@ def test_refusals_are_one_line_with_exit_status_1(blog_db: Path, files: dict[str
 def test_a_database_in_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     result = invoke(tmp_path / "no" / "such" / "x.db", "create-user", "--username", "a", "--password", "b")
     assert result.exit_code == 1
-    assert result.stderr.strip() == f"Error: cannot open database {tmp_path / 'no' / 'such' / 'x.db'}: folder {tmp_path / 'no' / 'such'} does not exist"
+    assert (
+        result.stderr.strip()
+        == f"Error: cannot open database {tmp_path / 'no' / 'such' / 'x.db'}: folder {tmp_path / 'no' / 'such'} does not exist"
+    )
 
 
-@pytest.mark.parametrize("args", [
-    ["add-article", "--blog", "ana", "--title", "T", "--content", "C"], ["list-blogs"], ["migrate"], ["advance-clock", "1"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["add-article", "--blog", "ana", "--title", "T", "--content", "C"],
+        ["list-blogs"],
+        ["migrate"],
+        ["advance-clock", "1"],
+    ],
+)
 def test_a_missing_database_file_is_created_only_by_the_first_steps(tmp_path: Path, args: list[str]) -> None:
     """A path relative to the wrong folder must not quietly start an empty database."""
     missing = tmp_path / "blog.db"
     result = invoke(missing, *args)
     assert result.exit_code == 1 and "Traceback" not in result.output
-    assert result.stderr.strip() == (f"Error: no database at {missing}: check --db (a relative path starts from the "
-                                     "current folder); `server admin --db PATH create-user` or `seed` starts a new one")
+    assert result.stderr.strip() == (
+        f"Error: no database at {missing}: check --db (a relative path starts from the "
+        "current folder); `server admin --db PATH create-user` or `seed` starts a new one"
+    )
     assert not missing.exists()
     created = invoke(missing, "create-user", "--username", "ana", "--password", "correct horse")
     assert created.exit_code == 0, created.output
     assert missing.is_file()
 
 
-@pytest.mark.parametrize(("target", "message"), [
-    ("", "Error: --db is empty: give a SQLite file path or a URL such as postgresql+psycopg://USER:PASSWORD@HOST/NAME"),
-    # the password is never shown, not even in a URL that cannot be parsed
-    ("postgresql+psycopg://u:pw@h:abc/x", "Error: invalid database URL 'postgresql+psycopg://u:***@h:abc/x': use "),
-    ("mysql://u:pw@h/x", "Error: unsupported database mysql://u:***@h/x: use postgresql+psycopg://USER:PASSWORD@HOST/NAME or "),
-    ("postgresql+psycopg2://u:pw@h/x", "Error: unsupported database postgresql+psycopg2://u:***@h/x: use "),
-])
-@pytest.mark.parametrize("command", [["server", "admin", "--db", "{target}", "seed"], ["server", "run", "--port", "0", "--db", "{target}"]])
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        (
+            "",
+            "Error: --db is empty: give a SQLite file path or a URL such as postgresql+psycopg://USER:PASSWORD@HOST/NAME",
+        ),
+        # the password is never shown, not even in a URL that cannot be parsed
+        ("postgresql+psycopg://u:pw@h:abc/x", "Error: invalid database URL 'postgresql+psycopg://u:***@h:abc/x': use "),
+        (
+            "mysql://u:pw@h/x",
+            "Error: unsupported database mysql://u:***@h/x: use postgresql+psycopg://USER:PASSWORD@HOST/NAME or ",
+        ),
+        ("postgresql+psycopg2://u:pw@h/x", "Error: unsupported database postgresql+psycopg2://u:***@h/x: use "),
+    ],
+)
+@pytest.mark.parametrize(
+    "command", [["server", "admin", "--db", "{target}", "seed"], ["server", "run", "--port", "0", "--db", "{target}"]]
+)
 def test_an_empty_or_malformed_db_option_is_one_line(target: str, message: str, command: list[str]) -> None:
     result = CliRunner().invoke(main, [arg.format(target=target) for arg in command])
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
@@ -236,7 +358,20 @@ def test_a_database_another_process_keeps_locked_is_a_clear_error(
 
 def test_content_from_standard_input(blog_db: Path) -> None:
     result = CliRunner().invoke(
-        main, ["server", "admin", "--db", str(blog_db), "add-article", "--blog", "notes", "--title", "Piped", "--content-file", "-"],
+        main,
+        [
+            "server",
+            "admin",
+            "--db",
+            str(blog_db),
+            "add-article",
+            "--blog",
+            "notes",
+            "--title",
+            "Piped",
+            "--content-file",
+            "-",
+        ],
         input="Body from a pipe.\n",
     )
     assert result.exit_code == 0, result.output
@@ -245,13 +380,40 @@ def test_content_from_standard_input(blog_db: Path) -> None:
 
 def test_empty_values_clear_the_cover_and_the_nullable_fields(blog_db: Path, files: dict[str, Path]) -> None:
     """The options' help: '' removes the cover, and makes description, seo score and schema.org JSON null."""
-    added = json.loads(invoke(
-        blog_db, "add-article", "--blog", "notes", "--title", "Covered", "--content", "Body.", "--description", "D",
-        "--cover-image", str(files["cover"]), "--seo-score", "5", "--schema-org-json", str(files["schema"]),
-    ).stdout)
+    added = json.loads(
+        invoke(
+            blog_db,
+            "add-article",
+            "--blog",
+            "notes",
+            "--title",
+            "Covered",
+            "--content",
+            "Body.",
+            "--description",
+            "D",
+            "--cover-image",
+            str(files["cover"]),
+            "--seo-score",
+            "5",
+            "--schema-org-json",
+            str(files["schema"]),
+        ).stdout
+    )
     assert added["coverImageUrl"] and added["description"] == "D"
-    result = invoke(blog_db, "update-article", added["id"], "--cover-image", "", "--description", "", "--seo-score", "",
-                    "--schema-org-json", "")
+    result = invoke(
+        blog_db,
+        "update-article",
+        added["id"],
+        "--cover-image",
+        "",
+        "--description",
+        "",
+        "--seo-score",
+        "",
+        "--schema-org-json",
+        "",
+    )
     assert result.exit_code == 0, result.output
     cleared = json.loads(result.stdout)
     assert [cleared[key] for key in ("coverImageUrl", "description", "seoScore", "schemaOrgJson")] == [None] * 4
@@ -280,7 +442,8 @@ def test_help_of_an_admin_command_needs_no_database_and_running_one_without_db_i
 def test_a_bad_rate_limits_variable_is_named_as_the_culprit(tmp_path: Path) -> None:
     """A bad `BLOGSVC_RATE_LIMITS` must not be blamed on a `--rate-limit` nobody typed."""
     result = CliRunner(env={"BLOGSVC_RATE_LIMITS": "token=x"}).invoke(
-        main, ["server", "run", "--port", "0", "--db", str(tmp_path / "x.db")])
+        main, ["server", "run", "--port", "0", "--db", str(tmp_path / "x.db")]
+    )
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "Error: Invalid value for BLOGSVC_RATE_LIMITS: invalid rate limit 'token=x'" in result.stderr
     assert "'--rate-limit'" not in result.stderr
@@ -295,12 +458,16 @@ def test_revoke_connection_prints_the_connection_or_names_an_unknown_id(blog_db:
         user = session.query(tables.User).one()
         blog = session.query(tables.Blog).one()
     issue_access_token(database, Owner(user.id, "alice", "pw", blog.id, blog.slug))
-    (connection,) = [row["id"] for row in json.loads(invoke(blog_db, "list-connections", "--json").output)["connections"]]
+    (connection,) = [
+        row["id"] for row in json.loads(invoke(blog_db, "list-connections", "--json").output)["connections"]
+    ]
     revoked = invoke(blog_db, "revoke-connection", str(connection))
     assert revoked.exit_code == 0, revoked.output
     assert json.loads(revoked.output)["revoked"] is True
     unknown = invoke(blog_db, "revoke-connection", "42")
-    assert unknown.exit_code == 1 and unknown.stderr.strip() == "Error: no connection 42: list them with list-connections"
+    assert (
+        unknown.exit_code == 1 and unknown.stderr.strip() == "Error: no connection 42: list them with list-connections"
+    )
 
 
 def test_create_user_asks_for_the_password_when_it_is_left_out(tmp_path: Path) -> None:
@@ -308,8 +475,11 @@ def test_create_user_asks_for_the_password_when_it_is_left_out(tmp_path: Path) -
     from mkdocs_blogsvc.server import security
 
     db_path = tmp_path / "x.db"
-    result = CliRunner().invoke(main, ["server", "admin", "--db", str(db_path), "create-user", "--username", "zed"],
-                                input="correct horse\ncorrect horse\n")
+    result = CliRunner().invoke(
+        main,
+        ["server", "admin", "--db", str(db_path), "create-user", "--username", "zed"],
+        input="correct horse\ncorrect horse\n",
+    )
     assert result.exit_code == 0, result.output
     assert "correct horse" not in result.output
     with Database.from_path(db_path).session() as session:
@@ -341,9 +511,21 @@ def test_create_user_reads_a_piped_password_even_from_a_terminal_session(tmp_pat
     db_path = tmp_path / "x.db"
     try:
         child = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs_blogsvc", "server", "admin", "--db", str(db_path), "create-user",
-             "--username", "zed"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=terminal_fd,
+            [
+                sys.executable,
+                "-m",
+                "mkdocs_blogsvc",
+                "server",
+                "admin",
+                "--db",
+                str(db_path),
+                "create-user",
+                "--username",
+                "zed",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=terminal_fd,
             preexec_fn=with_a_controlling_terminal,
         )
         try:
@@ -366,7 +548,13 @@ def test_generate_articles_fills_a_blog_and_refuses_in_one_line(blog_db: Path) -
     result = invoke(blog_db, "generate-articles", "--blog", "notes", "--count", "120", "--words", "30", "--covers")
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
-    assert (report["blog"], report["generated"], report["published"], report["words"], report["covers"]) == ("notes", 120, 120, 30, True)
+    assert (report["blog"], report["generated"], report["published"], report["words"], report["covers"]) == (
+        "notes",
+        120,
+        120,
+        30,
+        True,
+    )
     listed = json.loads(invoke(blog_db, "list-articles", "--blog", "notes", "--json").output)["articles"]
     assert len(listed) == 120 and {row["status"] for row in listed} == {"published"}
     for args, message in (

@@ -39,7 +39,9 @@ def refused(db: Database, *args: str) -> str:
 
 
 def add(db: Database, blog: str, title: str, *extra: str) -> dict[str, Any]:
-    article: dict[str, Any] = admin_json(db, "add-article", "--blog", blog, "--title", title, "--content", f"About {title}.", *extra)
+    article: dict[str, Any] = admin_json(
+        db, "add-article", "--blog", blog, "--title", title, "--content", f"About {title}.", *extra
+    )
     return article
 
 
@@ -72,7 +74,9 @@ def test_list_articles_all_as_json_newest_change_first(db: Database, owner: Owne
     listed = admin_json(db, "list-articles", "--blog", owner.blog_slug, "--all", "--json")
     assert list(listed) == ["articles"]
     assert [(a["slug"], a["status"]) for a in listed["articles"]] == [
-        ("gone", "unpublished"), ("not-yet", "draft"), ("shown", "published"),
+        ("gone", "unpublished"),
+        ("not-yet", "draft"),
+        ("shown", "published"),
     ]
     with db.session() as session:
         for row in listed["articles"]:
@@ -94,7 +98,10 @@ def test_list_articles_columns_line_up_and_titles_stay_on_one_line(db: Database,
 def test_list_articles_of_an_empty_or_unknown_blog(db: Database, owner: Owner) -> None:
     assert admin(db, "list-articles", "--blog", owner.blog_slug).stdout == "no articles\n"
     assert admin_json(db, "list-articles", "--blog", owner.blog_slug, "--json") == {"articles": []}
-    assert refused(db, "list-articles", "--blog", "nope") == "unknown blog 'nope' (see them with `server admin list-blogs`)"
+    assert (
+        refused(db, "list-articles", "--blog", "nope")
+        == "unknown blog 'nope' (see them with `server admin list-blogs`)"
+    )
 
 
 # --- the other listings ---------------------------------------------------------------------
@@ -107,10 +114,17 @@ def test_every_kind_that_can_be_created_can_be_listed(db: Database, owner: Owner
     users = admin_json(db, "list-users", "--json")["users"]
     assert [(u["id"], u["username"], u["blogs"]) for u in users] == [(owner.user_id, "alice", ["alice-blog"])]
     blogs = admin_json(db, "list-blogs", "--json")["blogs"]
-    assert blogs == [{
-        "id": owner.blog_id, "slug": "alice-blog", "name": "Alice's Blog", "language": "en", "owner": "alice",
-        "published": 1, "articles": 3,
-    }]
+    assert blogs == [
+        {
+            "id": owner.blog_id,
+            "slug": "alice-blog",
+            "name": "Alice's Blog",
+            "language": "en",
+            "owner": "alice",
+            "published": 1,
+            "articles": 3,
+        }
+    ]
     clients = admin_json(db, "list-clients", "--json")["clients"]
     assert [(c["client_id"], c["name"], c["public"], c["redirect_uris"]) for c in clients] == [
         (client["client_id"], "Site", True, ["http://127.0.0.1/cb"]),
@@ -129,7 +143,12 @@ def test_every_kind_that_can_be_created_can_be_listed(db: Database, owner: Owner
     ]:
         lines = admin(db, command).stdout.splitlines()
         assert lines[0].split() == header.split() and len(lines) == 2, command
-    assert admin(db, "list-clients").stdout.splitlines()[1].split()[:4] == [client["client_id"], "Site", "yes", "http://127.0.0.1/cb"]
+    assert admin(db, "list-clients").stdout.splitlines()[1].split()[:4] == [
+        client["client_id"],
+        "Site",
+        "yes",
+        "http://127.0.0.1/cb",
+    ]
 
 
 def test_empty_listings_say_so(db: Database) -> None:
@@ -197,7 +216,10 @@ def test_update_article_slug_moves_the_article_on_the_api(db: Database, owner: O
 @pytest.mark.parametrize(
     ("slug", "message"),
     [
-        ("Bad_Slug", "invalid article slug 'Bad_Slug': use lowercase letters, digits and single hyphens, at most 100 characters"),
+        (
+            "Bad_Slug",
+            "invalid article slug 'Bad_Slug': use lowercase letters, digits and single hyphens, at most 100 characters",
+        ),
         ("two--hyphens", "invalid article slug 'two--hyphens'"),
         ("-leading", "invalid article slug '-leading'"),
         ("", "invalid article slug ''"),
@@ -208,7 +230,9 @@ def test_update_article_slug_moves_the_article_on_the_api(db: Database, owner: O
 def test_invalid_slugs_are_refused_in_one_line(db: Database, owner: Owner, slug: str, message: str) -> None:
     article = add(db, owner.blog_slug, "Keep me")
     assert refused(db, "update-article", article["id"], "--slug", slug).startswith(message)
-    assert refused(db, "add-article", "--blog", owner.blog_slug, "--title", "T", "--content", "C", "--slug", slug).startswith(message)
+    assert refused(
+        db, "add-article", "--blog", owner.blog_slug, "--title", "T", "--content", "C", "--slug", slug
+    ).startswith(message)
     with db.session() as session:
         assert [a.slug for a in session.query(tables.Article)] == ["keep-me"]
 
@@ -216,10 +240,12 @@ def test_invalid_slugs_are_refused_in_one_line(db: Database, owner: Owner, slug:
 def test_a_taken_slug_is_refused_in_any_status(db: Database, owner: Owner, blog: dict[str, Any]) -> None:
     shown = blog["published"]
     message = refused(db, "update-article", shown["id"], "--slug", "not-yet")
-    assert message == f"the slug 'not-yet' is taken in blog 'alice-blog' by article {blog['draft']['id']}: choose another"
-    assert refused(db, "add-article", "--blog", owner.blog_slug, "--title", "T", "--content", "C", "--slug", "gone").startswith(
-        "the slug 'gone' is taken in blog 'alice-blog'"
+    assert (
+        message == f"the slug 'not-yet' is taken in blog 'alice-blog' by article {blog['draft']['id']}: choose another"
     )
+    assert refused(
+        db, "add-article", "--blog", owner.blog_slug, "--title", "T", "--content", "C", "--slug", "gone"
+    ).startswith("the slug 'gone' is taken in blog 'alice-blog'")
     add_owner(db, "bob", "bob-blog")
     assert add(db, "bob-blog", "Elsewhere", "--slug", "not-yet")["slug"] == "not-yet"  # slugs are per blog
     assert admin_json(db, "list-articles", "--blog", owner.blog_slug, "--json")["articles"][0]["slug"] == "shown"

@@ -23,8 +23,6 @@ pytestmark = pytest.mark.postgres
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 
 
-
-
 def set_article(db: Database, article_id: str, **values: Any) -> None:
     with db.session(write=True) as session:
         session.execute(update(tables.Article).where(tables.Article.id == article_id).values(**values))
@@ -104,7 +102,9 @@ def test_empty_blog_has_zero_pages(api: httpx.Client) -> None:
         ({"page": "9" * 5000}, "page must be an integer of at least 1"),
     ],
 )
-def test_bad_paging_parameters_are_invalid_requests(api: httpx.Client, params: dict[str, str], description: str) -> None:
+def test_bad_paging_parameters_are_invalid_requests(
+    api: httpx.Client, params: dict[str, str], description: str
+) -> None:
     response = api.get("/api/v1/articles", params=params)
     assert response.status_code == 400
     assert response.json() == {"error": "invalid_request", "error_description": description}
@@ -114,9 +114,18 @@ def test_bad_paging_parameters_are_invalid_requests(api: httpx.Client, params: d
 def test_article_has_every_field_of_the_spec(api: httpx.Client, db: Database, owner: Owner) -> None:
     content = f"# Cover\n\n![a]({tables.MEDIA_PLACEHOLDER}abc.png) and ![b]({tables.MEDIA_PLACEHOLDER}def.jpg)\n"
     article_id = add_article(
-        db, owner.blog_id, "Full Article", content=content, description="Summary", tags=["python", "mkdocs"],
-        seo_keywords=["blog", "sync"], seo_score=7.5, schema_org_json={"@type": "BlogPosting", "headline": "Full"},
-        cover_media_key="cover.png", inline_media_keys=["abc.png", "def.jpg"], view_count=42,
+        db,
+        owner.blog_id,
+        "Full Article",
+        content=content,
+        description="Summary",
+        tags=["python", "mkdocs"],
+        seo_keywords=["blog", "sync"],
+        seo_score=7.5,
+        schema_org_json={"@type": "BlogPosting", "headline": "Full"},
+        cover_media_key="cover.png",
+        inline_media_keys=["abc.png", "def.jpg"],
+        view_count=42,
     )
     moment = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
     set_article(db, article_id, published_at=moment, updated_at=moment.replace(day=3))
@@ -143,12 +152,17 @@ def test_article_has_every_field_of_the_spec(api: httpx.Client, db: Database, ow
     assert api.get("/api/v1/articles").json()["articles"] == [article]
 
 
-@pytest.mark.parametrize(("title", "description", "content", "tags"), [
-    ("Plain", "About", "Body.", ["a", "b"]),
-    ('Quotes " and \\ backslash', None, "Tabs\tnew\nlines\r\x00\x1f\x7f", []),
-    ("Ünïcödé ✓ 🎉", "", "Line\u2028separator\u2029 and </script>", ["ß", "日本語", ""]),
-])
-def test_content_hash_is_the_documented_rule(title: str, description: str | None, content: str, tags: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("title", "description", "content", "tags"),
+    [
+        ("Plain", "About", "Body.", ["a", "b"]),
+        ('Quotes " and \\ backslash', None, "Tabs\tnew\nlines\r\x00\x1f\x7f", []),
+        ("Ünïcödé ✓ 🎉", "", "Line\u2028separator\u2029 and </script>", ["ß", "日本語", ""]),
+    ],
+)
+def test_content_hash_is_the_documented_rule(
+    title: str, description: str | None, content: str, tags: list[str]
+) -> None:
     """SHA-256 of the compact JSON array as json.dumps writes it (service-behaviour.md): what a
     client recomputes, whatever characters the fields hold."""
     payload = json.dumps([title, description, content, tags], ensure_ascii=False, separators=(",", ":"))
@@ -169,11 +183,15 @@ def test_nullable_fields_are_null(api: httpx.Client, db: Database, owner: Owner)
 
 
 def test_media_urls_follow_the_host_that_answers(db: Database, owner: Owner, app: Any) -> None:
-    article_id = add_article(db, owner.blog_id, "Hosted", content=f"![x]({tables.MEDIA_PLACEHOLDER}k.png)", cover_media_key="c.png")
+    article_id = add_article(
+        db, owner.blog_id, "Hosted", content=f"![x]({tables.MEDIA_PLACEHOLDER}k.png)", cover_media_key="c.png"
+    )
     token = issue_access_token(db, owner)
     transport = httpx.WSGITransport(app=app)
     with httpx.Client(transport=transport, base_url="https://blog.example:8443") as client:
-        article = client.get(f"/api/v1/articles/{article_id}", headers={"Authorization": f"Bearer {token}"}).json()["article"]
+        article = client.get(f"/api/v1/articles/{article_id}", headers={"Authorization": f"Bearer {token}"}).json()[
+            "article"
+        ]
     assert article["content"] == "![x](https://blog.example:8443/media/k.png)"
     assert article["coverImageUrl"] == "https://blog.example:8443/media/c.png"
 

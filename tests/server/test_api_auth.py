@@ -14,10 +14,11 @@ from mkdocs_blogsvc.server.database import Database
 from tests.conftest import Owner, add_article, add_owner, issue_access_token
 
 INVALID = {"error": "invalid_token", "error_description": "Access token is missing, expired, or invalid."}
-CHALLENGE = 'Bearer realm="blogsvc", error="invalid_token", error_description="Access token is missing, expired, or invalid."'
+CHALLENGE = (
+    'Bearer realm="blogsvc", error="invalid_token", error_description="Access token is missing, expired, or invalid."'
+)
 ARTICLE_ENDPOINTS = [("GET", "/api/v1/articles"), ("GET", "/api/v1/articles/some-slug"), ("POST", "/api/v1/sync")]
 ALL_ENDPOINTS = [*ARTICLE_ENDPOINTS, ("GET", "/api/v1/status")]
-
 
 
 def call(http: httpx.Client, method: str, path: str, token: str | None = None, **kwargs: Any) -> httpx.Response:
@@ -44,7 +45,7 @@ def test_no_credentials_get_a_bare_challenge(http: httpx.Client, method: str, pa
 @pytest.mark.parametrize(("method", "path"), ALL_ENDPOINTS)
 @pytest.mark.parametrize(
     "header",
-    ["Bearer svc_at_unknown", "Bearer", "Bearer    ", "Bearer a b", "Bearer svc_at_a,b", "Bearer svc_at_\"quoted\""],
+    ["Bearer svc_at_unknown", "Bearer", "Bearer    ", "Bearer a b", "Bearer svc_at_a,b", 'Bearer svc_at_"quoted"'],
 )
 def test_invalid_credentials_are_refused(http: httpx.Client, method: str, path: str, header: str) -> None:
     response = call(http, method, path, headers={"Authorization": header.encode("utf-8")})
@@ -109,10 +110,16 @@ def test_refresh_token_is_not_an_access_token(http: httpx.Client, db: Database, 
     now = db.now()
     with db.session(write=True) as session:
         grant_id = session.scalars(select(tables.Token.grant_id)).one()
-        session.add(tables.Token(
-            grant_id=grant_id, kind="refresh", token_hash=security.token_hash(refresh), scope="articles:read blog:read",
-            issued_at=now, expires_at=now + timedelta(days=30),
-        ))
+        session.add(
+            tables.Token(
+                grant_id=grant_id,
+                kind="refresh",
+                token_hash=security.token_hash(refresh),
+                scope="articles:read blog:read",
+                issued_at=now,
+                expires_at=now + timedelta(days=30),
+            )
+        )
     assert call(http, "GET", "/api/v1/status", access).status_code == 200
     assert_invalid_token(call(http, "GET", "/api/v1/status", refresh))
 
@@ -125,7 +132,9 @@ def test_error_answers_never_echo_the_token(http: httpx.Client) -> None:
 
 
 @pytest.mark.parametrize(("method", "path"), ARTICLE_ENDPOINTS)
-def test_article_endpoints_need_articles_read(http: httpx.Client, db: Database, owner: Owner, method: str, path: str) -> None:
+def test_article_endpoints_need_articles_read(
+    http: httpx.Client, db: Database, owner: Owner, method: str, path: str
+) -> None:
     add_article(db, owner.blog_id, "Some Slug")
     token = issue_access_token(db, owner, scope="blog:read")
     response = call(http, method, path, token)

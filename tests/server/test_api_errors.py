@@ -20,7 +20,9 @@ def assert_json_error(response: httpx.Response, status: int, error: str, descrip
     assert response.json() == {"error": error, "error_description": description}
 
 
-@pytest.mark.parametrize("path", ["/api/v1/nothing", "/api/v1/articles/a/b", "/api/v2/articles", "/api/", "/api/v1/articles/", "/api/v1"])
+@pytest.mark.parametrize(
+    "path", ["/api/v1/nothing", "/api/v1/articles/a/b", "/api/v2/articles", "/api/", "/api/v1/articles/", "/api/v1"]
+)
 def test_unknown_api_paths_are_json_404(http: httpx.Client, path: str) -> None:
     response = http.get(path)
     assert_json_error(response, 404, "not_found", "No endpoint at this path")
@@ -60,9 +62,13 @@ def test_the_authorization_endpoint_keeps_html_error_pages(http: httpx.Client) -
 def test_oversized_body_is_json_413_even_before_authentication_matters(http: httpx.Client, db: Database) -> None:
     token = issue_access_token(db, add_owner(db))
     response = http.post(
-        "/api/v1/sync", content=b"{" + b" " * MAX_SYNC_BODY_BYTES, headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        "/api/v1/sync",
+        content=b"{" + b" " * MAX_SYNC_BODY_BYTES,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
     )
-    assert_json_error(response, 413, "request_too_large", f"Request body exceeds the limit of {MAX_SYNC_BODY_BYTES} bytes")
+    assert_json_error(
+        response, 413, "request_too_large", f"Request body exceeds the limit of {MAX_SYNC_BODY_BYTES} bytes"
+    )
 
 
 def test_unexpected_failure_is_json_500_without_details(tmp_path: Path) -> None:

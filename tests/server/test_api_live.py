@@ -39,12 +39,18 @@ def api(live_server: LiveServer, live_db: Database, owner: Owner) -> Iterator[ht
         yield client
 
 
-def test_articles_sync_and_status_over_a_socket(live_server: LiveServer, live_db: Database, owner: Owner, api: httpx.Client) -> None:
+def test_articles_sync_and_status_over_a_socket(
+    live_server: LiveServer, live_db: Database, owner: Owner, api: httpx.Client
+) -> None:
     image = resources.files("mkdocs_blogsvc.server").joinpath("sample_media/cover-01.png").read_bytes()
     with live_db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, image)
     article_id = add_article(
-        live_db, owner.blog_id, "Live Post", cover_media_key=key, inline_media_keys=[key],
+        live_db,
+        owner.blog_id,
+        "Live Post",
+        cover_media_key=key,
+        inline_media_keys=[key],
         content=f"![cover]({tables.MEDIA_PLACEHOLDER}{key})",
     )
     add_article(live_db, owner.blog_id, "Draft", status="draft")
@@ -67,7 +73,9 @@ def test_articles_sync_and_status_over_a_socket(live_server: LiveServer, live_db
     assert status["blog"]["articleCount"] == 1
 
 
-def test_admin_changes_and_the_test_clock_reach_the_running_server(live_server: LiveServer, live_db: Database, owner: Owner, api: httpx.Client) -> None:
+def test_admin_changes_and_the_test_clock_reach_the_running_server(
+    live_server: LiveServer, live_db: Database, owner: Owner, api: httpx.Client
+) -> None:
     assert api.get("/api/v1/articles").json()["pagination"]["total"] == 0
     add_article(live_db, owner.blog_id, "Arrives Later")
     assert api.get("/api/v1/articles").json()["pagination"]["total"] == 1
@@ -85,7 +93,9 @@ def test_json_errors_over_a_socket(api: httpx.Client) -> None:
     wrong_method = api.delete("/api/v1/sync")
     assert (wrong_method.status_code, wrong_method.json()["error"]) == (405, "method_not_allowed")
     assert wrong_method.headers["Allow"]
-    too_large = api.post("/api/v1/sync", content=b" " * (MAX_SYNC_BODY_BYTES + 1), headers={"Content-Type": "application/json"})
+    too_large = api.post(
+        "/api/v1/sync", content=b" " * (MAX_SYNC_BODY_BYTES + 1), headers={"Content-Type": "application/json"}
+    )
     assert (too_large.status_code, too_large.json()["error"]) == (413, "request_too_large")
     malformed = api.post("/api/v1/sync", content=b"{", headers={"Content-Type": "application/json"})
     assert (malformed.status_code, malformed.json()["error"]) == (400, "invalid_request")

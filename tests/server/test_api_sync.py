@@ -48,7 +48,12 @@ def test_unchanged_articles_appear_nowhere(api: httpx.Client, db: Database, owne
     for n in range(3):
         add_article(db, owner.blog_id, f"Post {n}", tags=["x"])
     first = sync(api, [])
-    assert sync(api, known_from(first["new"])) | {"syncedAt": None} == {"new": [], "updated": [], "deleted": [], "syncedAt": None}
+    assert sync(api, known_from(first["new"])) | {"syncedAt": None} == {
+        "new": [],
+        "updated": [],
+        "deleted": [],
+        "syncedAt": None,
+    }
 
 
 def test_new_updated_and_deleted(api: httpx.Client, db: Database, owner: Owner) -> None:
@@ -161,7 +166,11 @@ def post_raw(api: httpx.Client, body: bytes, content_type: str = "application/js
         (b'{"knownArticles": ["\xff"]}', "application/json", "Request body is not UTF-8 text"),
         (b"[" * 100_000, "application/json", "Request body is not valid JSON (nested too deeply)"),
         (b'{"n": ' + b"9" * 5000 + b"}", "application/json", "knownArticles is required (an array, possibly empty)"),
-        (b'{"knownArticles": -Infinity}', "application/json", "Request body is not valid JSON (-Infinity is not a JSON value)"),
+        (
+            b'{"knownArticles": -Infinity}',
+            "application/json",
+            "Request body is not valid JSON (-Infinity is not a JSON value)",
+        ),
         (b"[]", "application/json", "Request body must be a JSON object with a knownArticles array"),
         (b"null", "application/json", "Request body must be a JSON object with a knownArticles array"),
         (b"{}", "application/json", "knownArticles is required (an array, possibly empty)"),
@@ -169,15 +178,33 @@ def post_raw(api: httpx.Client, body: bytes, content_type: str = "application/js
         (b'{"knownArticles": null}', "application/json", "knownArticles must be an array"),
         (b'{"knownArticles": {"id": "a"}}', "application/json", "knownArticles must be an array"),
         (b'{"knownArticles": "a"}', "application/json", "knownArticles must be an array"),
-        (b'{"knownArticles": ["a"]}', "application/json", "knownArticles[0] must be an object with string fields id and contentHash"),
-        (b'{"knownArticles": [{"id": "a", "contentHash": "h"}, []]}', "application/json", "knownArticles[1] must be an object with string fields id and contentHash"),
+        (
+            b'{"knownArticles": ["a"]}',
+            "application/json",
+            "knownArticles[0] must be an object with string fields id and contentHash",
+        ),
+        (
+            b'{"knownArticles": [{"id": "a", "contentHash": "h"}, []]}',
+            "application/json",
+            "knownArticles[1] must be an object with string fields id and contentHash",
+        ),
         (b'{"knownArticles": [{"contentHash": "h"}]}', "application/json", "knownArticles[0].id must be a string"),
-        (b'{"knownArticles": [{"id": 7, "contentHash": "h"}]}', "application/json", "knownArticles[0].id must be a string"),
+        (
+            b'{"knownArticles": [{"id": 7, "contentHash": "h"}]}',
+            "application/json",
+            "knownArticles[0].id must be a string",
+        ),
         (b'{"knownArticles": [{"id": "a"}]}', "application/json", "knownArticles[0].contentHash must be a string"),
-        (b'{"knownArticles": [{"id": "a", "contentHash": null}]}', "application/json", "knownArticles[0].contentHash must be a string"),
+        (
+            b'{"knownArticles": [{"id": "a", "contentHash": null}]}',
+            "application/json",
+            "knownArticles[0].contentHash must be a string",
+        ),
     ],
 )
-def test_malformed_bodies_are_invalid_requests(api: httpx.Client, body: bytes, content_type: str, description: str) -> None:
+def test_malformed_bodies_are_invalid_requests(
+    api: httpx.Client, body: bytes, content_type: str, description: str
+) -> None:
     response = post_raw(api, body, content_type)
     assert response.status_code == 400
     assert response.json() == {"error": "invalid_request", "error_description": description}
@@ -199,14 +226,20 @@ def test_too_many_known_articles(api: httpx.Client) -> None:
     known = [{"id": f"{n}", "contentHash": ""} for n in range(100_001)]
     response = api.post("/api/v1/sync", json={"knownArticles": known})
     assert response.status_code == 400
-    assert response.json() == {"error": "invalid_request", "error_description": "knownArticles has 100001 entries; the maximum is 100000"}
+    assert response.json() == {
+        "error": "invalid_request",
+        "error_description": "knownArticles has 100001 entries; the maximum is 100000",
+    }
 
 
 def test_body_over_the_sync_limit_is_413(api: httpx.Client) -> None:
     body = json.dumps({"knownArticles": [], "padding": "x" * bodies.MAX_SYNC_BODY_BYTES}).encode()
     response = post_raw(api, body)
     assert response.status_code == 413
-    assert response.json() == {"error": "request_too_large", "error_description": "Request body exceeds the limit of 16777216 bytes"}
+    assert response.json() == {
+        "error": "request_too_large",
+        "error_description": "Request body exceeds the limit of 16777216 bytes",
+    }
     assert response.headers["Content-Type"] == "application/json"
     assert response.headers["Cache-Control"] == "no-store"
 

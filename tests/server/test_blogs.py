@@ -19,7 +19,6 @@ from tests.conftest import IN_PROCESS_URL, Owner, add_article, add_owner, issue_
 HOSTILE = "</title><script>alert(1)</script>"
 
 
-
 @pytest.fixture
 def api(app: Flask, db: Database, owner: Owner) -> Iterator[httpx.Client]:
     """A client of the data API on the same app, with a token for `owner`'s blog."""
@@ -94,8 +93,15 @@ def test_article_page_shows_what_the_api_serves_and_escapes_the_metadata(
         "<script>alert(2)</script>\n"
     )
     article_id = add_article(
-        db, owner.blog_id, HOSTILE, slug="hostile", description="<b>bold claim</b>", tags=["<i>tag</i>"],
-        content=body, cover_media_key=cover, inline_media_keys=[inline],
+        db,
+        owner.blog_id,
+        HOSTILE,
+        slug="hostile",
+        description="<b>bold claim</b>",
+        tags=["<i>tag</i>"],
+        content=body,
+        cover_media_key=cover,
+        inline_media_keys=[inline],
     )
     served = api_article(api, article_id)
 
@@ -156,13 +162,16 @@ def test_views_do_not_change_the_content_hash_so_sync_answers_nothing(
     assert {**viewed, "viewCount": 0} == unviewed  # nothing else changed, updatedAt included
 
 
-@pytest.mark.parametrize("path", [
-    "/blogs/alice-blog/secret-draft",
-    "/blogs/alice-blog/withdrawn",
-    "/blogs/alice-blog/no-such-article",
-    "/blogs/alice-blog/bobs-post",  # another blog's article under this blog's address
-    "/blogs/no-such-blog/bobs-post",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/blogs/alice-blog/secret-draft",
+        "/blogs/alice-blog/withdrawn",
+        "/blogs/alice-blog/no-such-article",
+        "/blogs/alice-blog/bobs-post",  # another blog's article under this blog's address
+        "/blogs/no-such-blog/bobs-post",
+    ],
+)
 def test_hidden_and_unknown_articles_are_a_404_page_and_count_nothing(
     db: Database, http: httpx.Client, owner: Owner, path: str
 ) -> None:

@@ -56,8 +56,17 @@ def test_a_running_server_sees_admin_changes_at_once(live_server: LiveServer) ->
     with api:
         assert api.get("/api/v1/status").json()["blog"]["articleCount"] == seeded["articles"]
 
-        added = live_server.admin("add-article", "--blog", "demo-blog", "--title", "Fresh off the press", "--content", "New!",
-                                  "--base-url", live_server.url)
+        added = live_server.admin(
+            "add-article",
+            "--blog",
+            "demo-blog",
+            "--title",
+            "Fresh off the press",
+            "--content",
+            "New!",
+            "--base-url",
+            live_server.url,
+        )
         assert added.returncode == 0, added.stderr
         article = json.loads(added.stdout)
         newest = api.get("/api/v1/articles", params={"limit": 1}).json()["articles"][0]
@@ -78,7 +87,12 @@ def test_home_page_and_hosted_images_over_a_socket(live_server: LiveServer) -> N
     database = Database.from_path(live_server.db_path)
     try:
         with database.session() as session:
-            key = session.query(tables.Article.cover_media_key).filter(tables.Article.cover_media_key.is_not(None)).limit(1).scalar()
+            key = (
+                session.query(tables.Article.cover_media_key)
+                .filter(tables.Article.cover_media_key.is_not(None))
+                .limit(1)
+                .scalar()
+            )
     finally:
         database.dispose()
     image = httpx.get(f"{live_server.url}/media/{key}", timeout=30)
@@ -87,7 +101,9 @@ def test_home_page_and_hosted_images_over_a_socket(live_server: LiveServer) -> N
     assert image.headers.get_list("Date") and len(image.headers.get_list("Date")) == 1
 
 
-@pytest.mark.parametrize(("stop_signal", "workers"), [(signal.SIGTERM, "1"), (signal.SIGINT, "1"), (signal.SIGTERM, "2")])
+@pytest.mark.parametrize(
+    ("stop_signal", "workers"), [(signal.SIGTERM, "1"), (signal.SIGINT, "1"), (signal.SIGTERM, "2")]
+)
 def test_signals_stop_the_server_cleanly(tmp_path: Path, stop_signal: signal.Signals, workers: str) -> None:
     server = start_live_server(tmp_path / "stop.db", "--workers", workers)
     try:
@@ -101,7 +117,9 @@ def test_signals_stop_the_server_cleanly(tmp_path: Path, stop_signal: signal.Sig
 
 def test_startup_line_names_the_address_and_the_database(tmp_path: Path) -> None:
     db_path = tmp_path / "line.db"
-    process = subprocess.Popen(server_command(db_path, "--port", "0"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        server_command(db_path, "--port", "0"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
@@ -122,7 +140,10 @@ def test_public_url_is_announced_and_served(tmp_path: Path) -> None:
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        match = re.fullmatch(r"Blog Content Service on (http://127\.0\.0\.1:\d+) \(database .+, public URL https://blog\.example:8443\)\n", line)
+        match = re.fullmatch(
+            r"Blog Content Service on (http://127\.0\.0\.1:\d+) \(database .+, public URL https://blog\.example:8443\)\n",
+            line,
+        )
         assert match, line
         document = httpx.get(f"{match.group(1)}/openapi.json", timeout=30).json()
         assert document["servers"] == [{"url": "https://blog.example:8443"}]
@@ -133,7 +154,9 @@ def test_public_url_is_announced_and_served(tmp_path: Path) -> None:
 
 
 def test_non_loopback_host_is_refused_without_allow_remote(tmp_path: Path) -> None:
-    result = subprocess.run(server_command(tmp_path / "x.db", "--host", "0.0.0.0"), capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(
+        server_command(tmp_path / "x.db", "--host", "0.0.0.0"), capture_output=True, text=True, timeout=60, check=False
+    )
     assert result.returncode == 1
     assert result.stderr.startswith("Error: refusing to listen on 0.0.0.0") and "--allow-remote" in result.stderr
     assert not (tmp_path / "x.db").exists()
@@ -144,7 +167,13 @@ def test_a_busy_port_is_a_clear_error(tmp_path: Path) -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = subprocess.run(server_command(tmp_path / "x.db", "--port", str(port)), capture_output=True, text=True, timeout=60, check=False)
+        result = subprocess.run(
+            server_command(tmp_path / "x.db", "--port", str(port)),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
     assert result.returncode == 1
     assert result.stderr.startswith(f"Error: cannot listen on 127.0.0.1:{port}: ") and "Traceback" not in result.stderr
     assert result.stderr.rstrip().endswith("or pass another --port (0: any free port)"), result.stderr
@@ -166,10 +195,17 @@ def test_a_sign_in_survives_a_restart(tmp_path: Path) -> None:
     try:
         seeded, _ = seeded_owner(server)
         challenge = base64.urlsafe_b64encode(hashlib.sha256(b"v" * 50).digest()).rstrip(b"=").decode()
-        query = urlencode({
-            "client_id": seeded["client_id"], "redirect_uri": "http://127.0.0.1:5999/callback", "response_type": "code",
-            "scope": "articles:read", "state": "s", "code_challenge": challenge, "code_challenge_method": "S256",
-        })
+        query = urlencode(
+            {
+                "client_id": seeded["client_id"],
+                "redirect_uri": "http://127.0.0.1:5999/callback",
+                "response_type": "code",
+                "scope": "articles:read",
+                "state": "s",
+                "code_challenge": challenge,
+                "code_challenge_method": "S256",
+            }
+        )
         with httpx.Client(timeout=30) as browser:
             sign_in = browser.get(f"{server.url}/api/oauth/authorize?{query}")
             assert 'name="password"' in sign_in.text

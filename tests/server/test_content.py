@@ -43,7 +43,9 @@ def test_create_user_stores_a_password_hash_and_refuses_duplicates(db: Database)
         content.create_user(db, "carol", "other")
 
 
-@pytest.mark.parametrize(("username", "password", "message"), [("", "pw", "username"), ("a b", "pw", "username"), ("dan", "", "password")])
+@pytest.mark.parametrize(
+    ("username", "password", "message"), [("", "pw", "username"), ("a b", "pw", "username"), ("dan", "", "password")]
+)
 def test_create_user_validates(db: Database, username: str, password: str, message: str) -> None:
     with pytest.raises(ContentError, match=message):
         content.create_user(db, username, password)
@@ -107,7 +109,12 @@ def test_confidential_client_gets_a_secret_stored_hashed(db: Database) -> None:
 
 
 def test_public_client_has_no_secret(db: Database) -> None:
-    created = content.create_client(db, name="CLI", redirect_uris=["http://127.0.0.1/callback", "http://[::1]/callback", "http://127.0.0.1/callback"], public=True)
+    created = content.create_client(
+        db,
+        name="CLI",
+        redirect_uris=["http://127.0.0.1/callback", "http://[::1]/callback", "http://127.0.0.1/callback"],
+        public=True,
+    )
     assert created["client_secret"] is None and created["public"] is True
     with db.session() as session:
         row = session.query(tables.Client).filter_by(client_id=created["client_id"]).one()
@@ -134,8 +141,17 @@ def test_client_redirect_uris_are_checked(db: Database, uris: list[str], message
 
 @pytest.mark.parametrize(
     ("host", "loopback"),
-    [("localhost", True), ("127.0.0.1", True), ("127.5.6.7", True), ("::1", True),
-     ("0.0.0.0", False), ("::", False), ("10.0.0.1", False), ("localhost.example", False), ("", False)],
+    [
+        ("localhost", True),
+        ("127.0.0.1", True),
+        ("127.5.6.7", True),
+        ("::1", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.0.0.1", False),
+        ("localhost.example", False),
+        ("", False),
+    ],
 )
 def test_plain_http_redirect_uris_need_a_loopback_host(db: Database, host: str, loopback: bool) -> None:
     """One rule (`clients.is_loopback_host`) for client registration and for `server run --host`."""
@@ -153,9 +169,17 @@ def test_plain_http_redirect_uris_need_a_loopback_host(db: Database, host: str, 
 
 def test_add_article_is_published_and_served_by_the_api(db: Database, owner: Owner, api: httpx.Client) -> None:
     shown = content.add_article(
-        db, owner.blog_slug,
-        article(title="  Olá, Mundo: 2nd try!\n", description="Sum", tags=["a", " b ", "a", ""], seo_keywords=["k"],
-                seo_score=7.5, schema_org_json={"@type": "BlogPosting"}, cover_image=COVER),
+        db,
+        owner.blog_slug,
+        article(
+            title="  Olá, Mundo: 2nd try!\n",
+            description="Sum",
+            tags=["a", " b ", "a", ""],
+            seo_keywords=["k"],
+            seo_score=7.5,
+            schema_org_json={"@type": "BlogPosting"},
+            cover_image=COVER,
+        ),
         base_url=BASE,
     )
     assert shown["status"] == "published"
@@ -178,7 +202,8 @@ def test_slugs_are_unique_within_a_blog(db: Database, owner: Owner) -> None:
 
 def test_inline_references_are_rewritten_and_unreferenced_images_appended(db: Database, owner: Owner) -> None:
     shown = content.add_article(
-        db, owner.blog_slug,
+        db,
+        owner.blog_slug,
         article(content='See ![second](inline:2 "title") then ![again](inline:2).', inline_images=[IMAGE_A, IMAGE_B]),
         base_url=BASE,
     )
@@ -208,11 +233,16 @@ def test_inline_references_are_rewritten_and_unreferenced_images_appended(db: Da
         ({"seo_score": -1.0}, "outside 0..10"),
         ({"seo_score": float("nan")}, "outside 0..10"),
         ({"title": "   "}, r"the title \(--title\) must not be empty: give the article a title"),
-        ({"content": "\n"}, r"the content \(--content or --content-file\) must not be empty: give the article its Markdown"),
+        (
+            {"content": "\n"},
+            r"the content \(--content or --content-file\) must not be empty: give the article its Markdown",
+        ),
         ({"schema_org_json": ["not", "an", "object"]}, "JSON object"),
     ],
 )
-def test_article_refusals_leave_nothing_behind(db: Database, owner: Owner, fields: dict[str, object], message: str) -> None:
+def test_article_refusals_leave_nothing_behind(
+    db: Database, owner: Owner, fields: dict[str, object], message: str
+) -> None:
     with pytest.raises(ContentError, match=message):
         content.add_article(db, owner.blog_slug, article(**fields))
     with db.session() as session:
@@ -253,33 +283,50 @@ def test_unpublish_then_publish_keeps_the_first_publication_date(db: Database, o
     again = content.publish(db, first["id"])
     assert again["publishedAt"] == first["publishedAt"] and again["updatedAt"] == first["updatedAt"]
     assert api.post("/api/v1/sync", json={"knownArticles": known}).json() | {"syncedAt": None} == {
-        "new": [], "updated": [], "deleted": [], "syncedAt": None,
+        "new": [],
+        "updated": [],
+        "deleted": [],
+        "syncedAt": None,
     }
 
 
-def test_update_changes_fields_hash_and_updated_at_but_not_the_slug(db: Database, owner: Owner, api: httpx.Client) -> None:
-    first = content.add_article(db, owner.blog_slug, article(description="Old", tags=["x"], seo_score=3.0, cover_image=COVER))
+def test_update_changes_fields_hash_and_updated_at_but_not_the_slug(
+    db: Database, owner: Owner, api: httpx.Client
+) -> None:
+    first = content.add_article(
+        db, owner.blog_slug, article(description="Old", tags=["x"], seo_score=3.0, cover_image=COVER)
+    )
     db.advance_clock(120)
-    updated = content.update_article(db, first["id"], content.ArticleInput(title="New Title", description="", seo_score=None))
+    updated = content.update_article(
+        db, first["id"], content.ArticleInput(title="New Title", description="", seo_score=None)
+    )
     assert updated["slug"] == first["slug"]
     assert (updated["title"], updated["description"], updated["seoScore"]) == ("New Title", None, None)
     assert updated["tags"] == ["x"] and updated["coverImageUrl"] == first["coverImageUrl"]  # untouched
     assert updated["contentHash"] != first["contentHash"]
     assert updated["updatedAt"] > first["updatedAt"] and updated["publishedAt"] == first["publishedAt"]
-    sync = api.post("/api/v1/sync", json={"knownArticles": [{"id": first["id"], "contentHash": first["contentHash"]}]}).json()
+    sync = api.post(
+        "/api/v1/sync", json={"knownArticles": [{"id": first["id"], "contentHash": first["contentHash"]}]}
+    ).json()
     assert [a["id"] for a in sync["updated"]] == [first["id"]]
 
-    cleared = content.update_article(db, first["id"], content.ArticleInput(tags=[], cover_image=None, schema_org_json=None))
+    cleared = content.update_article(
+        db, first["id"], content.ArticleInput(tags=[], cover_image=None, schema_org_json=None)
+    )
     assert cleared["tags"] == [] and cleared["coverImageUrl"] is None and cleared["schemaOrgJson"] is None
 
 
 def test_update_appends_new_inline_images_to_the_existing_content(db: Database, owner: Owner) -> None:
-    first = content.add_article(db, owner.blog_slug, article(content="Intro ![a](inline:1)", inline_images=[IMAGE_A]), base_url=BASE)
+    first = content.add_article(
+        db, owner.blog_slug, article(content="Intro ![a](inline:1)", inline_images=[IMAGE_A]), base_url=BASE
+    )
     updated = content.update_article(db, first["id"], content.ArticleInput(inline_images=[IMAGE_B]), base_url=BASE)
     assert updated["inlineImageUrls"][0] == first["inlineImageUrls"][0]
     assert len(updated["inlineImageUrls"]) == 2
     assert updated["content"].endswith(f"![]({updated['inlineImageUrls'][1]})\n")
-    replaced = content.update_article(db, first["id"], content.ArticleInput(content="No images any more."), base_url=BASE)
+    replaced = content.update_article(
+        db, first["id"], content.ArticleInput(content="No images any more."), base_url=BASE
+    )
     assert replaced["inlineImageUrls"] == []
 
 
@@ -288,7 +335,9 @@ def test_delete_removes_the_row_and_sync_reports_it(db: Database, owner: Owner, 
     assert content.delete_article(db, first["id"]) == {"id": first["id"], "slug": first["slug"], "deleted": True}
     with db.session() as session:
         assert session.get(tables.Article, first["id"]) is None
-    sync = api.post("/api/v1/sync", json={"knownArticles": [{"id": first["id"], "contentHash": first["contentHash"]}]}).json()
+    sync = api.post(
+        "/api/v1/sync", json={"knownArticles": [{"id": first["id"], "contentHash": first["contentHash"]}]}
+    ).json()
     assert sync["deleted"] == [first["id"]]
 
 

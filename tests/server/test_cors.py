@@ -12,8 +12,10 @@ ORIGIN = {"Origin": "https://app.example"}
 
 
 def test_a_preflight_of_the_data_endpoints_allows_any_origin_with_a_bearer_token(http: httpx.Client) -> None:
-    answer = http.options("/api/v1/articles", headers={
-        **ORIGIN, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization"})
+    answer = http.options(
+        "/api/v1/articles",
+        headers={**ORIGIN, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization"},
+    )
     assert answer.status_code == 204 and answer.content == b""
     assert answer.headers["access-control-allow-origin"] == "*"
     assert "GET" in answer.headers["access-control-allow-methods"]
@@ -23,9 +25,14 @@ def test_a_preflight_of_the_data_endpoints_allows_any_origin_with_a_bearer_token
 
 def test_a_preflight_of_sync_allows_json_and_gzip_bodies(http: httpx.Client) -> None:
     """The plugin's own request, from a browser: a JSON body, gzip-encoded past 64 KiB."""
-    answer = http.options("/api/v1/sync", headers={
-        **ORIGIN, "Access-Control-Request-Method": "POST",
-        "Access-Control-Request-Headers": "authorization,content-type,content-encoding"})
+    answer = http.options(
+        "/api/v1/sync",
+        headers={
+            **ORIGIN,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization,content-type,content-encoding",
+        },
+    )
     assert answer.status_code == 204
     assert "POST" in answer.headers["access-control-allow-methods"]
     allowed = {name.strip().lower() for name in answer.headers["access-control-allow-headers"].split(",")}
@@ -60,8 +67,11 @@ def test_pages_media_and_unknown_paths_get_no_preflight_answer(http: httpx.Clien
 def test_every_answer_of_the_token_endpoint_is_no_store(http: httpx.Client) -> None:
     answers = [
         http.get("/api/oauth/token"),  # 405
-        http.post("/api/oauth/token", content=b"a=" + b"x" * (20 << 20),
-                  headers={"Content-Type": "application/x-www-form-urlencoded"}),  # 413
+        http.post(
+            "/api/oauth/token",
+            content=b"a=" + b"x" * (20 << 20),
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        ),  # 413
         http.post("/api/oauth/token", data={"grant_type": "password", "client_id": "c"}),  # 400
     ]
     assert [answer.status_code for answer in answers] == [405, 413, 400]

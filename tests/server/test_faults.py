@@ -92,14 +92,16 @@ def api_live(live_server: LiveServer) -> Iterator[httpx.Client]:
         token = issue_access_token(db, add_owner(db))
     finally:
         db.dispose()
-    with httpx.Client(base_url=live_server.url, headers={"Authorization": f"Bearer {token}", **SYNC_HEADERS}, timeout=60) as http:
+    with httpx.Client(
+        base_url=live_server.url, headers={"Authorization": f"Bearer {token}", **SYNC_HEADERS}, timeout=60
+    ) as http:
         yield http
 
 
 def chunked(data: bytes, size: int = 65536) -> Iterator[bytes]:
     """A body sent with `Transfer-Encoding: chunked` (a generator has no length)."""
     for start in range(0, len(data), size):
-        yield data[start:start + size]
+        yield data[start : start + size]
 
 
 def test_an_oversized_chunked_body_is_413_not_400(api_live: httpx.Client) -> None:
@@ -107,7 +109,8 @@ def test_an_oversized_chunked_body_is_413_not_400(api_live: httpx.Client) -> Non
     response = api_live.post("/api/v1/sync", content=chunked(body))
     assert response.status_code == 413
     assert response.json() == {
-        "error": "request_too_large", "error_description": f"Request body exceeds the limit of {bodies.MAX_SYNC_BODY_BYTES} bytes",
+        "error": "request_too_large",
+        "error_description": f"Request body exceeds the limit of {bodies.MAX_SYNC_BODY_BYTES} bytes",
     }
     small = api_live.post("/api/v1/sync", content=chunked(b'{"knownArticles": []}'))
     assert small.status_code == 200 and small.json()["new"] == []
@@ -125,7 +128,9 @@ def test_a_body_at_the_limit_is_whole_and_one_past_it_413_with_or_without_worker
     db.dispose()
     server = start_live_server(tmp_path / "limits.db", "--workers", workers)
     try:
-        with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}", **SYNC_HEADERS}, timeout=60) as http:
+        with httpx.Client(
+            base_url=server.url, headers={"Authorization": f"Bearer {token}", **SYNC_HEADERS}, timeout=60
+        ) as http:
             start = b'{"knownArticles": []'
             exact = start + b" " * (bodies.MAX_SYNC_BODY_BYTES - len(start) - 1) + b"}"
             assert len(exact) == bodies.MAX_SYNC_BODY_BYTES
@@ -133,8 +138,11 @@ def test_a_body_at_the_limit_is_whole_and_one_past_it_413_with_or_without_worker
             assert http.post("/api/v1/sync", content=chunked(exact)).status_code == 200
             assert http.post("/api/v1/sync", content=chunked(exact + b" ")).status_code == 413
             form = b"grant_type=refresh_token&refresh_token=svc_rt_x&client_id=c&pad=" + b"x" * (1 << 20)
-            refused = http.post("/api/oauth/token", content=chunked(form),
-                                headers={"Content-Type": "application/x-www-form-urlencoded", "Authorization": ""})
+            refused = http.post(
+                "/api/oauth/token",
+                content=chunked(form),
+                headers={"Content-Type": "application/x-www-form-urlencoded", "Authorization": ""},
+            )
             assert (refused.status_code, refused.json()["error"]) == (413, "request_too_large")
     finally:
         server.stop()
@@ -151,11 +159,17 @@ def test_an_answer_given_without_reading_the_body_keeps_the_connection_usable(tm
     try:
         with httpx.Client(base_url=server.url, timeout=30) as http:
             for size in (100_000, 600_000, 1_100_000, 5_000_000):
-                unread = http.post("/api/v1/sync", content=b" " * size,
-                                   headers={**SYNC_HEADERS, "Authorization": "Bearer svc_at_unknown"})
+                unread = http.post(
+                    "/api/v1/sync",
+                    content=b" " * size,
+                    headers={**SYNC_HEADERS, "Authorization": "Bearer svc_at_unknown"},
+                )
                 assert unread.status_code == 401
-                refused = http.post("/api/oauth/token", content=b" " * size,
-                                    headers={"Content-Type": "application/x-www-form-urlencoded"})
+                refused = http.post(
+                    "/api/oauth/token",
+                    content=b" " * size,
+                    headers={"Content-Type": "application/x-www-form-urlencoded"},
+                )
                 assert refused.status_code == (413 if size > 1 << 20 else 400)
                 assert http.get("/openapi.json").status_code == 200
     finally:
@@ -164,7 +178,9 @@ def test_an_answer_given_without_reading_the_body_keeps_the_connection_usable(tm
 
 def test_gzip_bodies_are_accepted_within_a_decompressed_cap(api: httpx.Client, db: Database, owner: Owner) -> None:
     article_id = add_article(db, owner.blog_id, "Zipped")
-    body = json.dumps({"knownArticles": [{"id": article_id, "contentHash": "stale"}, {"id": "gone", "contentHash": "x"}]})
+    body = json.dumps(
+        {"knownArticles": [{"id": article_id, "contentHash": "stale"}, {"id": "gone", "contentHash": "x"}]}
+    )
     headers = {**SYNC_HEADERS, "Content-Encoding": "gzip"}
     answer = api.post("/api/v1/sync", content=gzip.compress(body.encode()), headers=headers)
     assert answer.status_code == 200
@@ -186,7 +202,10 @@ def test_gzip_bodies_are_accepted_within_a_decompressed_cap(api: httpx.Client, d
     assert truncated.status_code == 400 and "truncated" in truncated.json()["error_description"]
     other = api.post("/api/v1/sync", content=body.encode(), headers={**SYNC_HEADERS, "Content-Encoding": "br"})
     assert other.status_code == 415
-    assert other.json() == {"error": "unsupported_media_type", "error_description": "Content-Encoding must be gzip or identity"}
+    assert other.json() == {
+        "error": "unsupported_media_type",
+        "error_description": "Content-Encoding must be gzip or identity",
+    }
 
 
 @pytest.mark.parametrize("encoding", ["GZIP", " Gzip ", "identity", "IDENTITY", ""])
@@ -199,7 +218,9 @@ def test_content_encoding_names_are_case_insensitive_and_identity_is_none(api: h
     assert answer.json()["deleted"] == ["gone"]
 
 
-@pytest.mark.parametrize(("public_url", "secure"), [("https://blog.example", True), ("http://127.0.0.1:8000", False), (None, False)])
+@pytest.mark.parametrize(
+    ("public_url", "secure"), [("https://blog.example", True), ("http://127.0.0.1:8000", False), (None, False)]
+)
 def test_the_session_cookie_is_secure_behind_an_https_public_url(
     tmp_path: Path, public_url: str | None, secure: bool
 ) -> None:

@@ -32,12 +32,29 @@ def bulk_insert(db: Database, blog_id: str, count: int) -> list[tuple[str, str]]
         rows: list[dict[str, Any]] = []
         for n in range(start, min(start + BATCH, count)):
             article_id = security.new_cuid()
-            title, description, content = f"Article {n}", f"About article {n}", f"# Article {n}\n\nBody of article {n}.\n"
-            rows.append({
-                "id": article_id, "blog_id": blog_id, "slug": f"article-{n}", "title": title, "description": description,
-                "content": content, "inline_media_keys": [], "tags": ["bulk"], "seo_keywords": [], "status": "published",
-                "published_at": now - timedelta(seconds=n), "updated_at": now, "created_at": now, "view_count": 0,
-            })
+            title, description, content = (
+                f"Article {n}",
+                f"About article {n}",
+                f"# Article {n}\n\nBody of article {n}.\n",
+            )
+            rows.append(
+                {
+                    "id": article_id,
+                    "blog_id": blog_id,
+                    "slug": f"article-{n}",
+                    "title": title,
+                    "description": description,
+                    "content": content,
+                    "inline_media_keys": [],
+                    "tags": ["bulk"],
+                    "seo_keywords": [],
+                    "status": "published",
+                    "published_at": now - timedelta(seconds=n),
+                    "updated_at": now,
+                    "created_at": now,
+                    "view_count": 0,
+                }
+            )
             known.append((article_id, content_hash(title, description, content, ["bulk"])))
         with db.session(write=True) as session:
             session.execute(insert(tables.Article), rows)
@@ -47,7 +64,8 @@ def bulk_insert(db: Database, blog_id: str, count: int) -> list[tuple[str, str]]
 def sync(api: httpx.Client, known: list[tuple[str, str]]) -> dict[str, Any]:
     body = json.dumps({"knownArticles": [{"id": i, "contentHash": h} for i, h in known]}).encode()
     response = api.post(
-        "/api/v1/sync", content=gzip.compress(body, 1),
+        "/api/v1/sync",
+        content=gzip.compress(body, 1),
         headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
     )
     assert response.status_code == 200, response.text[:300]
@@ -66,7 +84,9 @@ def test_a_blog_of_100000_articles_syncs(api: httpx.Client, db: Database, owner:
     changed_ids = [article_id for article_id, _ in known[1::100]]  # 1,000 of them
     with db.session(write=True) as session:
         session.execute(
-            update(tables.Article).where(tables.Article.id.in_(changed_ids)).values(content=tables.Article.content + "Edited.\n")
+            update(tables.Article)
+            .where(tables.Article.id.in_(changed_ids))
+            .values(content=tables.Article.content + "Edited.\n")
         )
     # The newest article left out (so new), an id the blog never had (so deleted): still 100,000.
     answer = sync(api, [*known[1:], ("c" + "0" * 24, "gone")])

@@ -28,7 +28,9 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(params=["one-process", "workers"], scope="module")
-def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, str]]:
+def served(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[LiveServer, str]]:
     """The service on SQLite, as one process or as gunicorn workers, and an access token."""
     path = tmp_path_factory.mktemp(request.param) / "service.db"
     db = Database.from_path(path)
@@ -76,15 +78,21 @@ def assert_error(answer: tuple[int, dict[str, str], bytes], status: int, error: 
 
 
 def sync_request(token: str, head: str, body: bytes) -> bytes:
-    return (f"POST /api/v1/sync HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
-            f"Content-Type: application/json\r\n{head}\r\n").encode() + body
+    return (
+        f"POST /api/v1/sync HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\n{head}\r\n"
+    ).encode() + body
 
 
-@pytest.mark.parametrize("body", [
-    b"zz\r\n{}\r\n0\r\n\r\n",  # a chunk size that is not hex
-    b"2\r\n{}XX0\r\n\r\n",  # a chunk without its CRLF
-    b"-2\r\n{}\r\n0\r\n\r\n",  # a negative chunk size
-], ids=["size-not-hex", "missing-terminator", "negative-size"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"zz\r\n{}\r\n0\r\n\r\n",  # a chunk size that is not hex
+        b"2\r\n{}XX0\r\n\r\n",  # a chunk without its CRLF
+        b"-2\r\n{}\r\n0\r\n\r\n",  # a negative chunk size
+    ],
+    ids=["size-not-hex", "missing-terminator", "negative-size"],
+)
 def test_a_malformed_chunked_body_is_400(served: tuple[LiveServer, str], body: bytes) -> None:
     server, token = served
     answer = exchange_raw(server.url, sync_request(token, "Transfer-Encoding: chunked\r\n", body))
@@ -124,7 +132,11 @@ def test_negative_and_conflicting_lengths(served: tuple[LiveServer, str]) -> Non
     assert_error(exchange_raw(server.url, negative), 400, "invalid_request")
     twice = sync_request(token, "Content-Length: 2\r\nContent-Length: 3\r\n", b"{} ")
     assert_error(exchange_raw(server.url, twice), 400, "invalid_request")
-    both = sync_request(token, "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n", b"14\r\n" + b'{"knownArticles":[]}' + b"\r\n0\r\n\r\n")
+    both = sync_request(
+        token,
+        "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n",
+        b"14\r\n" + b'{"knownArticles":[]}' + b"\r\n0\r\n\r\n",
+    )
     code, headers, body = exchange_raw(server.url, both)
     if code == 200:  # Werkzeug: chunked wins, the whole body was read and answered; the connection closes
         assert headers["connection"] == "close"
@@ -165,12 +177,16 @@ def test_a_status_read_answers_while_16_syncs_wait_for_the_write_lock(served: tu
             results = [sync.result() for sync in syncs]
     finally:
         holder.close()
-    print(f"\nstatus reads with the write lock held and 16 syncs queued: {', '.join(f'{t:.3f}' for t in reads)} s; "
-          f"syncs: {sorted(code for code, _ in results)}, slowest {max(t for _, t in results):.2f} s")
+    print(
+        f"\nstatus reads with the write lock held and 16 syncs queued: {', '.join(f'{t:.3f}' for t in reads)} s; "
+        f"syncs: {sorted(code for code, _ in results)}, slowest {max(t for _, t in results):.2f} s"
+    )
     if one_process:
         assert min(reads) < 4.0, f"the reads waited {reads} s: behind the writers"
     else:
-        assert max(reads) < 20.0, f"the reads waited {reads} s: behind more than two rounds of the writers' lock timeout"
+        assert max(reads) < 20.0, (
+            f"the reads waited {reads} s: behind more than two rounds of the writers' lock timeout"
+        )
     assert {code for code, _ in results} <= {200, 503}
     assert max(t for _, t in results) < 15, "a sync waited far past the 5 s lock timeout"
 
@@ -184,12 +200,15 @@ def test_a_stalled_body_is_408_after_the_idle_timeout(tmp_path: Path, workers: s
     token = issue_access_token(db, add_owner(db))
     db.dispose()
     port = free_port()
-    code = ("import sys; from mkdocs_blogsvc.server import bodies; bodies.BODY_IDLE_SECONDS = 1.0; "
-            "from mkdocs_blogsvc.cli import main; sys.argv[0] = 'mkdocs-blogsvc'; main()")
+    code = (
+        "import sys; from mkdocs_blogsvc.server import bodies; bodies.BODY_IDLE_SECONDS = 1.0; "
+        "from mkdocs_blogsvc.cli import main; sys.argv[0] = 'mkdocs-blogsvc'; main()"
+    )
     log = (tmp_path / "service.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-c", code, "server", "run", "--db", str(path), "--port", str(port), "--workers", workers],
-        stdout=subprocess.DEVNULL, stderr=log,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
     )
     server = LiveServer(f"http://127.0.0.1:{port}", path, process)
     try:

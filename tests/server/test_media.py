@@ -23,7 +23,8 @@ WEBP = b"RIFF\x24\x00\x00\x00WEBPVP8 \x18\x00\x00\x00" + bytes(24)
 
 
 @pytest.mark.parametrize(
-    ("data", "extension"), [(PNG, "png"), (JPEG, "jpg"), (GIF, "gif"), (GIF.replace(b"89a", b"87a"), "gif"), (WEBP, "webp")]
+    ("data", "extension"),
+    [(PNG, "png"), (JPEG, "jpg"), (GIF, "gif"), (GIF.replace(b"89a", b"87a"), "gif"), (WEBP, "webp")],
 )
 def test_real_type_is_sniffed_from_the_bytes(data: bytes, extension: str) -> None:
     assert media.sniff_image(data) == extension
@@ -115,10 +116,19 @@ def test_home_page_says_what_the_service_is_and_lists_blogs(db: Database, http: 
 
     owner = add_owner(db, username="zoe", blog_slug="zoe-<notes>")
     with db.session(write=True) as session:
-        session.add(tables.Article(
-            id=security.new_cuid(), blog_id=owner.blog_id, slug="a", title="A", content="x", status="published",
-            published_at=db.now(), updated_at=db.now(), created_at=db.now(),
-        ))
+        session.add(
+            tables.Article(
+                id=security.new_cuid(),
+                blog_id=owner.blog_id,
+                slug="a",
+                title="A",
+                content="x",
+                status="published",
+                published_at=db.now(),
+                updated_at=db.now(),
+                created_at=db.now(),
+            )
+        )
     page = http.get("/")
     assert page.headers["Content-Type"].startswith("text/html")
     assert page.headers["X-Frame-Options"] == "DENY"

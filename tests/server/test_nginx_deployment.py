@@ -61,16 +61,22 @@ def self_signed(folder: Path) -> tuple[Path, Path]:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.timezone.utc)
     certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
     cert_path, key_path = folder / "cert.pem", folder / "key.pem"
     cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     key_path.chmod(0o600)
     return cert_path, key_path
 
@@ -96,7 +102,9 @@ def nginx_config(folder: Path, port: int, backend: int, cert: Path, key: Path) -
     for pattern, replacement in replacements:
         block, count = re.subn(pattern, replacement, block)
         assert count == 1, f"the documented nginx block has no {pattern!r}"
-    temp = "\n".join(f"    {kind}_temp_path {folder / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    temp = "\n".join(
+        f"    {kind}_temp_path {folder / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
     # As root, nginx's workers would switch to `nobody`, who cannot enter the test's folder.
     user = f"user {pwd.getpwuid(os.geteuid()).pw_name};\n" if os.geteuid() == 0 else ""
     return (
@@ -141,7 +149,9 @@ def deployment(tmp_path: Path, postgres_url: str) -> Iterator[Deployment]:
         deadline = time.monotonic() + 20
         while True:
             if nginx.poll() is not None:
-                raise RuntimeError(f"nginx exited: {(folder / 'nginx.out').read_text()} {(folder / 'error.log').read_text()}")
+                raise RuntimeError(
+                    f"nginx exited: {(folder / 'nginx.out').read_text()} {(folder / 'error.log').read_text()}"
+                )
             try:
                 httpx.get(f"{url}/openapi.json", verify=tls, timeout=2)
                 break
@@ -167,10 +177,29 @@ def _start_backend(tmp_path: Path, database_url: str, port: int, public_url: str
     log_path = tmp_path / "service.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs_blogsvc", "server", "run", "--db", database_url, "--port", str(port),
-             "--workers", "2", "--threads", "4", "--public-url", public_url, "--proxy-hops", "1",
-             "--rate-limit", "signin_address=3/900"],
-            stdout=subprocess.DEVNULL, stderr=log,
+            [
+                sys.executable,
+                "-m",
+                "mkdocs_blogsvc",
+                "server",
+                "run",
+                "--db",
+                database_url,
+                "--port",
+                str(port),
+                "--workers",
+                "2",
+                "--threads",
+                "4",
+                "--public-url",
+                public_url,
+                "--proxy-hops",
+                "1",
+                "--rate-limit",
+                "signin_address=3/900",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
         )
     server = LiveServer(f"http://127.0.0.1:{port}", tmp_path / "service.db", process, database_url)
     deadline = time.monotonic() + 30
@@ -197,7 +226,9 @@ def test_a_sign_in_completes_through_nginx_with_a_secure_cookie(deployment: Depl
     owner = add_owner(deployment.db)
     client = add_client(deployment.db, public=True)
     verifier, challenge = pkce_pair()
-    url = authorize_url(client, code_challenge=challenge, code_challenge_method="S256").replace("http://testserver", deployment.url)
+    url = authorize_url(client, code_challenge=challenge, code_challenge_method="S256").replace(
+        "http://testserver", deployment.url
+    )
     with deployment.client() as http:
         page = http.get(url)
         cookie = page.headers["set-cookie"]
@@ -211,7 +242,9 @@ def test_a_sign_in_completes_through_nginx_with_a_secure_cookie(deployment: Depl
         assert status.status_code == 200 and status.json()["blog"]["slug"] == owner.blog_slug
         # A sync body of several MiB passes the proxy's body limit (nginx's default is 1 MiB).
         known = [{"id": f"c{i:024d}", "contentHash": "0" * 64} for i in range(40_000)]
-        sync = http.post("/api/v1/sync", json={"knownArticles": known}, headers={"Authorization": f"Bearer {tokens['access_token']}"})
+        sync = http.post(
+            "/api/v1/sync", json={"knownArticles": known}, headers={"Authorization": f"Bearer {tokens['access_token']}"}
+        )
         assert sync.status_code == 200, sync.text[:300]
         assert len(sync.json()["deleted"]) == 40_000
         assert http.get("/openapi.json").json()["servers"][0]["url"].startswith(deployment.url)
@@ -222,10 +255,14 @@ def test_per_address_limits_see_the_real_client_not_the_proxy_or_a_spoofed_heade
     127.0.0.1: the limit (3 failed sign-ins per address) locks out the first alone, although it
     sends a new X-Forwarded-For with every attempt, and nginx's access log names both."""
     client = add_client(deployment.db, public=True)
-    url = authorize_url(client, code_challenge="x" * 43, code_challenge_method="S256").replace("http://testserver", deployment.url)
+    url = authorize_url(client, code_challenge="x" * 43, code_challenge_method="S256").replace(
+        "http://testserver", deployment.url
+    )
     with deployment.client("127.0.0.2") as attacker, deployment.client("127.0.0.3") as other:
         for attempt in range(3):  # each with another username: the per-account limit stays out of it
-            answer = sign_in_attempt(attacker, url, f"user{attempt}", "guess", **{"X-Forwarded-For": f"10.0.0.{attempt}"})
+            answer = sign_in_attempt(
+                attacker, url, f"user{attempt}", "guess", **{"X-Forwarded-For": f"10.0.0.{attempt}"}
+            )
             assert answer.status_code == 200 and "Wrong username or password." in answer.text
         locked = sign_in_attempt(attacker, url, "user9", "guess", **{"X-Forwarded-For": "10.9.9.9"})
         assert locked.status_code == 429 and "Too many failed sign-ins for this address" in locked.text
@@ -248,7 +285,9 @@ def test_slow_bodies_are_buffered_by_nginx(deployment: Deployment) -> None:
             sock = deployment.tls.wrap_socket(raw, server_hostname="127.0.0.1")
             sock.sendall(
                 f"POST /api/v1/sync HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
-                "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n".encode() + b'{"knownArticles":[' + b" " * 400
+                "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n".encode()
+                + b'{"knownArticles":['
+                + b" " * 400
             )
             stalled.append(sock)
         time.sleep(1)

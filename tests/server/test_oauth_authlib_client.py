@@ -30,12 +30,18 @@ def test_authlib_client_full_flow(db, app, public: bool, auth_method: str) -> No
     redirect_uri = "http://127.0.0.1:8765/callback"  # a loopback port the client picked
     verifier = secrets.token_urlsafe(48)
     with OAuth2Client(
-        client_id=registered.client_id, client_secret=registered.secret, token_endpoint_auth_method=auth_method,
-        scope=ALL_SCOPES, redirect_uri=redirect_uri, code_challenge_method="S256",
+        client_id=registered.client_id,
+        client_secret=registered.secret,
+        token_endpoint_auth_method=auth_method,
+        scope=ALL_SCOPES,
+        redirect_uri=redirect_uri,
+        code_challenge_method="S256",
         transport=httpx.WSGITransport(app=app),
     ) as client:
         url, state = client.create_authorization_url(AUTHORIZE, code_verifier=verifier)
-        callback = drive_consent(url, username=owner.username, password=owner.password, transport=httpx.WSGITransport(app=app))
+        callback = drive_consent(
+            url, username=owner.username, password=owner.password, transport=httpx.WSGITransport(app=app)
+        )
 
         token = client.fetch_token(TOKEN, authorization_response=callback, state=state, code_verifier=verifier)
         assert token["token_type"] == "Bearer" and token["scope"] == ALL_SCOPES
@@ -51,4 +57,3 @@ def test_authlib_client_full_flow(db, app, public: bool, auth_method: str) -> No
         with pytest.raises(OAuthError) as reuse:
             client.refresh_token(TOKEN, refresh_token=first_refresh_token)
         assert reuse.value.error == "invalid_grant"
-

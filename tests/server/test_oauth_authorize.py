@@ -89,7 +89,9 @@ def test_other_errors_redirect_with_the_state(db, http, params: dict[str, str | 
     location = response.headers["location"]
     assert location.startswith(LOOPBACK_CALLBACK + "?")
     assert query_of(location) == {
-        "error": error, "error_description": query_of(location)["error_description"], "state": "state-123",
+        "error": error,
+        "error_description": query_of(location)["error_description"],
+        "state": "state-123",
     }
     assert query_of(location)["error_description"]
 
@@ -138,7 +140,9 @@ def test_a_loopback_redirect_uri_with_any_port_completes_the_flow(db, app) -> No
     owner = add_owner(db)
     client = add_client(db, public=True, redirect_uris=("http://[::1]/callback",))
     url = pkce_url(client, redirect_uri="http://[::1]:49152/callback")
-    location = drive_consent(url, username=owner.username, password=owner.password, transport=httpx.WSGITransport(app=app))
+    location = drive_consent(
+        url, username=owner.username, password=owner.password, transport=httpx.WSGITransport(app=app)
+    )
     assert location.startswith("http://[::1]:49152/callback?code=")
 
 
@@ -150,8 +154,11 @@ def test_pages_and_redirects_forbid_framing_and_caching(db, http) -> None:
     client = add_client(db, public=True)
     url = pkce_url(client)
     responses = [
-        http.get(url), sign_in(http, url), http.get(url),
-        http.get(authorize_url(client, client_id="nope")), http.get(pkce_url(client, scope="nope")),
+        http.get(url),
+        sign_in(http, url),
+        http.get(url),
+        http.get(authorize_url(client, client_id="nope")),
+        http.get(pkce_url(client, scope="nope")),
     ]
     assert [r.status_code for r in responses] == [200, 303, 200, 400, 302]
     for response in responses:
@@ -228,7 +235,10 @@ def test_deny_redirects_with_access_denied(db, app) -> None:
     owner = add_owner(db)
     client = add_client(db, public=True)
     location = drive_consent(
-        pkce_url(client), username=owner.username, password=owner.password, approve=False,
+        pkce_url(client),
+        username=owner.username,
+        password=owner.password,
+        approve=False,
         transport=httpx.WSGITransport(app=app),
     )
     params = query_of(location)
@@ -247,7 +257,9 @@ def test_approve_without_signing_in_shows_the_sign_in_page(db, http) -> None:
     owner = add_owner(db)
     client = add_client(db, public=True)
     url = pkce_url(client)
-    response = http.post(url, data={"csrf_token": csrf_of(http.get(url)), "decision": "approve", "blog_id": owner.blog_id})
+    response = http.post(
+        url, data={"csrf_token": csrf_of(http.get(url)), "decision": "approve", "blog_id": owner.blog_id}
+    )
     assert response.status_code == 200 and 'name="password"' in response.text
 
 
@@ -277,7 +289,9 @@ def test_a_user_without_blogs_is_told_so(db, http) -> None:
 
 def with_blogless_user(db: Database) -> None:
     with db.session(write=True) as session:
-        session.add(tables.User(username="carol", password_hash=security.hash_password("carol-password"), created_at=db.now()))
+        session.add(
+            tables.User(username="carol", password_hash=security.hash_password("carol-password"), created_at=db.now())
+        )
 
 
 def test_use_another_account(db, app, http) -> None:

@@ -33,14 +33,27 @@ def url_for(client, **params: str | None) -> str:  # type: ignore[no-untyped-def
 def test_blog_slug_picks_the_blog(db, transport) -> None:
     owner = add_owner(db)
     with db.session(write=True) as session:
-        second = tables.Blog(id=security.new_cuid(), owner_id=owner.user_id, name="Another", slug="another", language="fr", created_at=db.now())
+        second = tables.Blog(
+            id=security.new_cuid(),
+            owner_id=owner.user_id,
+            name="Another",
+            slug="another",
+            language="fr",
+            created_at=db.now(),
+        )
         session.add(second)
     client = add_client(db, public=True)
-    location = drive_consent(url_for(client), username="alice", password="alice-password", blog_slug="alice-blog", transport=transport)
+    location = drive_consent(
+        url_for(client), username="alice", password="alice-password", blog_slug="alice-blog", transport=transport
+    )
     assert "code" in query_of(location)
-    location = drive_consent(url_for(client), username="alice", password="alice-password", blog_slug="another", transport=transport)
+    location = drive_consent(
+        url_for(client), username="alice", password="alice-password", blog_slug="another", transport=transport
+    )
     with db.session() as session:
-        chosen = session.scalars(select(tables.AuthorizationCode.blog_id).order_by(tables.AuthorizationCode.id.desc())).first()
+        chosen = session.scalars(
+            select(tables.AuthorizationCode.blog_id).order_by(tables.AuthorizationCode.id.desc())
+        ).first()
     assert chosen == second.id
 
 
@@ -48,7 +61,9 @@ def test_an_unknown_blog_slug_is_an_error(db, transport) -> None:
     add_owner(db)
     client = add_client(db, public=True)
     with pytest.raises(ConsentDriverError, match="'elsewhere' is not among the user's blogs \\(alice-blog\\)"):
-        drive_consent(url_for(client), username="alice", password="alice-password", blog_slug="elsewhere", transport=transport)
+        drive_consent(
+            url_for(client), username="alice", password="alice-password", blog_slug="elsewhere", transport=transport
+        )
 
 
 def test_a_wrong_password_is_an_error_that_keeps_the_password_out(db, transport) -> None:
@@ -73,9 +88,13 @@ def test_an_immediate_error_redirect_is_returned(db, transport) -> None:
 
 def test_approving_without_a_blog_is_an_error(db, transport) -> None:
     with db.session(write=True) as session:
-        session.add(tables.User(username="erin", password_hash=security.hash_password("erin-password"), created_at=db.now()))
+        session.add(
+            tables.User(username="erin", password_hash=security.hash_password("erin-password"), created_at=db.now())
+        )
     client = add_client(db, public=True)
     with pytest.raises(ConsentDriverError, match="offers no 'approve'.*no blog on this service"):
         drive_consent(url_for(client), username="erin", password="erin-password", transport=transport)
-    denied = drive_consent(url_for(client), username="erin", password="erin-password", approve=False, transport=transport)
+    denied = drive_consent(
+        url_for(client), username="erin", password="erin-password", approve=False, transport=transport
+    )
     assert query_of(denied)["error"] == "access_denied"

@@ -78,13 +78,21 @@ def test_the_exchange_creates_one_grant_holding_both_tokens(db, app, http) -> No
         grant = session.scalars(select(tables.Grant)).one()
         tokens = session.scalars(select(tables.Token).order_by(tables.Token.kind)).all()
         code = session.scalars(select(tables.AuthorizationCode)).one()
-    assert (grant.client_id, grant.user_id, grant.blog_id, grant.scope) == (client.client_id, owner.user_id, owner.blog_id, ALL_SCOPES)
+    assert (grant.client_id, grant.user_id, grant.blog_id, grant.scope) == (
+        client.client_id,
+        owner.user_id,
+        owner.blog_id,
+        ALL_SCOPES,
+    )
     assert grant.connected_at >= before and grant.revoked_at is None
     assert [t.kind for t in tokens] == ["access", "refresh"]
     assert {t.grant_id for t in tokens} == {grant.id}
     assert code.grant_id == grant.id and code.used_at is not None
     # Stored as SHA-256 only: the clear values appear nowhere in the rows.
-    assert {t.token_hash for t in tokens} == {security.token_hash(str(body["access_token"])), security.token_hash(str(body["refresh_token"]))}
+    assert {t.token_hash for t in tokens} == {
+        security.token_hash(str(body["access_token"])),
+        security.token_hash(str(body["refresh_token"])),
+    }
     assert code.code_hash == security.token_hash(authorized.code)
 
 
@@ -108,7 +116,9 @@ def test_refresh_rotates_and_keeps_the_grant(db, app, http) -> None:
 
     with db.session() as session:
         grants = session.scalars(select(tables.Grant)).all()
-        refresh_tokens = session.scalars(select(tables.Token).where(tables.Token.kind == "refresh").order_by(tables.Token.id)).all()
+        refresh_tokens = session.scalars(
+            select(tables.Token).where(tables.Token.kind == "refresh").order_by(tables.Token.id)
+        ).all()
     assert len(grants) == 1 and grants[0].revoked_at is None
     assert [t.rotated_at is not None for t in refresh_tokens] == [True, True, False]
     assert status_of(http, str(third["access_token"])).status_code == 200
@@ -128,7 +138,9 @@ def test_refresh_may_narrow_the_scope(db, app, http) -> None:
     owner = add_owner(db)
     client = add_client(db, public=True)
     first = exchange(http, client, authorize(app, client, owner)).json()
-    narrowed = assert_token_response(refresh(http, client, first["refresh_token"], scope="articles:read"), scope="articles:read")
+    narrowed = assert_token_response(
+        refresh(http, client, first["refresh_token"], scope="articles:read"), scope="articles:read"
+    )
     assert status_of(http, str(narrowed["access_token"])).json()["scopes"] == ["articles:read"]
 
 
@@ -162,4 +174,7 @@ def test_refresh_token_lives_thirty_days(db, app, http) -> None:
     db.advance_clock(30 * 24 * 3600 + 1)  # counted from the rotation that issued it
     expired = refresh(http, client, str(second["refresh_token"]))
     assert expired.status_code == 400
-    assert expired.json() == {"error": "invalid_grant", "error_description": "The refresh token has expired; authorize again."}
+    assert expired.json() == {
+        "error": "invalid_grant",
+        "error_description": "The refresh token has expired; authorize again.",
+    }

@@ -30,7 +30,9 @@ pytestmark = pytest.mark.postgres
 
 def revoked_grants(db: Database) -> list[bool]:
     with db.session() as session:
-        return [grant.revoked_at is not None for grant in session.scalars(select(tables.Grant).order_by(tables.Grant.id))]
+        return [
+            grant.revoked_at is not None for grant in session.scalars(select(tables.Grant).order_by(tables.Grant.id))
+        ]
 
 
 def test_a_reused_code_is_refused_and_revokes_its_tokens(db, app, http) -> None:
@@ -71,7 +73,10 @@ def test_a_code_lives_ten_minutes(db, app, http) -> None:
     db.advance_clock(601 - (db.now() - after).total_seconds())  # at least 601 s old
     expired = exchange(http, client, stale)
     assert expired.status_code == 400
-    assert expired.json() == {"error": "invalid_grant", "error_description": "The authorization code has expired; authorize again."}
+    assert expired.json() == {
+        "error": "invalid_grant",
+        "error_description": "The authorization code has expired; authorize again.",
+    }
 
 
 def test_a_code_is_bound_to_its_client_and_redirect_uri(db, app, http) -> None:
@@ -156,7 +161,10 @@ def test_revoke_grant_kills_every_token_of_the_grant(db, app, http) -> None:
         revoke_grant(session, grant_id, now)
     assert status_of(http, tokens["access_token"]).status_code == 401
     response = refresh(http, client, tokens["refresh_token"])
-    assert response.json() == {"error": "invalid_grant", "error_description": "The refresh token was revoked; authorize again."}
+    assert response.json() == {
+        "error": "invalid_grant",
+        "error_description": "The refresh token was revoked; authorize again.",
+    }
 
 
 def test_concurrent_refreshes_with_one_token_give_exactly_one_success(db: Database) -> None:
@@ -267,7 +275,10 @@ def test_unsupported_grant_type(db, http) -> None:
     client = add_client(db, public=True)
     response = http.post("/api/oauth/token", data={"grant_type": "password", "client_id": client.client_id})
     assert response.status_code == 400
-    assert response.json() == {"error": "unsupported_grant_type", "error_description": "grant_type must be authorization_code or refresh_token."}
+    assert response.json() == {
+        "error": "unsupported_grant_type",
+        "error_description": "grant_type must be authorization_code or refresh_token.",
+    }
 
 
 def test_spending_is_a_conditional_update_that_succeeds_once(db, app, http) -> None:
@@ -279,11 +290,15 @@ def test_spending_is_a_conditional_update_that_succeeds_once(db, app, http) -> N
     now = db.now()
     with db.session() as session:
         token_id = session.scalars(select(tables.Token.id).where(tables.Token.kind == "refresh")).one()
-        code_id = session.scalars(select(tables.AuthorizationCode.id).where(tables.AuthorizationCode.used_at.is_(None))).one()
+        code_id = session.scalars(
+            select(tables.AuthorizationCode.id).where(tables.AuthorizationCode.used_at.is_(None))
+        ).one()
     outcomes = []
     for _ in range(2):
         with db.session(write=True) as session:
-            outcomes.append((spend_refresh_token(session, token_id, now), spend_authorization_code(session, code_id, now)))
+            outcomes.append(
+                (spend_refresh_token(session, token_id, now), spend_authorization_code(session, code_id, now))
+            )
     assert outcomes == [(True, True), (False, False)]
 
 
@@ -297,10 +312,13 @@ def test_a_code_exchange_without_redirect_uri_is_a_missing_parameter(db, app, ht
     assert exchange(http, client, authorized).status_code == 200  # the code was not spent
 
 
-@pytest.mark.parametrize("body", [
-    {"json": {"grant_type": "refresh_token", "refresh_token": "svc_rt_x", "client_id": "c"}},
-    {"data": {"refresh_token": "svc_rt_x", "client_id": "c"}},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"json": {"grant_type": "refresh_token", "refresh_token": "svc_rt_x", "client_id": "c"}},
+        {"data": {"refresh_token": "svc_rt_x", "client_id": "c"}},
+    ],
+)
 def test_a_token_request_that_is_not_a_form_with_grant_type_is_invalid_request(http, body) -> None:
     response = http.post("/api/oauth/token", **body)
     assert (response.status_code, response.json()["error"]) == (400, "invalid_request")
@@ -326,21 +344,35 @@ def test_a_refresh_that_narrows_the_scope_narrows_the_access_token_only(db, app,
 
 @pytest.mark.parametrize("credentials", ["//46/w==", "w6k6w6k=", "not base64!"])
 def test_basic_credentials_that_are_not_base64_of_utf8_are_invalid_client_401(http, credentials: str) -> None:
-    response = http.post("/api/oauth/token", data={"grant_type": "refresh_token", "refresh_token": "svc_rt_x"},
-                         headers={"Authorization": f"Basic {credentials}"})
+    response = http.post(
+        "/api/oauth/token",
+        data={"grant_type": "refresh_token", "refresh_token": "svc_rt_x"},
+        headers={"Authorization": f"Basic {credentials}"},
+    )
     assert (response.status_code, response.json()["error"]) == (401, "invalid_client")
     assert response.headers["www-authenticate"].startswith("Basic realm=")
 
 
-@pytest.mark.parametrize(("body", "problem"), [
-    ("grant_type=authorization_code&grant_type=refresh_token&refresh_token=svc_rt_x&client_id=c",
-     "Parameter 'grant_type' is included more than once."),
-    ("grant_type=refresh_token&refresh_token=svc_rt_x&refresh_token=svc_rt_y&client_id=c",
-     "Parameter 'refresh_token' is included more than once."),
-    (b"grant_type=refresh_token&refresh_token=\xff\xfe&client_id=c", "The request body is not UTF-8."),
-])
-def test_repeated_parameters_and_a_body_that_is_not_utf8_are_invalid_request(http, body: str | bytes, problem: str) -> None:
-    response = http.post("/api/oauth/token", content=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (
+            "grant_type=authorization_code&grant_type=refresh_token&refresh_token=svc_rt_x&client_id=c",
+            "Parameter 'grant_type' is included more than once.",
+        ),
+        (
+            "grant_type=refresh_token&refresh_token=svc_rt_x&refresh_token=svc_rt_y&client_id=c",
+            "Parameter 'refresh_token' is included more than once.",
+        ),
+        (b"grant_type=refresh_token&refresh_token=\xff\xfe&client_id=c", "The request body is not UTF-8."),
+    ],
+)
+def test_repeated_parameters_and_a_body_that_is_not_utf8_are_invalid_request(
+    http, body: str | bytes, problem: str
+) -> None:
+    response = http.post(
+        "/api/oauth/token", content=body, headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
     assert (response.status_code, response.json()) == (400, {"error": "invalid_request", "error_description": problem})
 
 
@@ -351,8 +383,11 @@ def test_basic_and_body_naming_two_clients_is_invalid_request(db, app, http) -> 
     tokens = exchange(http, confidential, authorize(app, confidential, owner), method="basic").json()
     response = refresh(http, confidential, tokens["refresh_token"], method="basic", client_id=other.client_id)
     assert (response.status_code, response.json()["error"]) == (400, "invalid_request")
-    without_secret = http.post("/api/oauth/token", headers={"Authorization": "Basic " + base64.b64encode(confidential.client_id.encode()).decode()},
-                               data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": other.client_id})
+    without_secret = http.post(
+        "/api/oauth/token",
+        headers={"Authorization": "Basic " + base64.b64encode(confidential.client_id.encode()).decode()},
+        data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": other.client_id},
+    )
     assert (without_secret.status_code, without_secret.json()["error"]) == (400, "invalid_request")  # no `:` either
     assert refresh(http, confidential, tokens["refresh_token"], method="basic").status_code == 200  # not spent
 
@@ -376,7 +411,10 @@ def test_an_operator_revokes_a_connection_and_its_tokens_die(db, app, http) -> N
     (_, connection) = [row["id"] for row in listings.connections(db)]
 
     assert content.revoke_connection(db, connection) == {
-        "id": connection, "client_id": client.client_id, "revoked": True, "alreadyRevoked": False,
+        "id": connection,
+        "client_id": client.client_id,
+        "revoked": True,
+        "alreadyRevoked": False,
     }
     assert status_of(http, leaked["access_token"]).status_code == 401
     assert refresh(http, client, leaked["refresh_token"]).json()["error"] == "invalid_grant"

@@ -31,8 +31,21 @@ from tests.conftest import (
 from tests.server.oauth_support import add_client, authorize, exchange, refresh
 
 SPEC_ARTICLE_FIELDS = {
-    "id", "slug", "title", "description", "content", "coverImageUrl", "inlineImageUrls", "tags", "seoKeywords",
-    "seoScore", "schemaOrgJson", "publishedAt", "updatedAt", "viewCount", "contentHash",
+    "id",
+    "slug",
+    "title",
+    "description",
+    "content",
+    "coverImageUrl",
+    "inlineImageUrls",
+    "tags",
+    "seoKeywords",
+    "seoScore",
+    "schemaOrgJson",
+    "publishedAt",
+    "updatedAt",
+    "viewCount",
+    "contentHash",
 }
 
 
@@ -48,8 +61,16 @@ def document(http: httpx.Client) -> dict[str, Any]:
 def owner(db: Database) -> Owner:
     owner = add_owner(db)
     add_article(
-        db, owner.blog_id, "Full", cover_media_key="c.png", inline_media_keys=["i.png"], tags=["t"], seo_keywords=["k"],
-        seo_score=9.5, schema_org_json={"@type": "BlogPosting"}, view_count=3,
+        db,
+        owner.blog_id,
+        "Full",
+        cover_media_key="c.png",
+        inline_media_keys=["i.png"],
+        tags=["t"],
+        seo_keywords=["k"],
+        seo_score=9.5,
+        schema_org_json={"@type": "BlogPosting"},
+        view_count=3,
         content=f"![i]({tables.MEDIA_PLACEHOLDER}i.png)",
     )
     add_article(db, owner.blog_id, "Bare", description=None, minutes_ago=3)
@@ -75,8 +96,12 @@ def assert_documented(document: dict[str, Any], path: str, response: httpx.Respo
             Draft202012Validator(header["schema"]).validate(response.headers[name])
     assert set(spec["content"]) == {"application/json"}
     assert response.headers["Content-Type"] == "application/json"
-    pointer = "/".join(["#", "paths", escape(path), method, "responses", status, "content", escape("application/json"), "schema"])
-    registry = Registry().with_resource("urn:openapi", Resource.from_contents(document, default_specification=DRAFT202012))
+    pointer = "/".join(
+        ["#", "paths", escape(path), method, "responses", status, "content", escape("application/json"), "schema"]
+    )
+    registry = Registry().with_resource(
+        "urn:openapi", Resource.from_contents(document, default_specification=DRAFT202012)
+    )
     Draft202012Validator({"$ref": f"urn:openapi{pointer}"}, registry=registry).validate(response.json())
 
 
@@ -85,7 +110,11 @@ def test_document_is_valid_openapi_31(document: dict[str, Any]) -> None:
     assert document["openapi"] == "3.1.0"
     assert document["servers"] == [{"url": IN_PROCESS_URL}]
     assert set(document["paths"]) == {
-        "/api/v1/articles", "/api/v1/articles/{idOrSlug}", "/api/v1/sync", "/api/v1/status", "/api/oauth/token",
+        "/api/v1/articles",
+        "/api/v1/articles/{idOrSlug}",
+        "/api/v1/sync",
+        "/api/v1/status",
+        "/api/oauth/token",
     }
 
 
@@ -99,7 +128,11 @@ def test_document_states_the_spec_and_the_service_limits(document: dict[str, Any
     assert flow["authorizationUrl"] == f"{IN_PROCESS_URL}/api/oauth/authorize"
     assert flow["tokenUrl"] == flow["refreshUrl"] == f"{IN_PROCESS_URL}/api/oauth/token"
     assert set(flow["scopes"]) == {"articles:read", "blog:read"}
-    assert document["components"]["securitySchemes"]["bearerAuth"] == {"type": "http", "scheme": "bearer", "bearerFormat": "svc_at_..."}
+    assert document["components"]["securitySchemes"]["bearerAuth"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "svc_at_...",
+    }
 
 
 def test_document_needs_no_token_and_names_the_host_that_serves_it(app: Any) -> None:
@@ -108,7 +141,9 @@ def test_document_needs_no_token_and_names_the_host_that_serves_it(app: Any) -> 
     assert document["servers"] == [{"url": "https://blogs.example"}]
 
 
-def test_data_answers_match_the_document(http: httpx.Client, db: Database, owner: Owner, document: dict[str, Any]) -> None:
+def test_data_answers_match_the_document(
+    http: httpx.Client, db: Database, owner: Owner, document: dict[str, Any]
+) -> None:
     token = issue_access_token(db, owner)
     http.headers["Authorization"] = f"Bearer {token}"
     status_before = http.get("/api/v1/status")
@@ -128,7 +163,9 @@ def test_data_answers_match_the_document(http: httpx.Client, db: Database, owner
     assert [len(synced.json()[key]) for key in ("new", "updated", "deleted")] == [1, 1, 1]
     assert_documented(document, "/api/v1/sync", synced)
     assert_documented(document, "/api/v1/sync", http.post("/api/v1/sync", json={"knownArticles": "all"}))
-    too_large = http.post("/api/v1/sync", content=b" " * (bodies.MAX_SYNC_BODY_BYTES + 1), headers={"Content-Type": "application/json"})
+    too_large = http.post(
+        "/api/v1/sync", content=b" " * (bodies.MAX_SYNC_BODY_BYTES + 1), headers={"Content-Type": "application/json"}
+    )
     assert too_large.status_code == 413
     assert_documented(document, "/api/v1/sync", too_large)
     status_after = http.get("/api/v1/status")
@@ -158,7 +195,9 @@ def test_auth_errors_match_the_document(
     assert_documented(document, template, answer)
 
 
-def test_token_answers_match_the_document(http: httpx.Client, app: Any, db: Database, owner: Owner, document: dict[str, Any]) -> None:
+def test_token_answers_match_the_document(
+    http: httpx.Client, app: Any, db: Database, owner: Owner, document: dict[str, Any]
+) -> None:
     client = add_client(db, public=True)
     issued = exchange(http, client, authorize(app, client, owner))
     assert issued.status_code == 200, issued.text
@@ -173,16 +212,24 @@ def test_token_answers_match_the_document(http: httpx.Client, app: Any, db: Data
     assert_documented(document, "/api/v1/status", status)
 
 
-def test_documented_timestamps_and_hashes_are_what_the_api_sends(http: httpx.Client, db: Database, owner: Owner, document: dict[str, Any]) -> None:
+def test_documented_timestamps_and_hashes_are_what_the_api_sends(
+    http: httpx.Client, db: Database, owner: Owner, document: dict[str, Any]
+) -> None:
     http.headers["Authorization"] = f"Bearer {issue_access_token(db, owner)}"
     article = http.get("/api/v1/articles").json()["articles"][0]
     schema = document["components"]["schemas"]
     assert re.fullmatch(schema["Timestamp"]["pattern"], article["publishedAt"])
-    hashed = json.dumps([article["title"], article["description"], article["content"], article["tags"]], ensure_ascii=False, separators=(",", ":"))
+    hashed = json.dumps(
+        [article["title"], article["description"], article["content"], article["tags"]],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
     assert hashlib.sha256(hashed.encode()).hexdigest() == article["contentHash"]  # the documented rule, recomputed
 
 
-def test_refusals_by_rate_encoding_and_size_match_the_document(db: Database, owner: Owner, document: dict[str, Any]) -> None:
+def test_refusals_by_rate_encoding_and_size_match_the_document(
+    db: Database, owner: Owner, document: dict[str, Any]
+) -> None:
     from mkdocs_blogsvc.server.app import create_app
     from mkdocs_blogsvc.server.ratelimit import Limit
 
@@ -198,12 +245,20 @@ def test_refusals_by_rate_encoding_and_size_match_the_document(db: Database, own
         token_limited = http.post("/api/oauth/token", data={"grant_type": "refresh_token", "client_id": "c"})
         assert token_limited.status_code == 429
         assert_documented(document, "/api/oauth/token", token_limited)
-    with httpx.Client(transport=httpx.WSGITransport(app=create_app(db, secret_key="test")), base_url=IN_PROCESS_URL) as http:
-        encoded = http.post("/api/v1/sync", headers={**headers, "Content-Encoding": "br", "Content-Type": "application/json"},
-                            content=b"{}")
+    with httpx.Client(
+        transport=httpx.WSGITransport(app=create_app(db, secret_key="test")), base_url=IN_PROCESS_URL
+    ) as http:
+        encoded = http.post(
+            "/api/v1/sync",
+            headers={**headers, "Content-Encoding": "br", "Content-Type": "application/json"},
+            content=b"{}",
+        )
         assert encoded.status_code == 415
         assert_documented(document, "/api/v1/sync", encoded)
-        large = http.post("/api/oauth/token", content=b"a=" + b"x" * (20 << 20),
-                          headers={"Content-Type": "application/x-www-form-urlencoded"})
+        large = http.post(
+            "/api/oauth/token",
+            content=b"a=" + b"x" * (20 << 20),
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
         assert large.status_code == 413
         assert_documented(document, "/api/oauth/token", large)

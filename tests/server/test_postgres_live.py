@@ -24,7 +24,9 @@ def pg_live_server(tmp_path: Path, postgres_url: str) -> Iterator[LiveServer]:
 
 
 @pytest.mark.slow
-def test_a_server_on_postgresql_serves_what_the_admin_commands_write(pg_live_server: LiveServer, postgres_url: str) -> None:
+def test_a_server_on_postgresql_serves_what_the_admin_commands_write(
+    pg_live_server: LiveServer, postgres_url: str
+) -> None:
     seeded = pg_live_server.admin("seed")
     assert seeded.returncode == 0, seeded.stderr
     listed = json.loads(pg_live_server.admin("list-articles", "--blog", "demo-blog", "--json").stdout)["articles"]

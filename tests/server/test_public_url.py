@@ -21,12 +21,15 @@ HOSTS = ("http://localhost:8000", "http://127.0.0.1:8000")
 PUBLIC = "https://blog.example:8443"
 
 
-
 @pytest.fixture
 def article_id(db: Database, owner: Owner) -> str:
     return add_article(
-        db, owner.blog_id, "Hosted", content=f"![chart]({tables.MEDIA_PLACEHOLDER}k.png)",
-        cover_media_key="c.png", inline_media_keys=["k.png"],
+        db,
+        owner.blog_id,
+        "Hosted",
+        content=f"![chart]({tables.MEDIA_PLACEHOLDER}k.png)",
+        cover_media_key="c.png",
+        inline_media_keys=["k.png"],
     )
 
 
@@ -37,7 +40,9 @@ def served_through(app: Flask, base_url: str, token: str, path: str) -> Any:
     return response.json() if response.headers["Content-Type"].startswith("application/json") else response.text
 
 
-def test_without_public_url_each_host_name_gets_its_own_urls_and_hash(db: Database, owner: Owner, article_id: str) -> None:
+def test_without_public_url_each_host_name_gets_its_own_urls_and_hash(
+    db: Database, owner: Owner, article_id: str
+) -> None:
     app, token = create_app(db, secret_key="k"), issue_access_token(db, owner)
     first, second = (served_through(app, host, token, f"/api/v1/articles/{article_id}")["article"] for host in HOSTS)
     assert first["coverImageUrl"] == "http://localhost:8000/media/c.png"
@@ -62,7 +67,9 @@ def test_with_public_url_the_openapi_document_and_home_page_name_it(db: Database
     document = served_through(app, HOSTS[1], "", "/openapi.json")
     assert document["servers"] == [{"url": PUBLIC}]
     flow = document["components"]["securitySchemes"]["oauth2"]["flows"]["authorizationCode"]
-    assert flow["authorizationUrl"] == f"{PUBLIC}/api/oauth/authorize" and flow["tokenUrl"] == f"{PUBLIC}/api/oauth/token"
+    assert (
+        flow["authorizationUrl"] == f"{PUBLIC}/api/oauth/authorize" and flow["tokenUrl"] == f"{PUBLIC}/api/oauth/token"
+    )
     home = served_through(app, HOSTS[1], "", "/")
     assert f"<code>{PUBLIC}</code>" in home and f'href="{PUBLIC}/openapi.json"' in home
 
@@ -74,8 +81,11 @@ def test_without_public_url_the_home_page_names_the_address_it_was_reached_at(ap
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("https://blog.example/", "https://blog.example"), (" http://127.0.0.1:8000// ", "http://127.0.0.1:8000"),
-     ("http://[::1]:8000", "http://[::1]:8000")],
+    [
+        ("https://blog.example/", "https://blog.example"),
+        (" http://127.0.0.1:8000// ", "http://127.0.0.1:8000"),
+        ("http://[::1]:8000", "http://[::1]:8000"),
+    ],
 )
 def test_public_url_is_normalised(value: str, expected: str) -> None:
     assert normalize_public_url(value) == expected
@@ -83,8 +93,18 @@ def test_public_url_is_normalised(value: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["blog.example", "ftp://blog.example", "https://", "https://u:p@blog.example", "https://blog.example/?a=1", "https://blog.example?a=1",
-     "https://blog.example/#top", "https://blog.example:99999", "https://blog example", "https://blog.example/a\tb"],
+    [
+        "blog.example",
+        "ftp://blog.example",
+        "https://",
+        "https://u:p@blog.example",
+        "https://blog.example/?a=1",
+        "https://blog.example?a=1",
+        "https://blog.example/#top",
+        "https://blog.example:99999",
+        "https://blog example",
+        "https://blog.example/a\tb",
+    ],
 )
 def test_public_url_must_be_an_http_address(db: Database, value: str) -> None:
     with pytest.raises(ValueError, match="invalid public URL"):
@@ -104,7 +124,9 @@ def test_a_public_url_with_a_path_is_refused(db: Database) -> None:
 
 
 def test_server_run_refuses_a_bad_public_url_before_starting(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["server", "run", "--db", str(tmp_path / "x.db"), "--public-url", "ftp://blog.example"])
+    result = CliRunner().invoke(
+        main, ["server", "run", "--db", str(tmp_path / "x.db"), "--public-url", "ftp://blog.example"]
+    )
     assert result.exit_code == 2
     assert "Invalid value for '--public-url': invalid public URL 'ftp://blog.example'" in result.output
     assert not (tmp_path / "x.db").exists()

@@ -30,7 +30,9 @@ def seconds_into_fixed_window(db: Database, seconds: int, into: float) -> None:
 
 
 def test_the_data_api_cannot_be_doubled_across_a_window_boundary(
-    db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client],
+    db: Database,
+    owner: Owner,
+    client_for: Callable[[Flask], httpx.Client],
 ) -> None:
     http = client_for(limited_app(db, token=Limit(10, 60)))
     headers = {"Authorization": f"Bearer {issue_access_token(db, owner)}"}
@@ -39,7 +41,9 @@ def test_the_data_api_cannot_be_doubled_across_a_window_boundary(
     db.advance_clock(4)  # 1 s into the next fixed window: a fixed window would allow 10 more now
     refused = http.get("/api/v1/status", headers=headers)
     assert refused.status_code == 429
-    assert 45 <= int(refused.headers["Retry-After"]) <= 66  # when the 10 hits of 4 s ago have left (59 s, less the seconds this test took)
+    assert (
+        45 <= int(refused.headers["Retry-After"]) <= 66
+    )  # when the 10 hits of 4 s ago have left (59 s, less the seconds this test took)
     db.advance_clock(30)
     assert http.get("/api/v1/status", headers=headers).status_code == 429  # still within 60 s of them
     db.advance_clock(int(http.get("/api/v1/status", headers=headers).headers["Retry-After"]))
@@ -47,7 +51,9 @@ def test_the_data_api_cannot_be_doubled_across_a_window_boundary(
 
 
 def test_passwords_cannot_be_doubled_across_a_window_boundary(
-    db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client],
+    db: Database,
+    owner: Owner,
+    client_for: Callable[[Flask], httpx.Client],
 ) -> None:
     """Found by an attack: 20 passwords checked in 7 s across a fixed window's boundary (10 allowed)."""
     app = limited_app(db, signin_account=Limit(10, 900))
@@ -71,7 +77,9 @@ def counters_broken(db: Database, path: Path, how: str) -> Iterator[None]:
     if db.is_sqlite:
         holder = sqlite3.connect(path, isolation_level=None)
         try:
-            holder.execute("BEGIN IMMEDIATE" if how == "busy" else "ALTER TABLE rate_counters RENAME TO rate_counters_gone")
+            holder.execute(
+                "BEGIN IMMEDIATE" if how == "busy" else "ALTER TABLE rate_counters RENAME TO rate_counters_gone"
+            )
             yield
             holder.execute("ROLLBACK" if how == "busy" else "ALTER TABLE rate_counters_gone RENAME TO rate_counters")
         finally:
@@ -96,8 +104,12 @@ def counters_broken(db: Database, path: Path, how: str) -> Iterator[None]:
 
 @pytest.mark.parametrize("how", ["busy", "broken"])
 def test_sign_in_fails_closed_when_counters_cannot_be_written(
-    tmp_path: Path, db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client],
-    monkeypatch: pytest.MonkeyPatch, how: str,
+    tmp_path: Path,
+    db: Database,
+    owner: Owner,
+    client_for: Callable[[Flask], httpx.Client],
+    monkeypatch: pytest.MonkeyPatch,
+    how: str,
 ) -> None:
     monkeypatch.setattr(ratelimit, "COUNTER_TIMEOUT", 0.2)
     app = limited_app(db, signin_account=Limit(10, 900), token=Limit(100, 60))

@@ -62,14 +62,19 @@ def client_for(db: Database) -> Iterator[Callable[[Flask], httpx.Client]]:
 def assert_429(response: httpx.Response, count: int, seconds: int, what: str) -> None:
     assert response.status_code == 429
     retry_after = int(response.headers["Retry-After"])
-    assert 1 <= retry_after <= math.ceil(seconds * (1 + 1 / ratelimit.BUCKETS))  # a hit is remembered up to 1.1 x seconds
+    assert (
+        1 <= retry_after <= math.ceil(seconds * (1 + 1 / ratelimit.BUCKETS))
+    )  # a hit is remembered up to 1.1 x seconds
     assert response.json() == {
         "error": "too_many_requests",
-        "error_description": f"Rate limit exceeded: at most {count} requests per {seconds} seconds {what}; retry after {retry_after} seconds",
+        "error_description": f"Rate limit exceeded: at most {count} requests per {seconds} seconds {what}; "
+        f"retry after {retry_after} seconds",
     }
 
 
-def test_the_data_api_is_limited_per_token_then_the_window_passes(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+def test_the_data_api_is_limited_per_token_then_the_window_passes(
+    db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]
+) -> None:
     http = client_for(limited_app(db, token=Limit(3, 60)))
     headers = {"Authorization": f"Bearer {issue_access_token(db, owner)}"}
     assert [http.get("/api/v1/status", headers=headers).status_code for _ in range(3)] == [200, 200, 200]
@@ -82,7 +87,9 @@ def test_the_data_api_is_limited_per_token_then_the_window_passes(db: Database, 
 
 
 def test_retry_after_counts_the_seconds_until_the_hit_leaves_the_window(
-    db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client],
+    db: Database,
+    owner: Owner,
+    client_for: Callable[[Flask], httpx.Client],
 ) -> None:
     """A hit made 30 s into a 6-second bucket's span leaves the window 60 to 66 s later: the
     client is told to come back then, not at the end of a fixed window."""
@@ -99,7 +106,9 @@ def test_retry_after_counts_the_seconds_until_the_hit_leaves_the_window(
     assert http.get("/api/v1/status", headers=headers).status_code == 200
 
 
-def test_the_data_api_is_limited_per_client(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+def test_the_data_api_is_limited_per_client(
+    db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]
+) -> None:
     http = client_for(limited_app(db, client=Limit(4, 60)))
     tokens = [issue_access_token(db, owner, client_id="one-app") for _ in range(3)]
     answers = [http.get("/api/v1/status", headers={"Authorization": f"Bearer {t}"}).status_code for t in tokens * 2]
@@ -109,7 +118,11 @@ def test_the_data_api_is_limited_per_client(db: Database, owner: Owner, client_f
 
 
 def test_busy_counters_let_the_request_through(
-    tmp_path: Path, db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    db: Database,
+    owner: Owner,
+    client_for: Callable[[Flask], httpx.Client],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Fail open: when the counters cannot be written in time, the request is served uncounted."""
     if not db.is_sqlite:
@@ -128,13 +141,17 @@ def test_busy_counters_let_the_request_through(
     assert http.get("/api/v1/status", headers=headers).status_code == 429
 
 
-def test_a_bad_token_is_401_not_counted(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+def test_a_bad_token_is_401_not_counted(
+    db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]
+) -> None:
     http = client_for(limited_app(db, token=Limit(1, 60)))
     for _ in range(3):
         assert http.get("/api/v1/status", headers={"Authorization": "Bearer svc_at_nothing"}).status_code == 401
 
 
-def test_the_token_endpoint_is_limited_per_client_and_per_refresh_token(db: Database, client_for: Callable[[Flask], httpx.Client]) -> None:
+def test_the_token_endpoint_is_limited_per_client_and_per_refresh_token(
+    db: Database, client_for: Callable[[Flask], httpx.Client]
+) -> None:
     http = client_for(limited_app(db, token_endpoint=Limit(2, 60), refresh_token=Limit(30, 60)))
     client = add_client(db, public=True)
     assert [refresh(http, client, "svc_rt_unknown").status_code for _ in range(2)] == [400, 400]
@@ -169,14 +186,22 @@ def test_sign_in_lockout_per_account(db: Database, owner: Owner, client_for: Cal
     assert sign_in(client_for(app), url, owner.username, owner.password).status_code == 303
 
 
-def test_sign_ins_sent_at_once_get_no_more_guesses(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+def test_sign_ins_sent_at_once_get_no_more_guesses(
+    db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]
+) -> None:
     """Found by review: the lockout was checked before the slow password hash and counted
     after it, so attempts sent together all passed (22 guesses of 10 allowed, on 4 workers)."""
     app = limited_app(db, signin_account=Limit(3, 900))
     url = authorize_url(add_client(db, public=True), code_challenge="x" * 43, code_challenge_method="S256")
     clients = [client_for(app) for _ in range(12)]
-    forms = [{"csrf_token": re.search(r'name="csrf_token" value="([^"]+)"', http.get(url).text).group(1),  # type: ignore[union-attr]
-              "username": owner.username, "password": f"wrong-{n}"} for n, http in enumerate(clients)]
+    forms = [
+        {
+            "csrf_token": re.search(r'name="csrf_token" value="([^"]+)"', http.get(url).text).group(1),  # type: ignore[union-attr]
+            "username": owner.username,
+            "password": f"wrong-{n}",
+        }
+        for n, http in enumerate(clients)
+    ]
     barrier = threading.Barrier(len(clients))
 
     def attempt(n: int) -> int:
@@ -188,7 +213,9 @@ def test_sign_ins_sent_at_once_get_no_more_guesses(db: Database, owner: Owner, c
     assert sorted(statuses) == [200] * 3 + [429] * 9, statuses
 
 
-def test_a_right_password_gives_its_attempt_back(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+def test_a_right_password_gives_its_attempt_back(
+    db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]
+) -> None:
     app = limited_app(db, signin_account=Limit(2, 900))
     url = authorize_url(add_client(db, public=True), code_challenge="x" * 43, code_challenge_method="S256")
     for _ in range(3):
@@ -199,7 +226,9 @@ def test_a_right_password_gives_its_attempt_back(db: Database, owner: Owner, cli
 
 
 def test_attempts_a_locked_address_makes_do_not_count_against_the_account(
-    db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client],
+    db: Database,
+    owner: Owner,
+    client_for: Callable[[Flask], httpx.Client],
 ) -> None:
     """Found by review: each refused attempt still counted for its account, so a locked
     address could lock any number of accounts."""
@@ -215,7 +244,9 @@ def test_attempts_a_locked_address_makes_do_not_count_against_the_account(
         assert sign_in(elsewhere, url, owner.username, owner.password).status_code == 303
 
 
-def test_a_sign_in_limit_of_zero_is_off(db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]) -> None:
+def test_a_sign_in_limit_of_zero_is_off(
+    db: Database, owner: Owner, client_for: Callable[[Flask], httpx.Client]
+) -> None:
     """`signin_account=0/900` switches the lockout off: it does not lock every account out."""
     app = limited_app(db, signin_account=Limit(0, 900), signin_address=Limit(0, 900))
     url = authorize_url(add_client(db, public=True), code_challenge="x" * 43, code_challenge_method="S256")
@@ -238,7 +269,11 @@ def test_limits_parse_and_refuse_in_one_line() -> None:
     limits = ratelimit.parse("token=10/1, signin_account=0/60")
     assert limits["token"] == Limit(10, 1) and limits["signin_account"] == Limit(0, 60)
     assert limits["client"] == ratelimit.DEFAULTS["client"]
-    assert ratelimit.parse("token=10/1; client=5/2") == {**ratelimit.DEFAULTS, "token": Limit(10, 1), "client": Limit(5, 2)}
+    assert ratelimit.parse("token=10/1; client=5/2") == {
+        **ratelimit.DEFAULTS,
+        "token": Limit(10, 1),
+        "client": Limit(5, 2),
+    }
     with pytest.raises(ValueError, match="unknown rate limit 'tokens'"):
         ratelimit.parse("tokens=1/1")
     with pytest.raises(ValueError, match="write NAME=COUNT/SECONDS"):

@@ -37,9 +37,9 @@ def previous_version_database(url: str) -> None:
     with engine.begin() as connection:
         schema.upgrade(connection, schema.FIRST_REVISION)
         connection.execute(text(f"DROP TABLE {schema.VERSION_TABLE}"))
-        connection.execute(text(
-            "INSERT INTO users (username, password_hash, created_at) VALUES ('olga', 'x', '2026-01-02 03:04:05')"
-        ))
+        connection.execute(
+            text("INSERT INTO users (username, password_hash, created_at) VALUES ('olga', 'x', '2026-01-02 03:04:05')")
+        )
     engine.dispose()
 
 
@@ -112,7 +112,10 @@ def test_the_commands_refuse_a_stale_database_and_migrate_upgrades_it(empty_url:
     db = Database(empty_url, check_schema=False)
     argument = db_argument(db)
     db.dispose()
-    for command in (["server", "admin", "--db", argument, "list-users"], ["server", "run", "--db", argument, "--port", "0"]):
+    for command in (
+        ["server", "admin", "--db", argument, "list-users"],
+        ["server", "run", "--db", argument, "--port", "0"],
+    ):
         result = CliRunner().invoke(main, command)
         assert result.exit_code == 1, result.output
         assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
@@ -135,7 +138,8 @@ def test_a_database_of_another_application_is_refused_not_taken_for_an_old_one(e
         result = CliRunner().invoke(main, ["server", "admin", "--db", argument, *command])
         assert result.exit_code == 1 and "Traceback" not in result.output, result.output
         assert result.stderr.strip().endswith(
-            "holds tables that are not the service's (invoices): give --db an empty database or one of this service")
+            "holds tables that are not the service's (invoices): give --db an empty database or one of this service"
+        )
     engine = create_engine(empty_url)
     assert inspect(engine).get_table_names() == ["invoices"]  # nothing created, nothing stamped
     engine.dispose()

@@ -71,12 +71,25 @@ def test_schemathesis_cli_against_the_real_server(live_server: LiveServer) -> No
     db.dispose()
     result = subprocess.run(
         [
-            str(Path(sys.executable).with_name("schemathesis")), "run", f"{live_server.url}/openapi.json",
-            "--header", f"Authorization: Bearer {token}",
-            "--max-examples", "25", "--generation-deterministic", "--workers", "1",
-            "--suppress-health-check", "all", "--output-truncate", "true",
+            str(Path(sys.executable).with_name("schemathesis")),
+            "run",
+            f"{live_server.url}/openapi.json",
+            "--header",
+            f"Authorization: Bearer {token}",
+            "--max-examples",
+            "25",
+            "--generation-deterministic",
+            "--workers",
+            "1",
+            "--suppress-health-check",
+            "all",
+            "--output-truncate",
+            "true",
         ],
-        check=False, capture_output=True, text=True, timeout=240,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=240,
         env={**os.environ, "SCHEMATHESIS_HOOKS": "", "NO_COLOR": "1"},
     )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]

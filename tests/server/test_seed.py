@@ -114,7 +114,10 @@ def test_base_url_hint_puts_the_cover_in_schema_org(db: Database) -> None:
     seed.seed(db, base_url_hint="http://127.0.0.1:9000/")
     with db.session() as session:
         rows = session.query(tables.Article).filter_by(status="published").all()
-    assert all(row.schema_org_json and row.schema_org_json["image"] == f"http://127.0.0.1:9000/media/{row.cover_media_key}" for row in rows)
+    assert all(
+        row.schema_org_json and row.schema_org_json["image"] == f"http://127.0.0.1:9000/media/{row.cover_media_key}"
+        for row in rows
+    )
 
 
 def test_without_the_hint_schema_org_names_no_image(db: Database, seeded: dict[str, Any]) -> None:
@@ -170,11 +173,14 @@ def test_generating_again_numbers_on_and_keeps_slugs_unique(db: Database, owner:
         assert session.query(tables.Article).filter(tables.Article.cover_media_key.isnot(None)).count() == 0
 
 
-@pytest.mark.parametrize(("blog", "count", "words", "message"), [
-    ("nope", 1, 10, "unknown blog 'nope'"),
-    (None, 0, 10, "count must be from 1 to 1,000,000, not 0"),
-    (None, 5, 0, "words must be from 1 to 100,000, not 0"),
-])
+@pytest.mark.parametrize(
+    ("blog", "count", "words", "message"),
+    [
+        ("nope", 1, 10, "unknown blog 'nope'"),
+        (None, 0, 10, "count must be from 1 to 1,000,000, not 0"),
+        (None, 5, 0, "words must be from 1 to 100,000, not 0"),
+    ],
+)
 def test_generate_refusals(db: Database, owner: Owner, blog: str | None, count: int, words: int, message: str) -> None:
     with pytest.raises(ContentError, match=re.escape(message)):
         seed.generate_articles(db, blog or owner.blog_slug, count, words=words)

@@ -32,15 +32,30 @@ def insert_articles(db: Database, owner: Owner, other: Owner) -> list[str]:
     expected: list[tuple[Any, str]] = []
     for n in range(PUBLISHED):
         published_at = now - timedelta(seconds=n // 3)  # equal times: the id decides
-        for blog_id, status in ((owner.blog_id, "published"), (other.blog_id, "published"),
-                                *([(owner.blog_id, "draft"), (owner.blog_id, "unpublished")] if n % 50 == 0 else [])):
+        for blog_id, status in (
+            (owner.blog_id, "published"),
+            (other.blog_id, "published"),
+            *([(owner.blog_id, "draft"), (owner.blog_id, "unpublished")] if n % 50 == 0 else []),
+        ):
             article_id = security.new_cuid()
-            rows.append({
-                "id": article_id, "blog_id": blog_id, "slug": f"{status}-{n}", "title": f"Article {n}",
-                "description": None, "content": f"Body {n}.\n", "inline_media_keys": [], "tags": ["t"],
-                "seo_keywords": [], "status": status, "published_at": published_at if status == "published" else None,
-                "updated_at": now, "created_at": now, "view_count": 0,
-            })
+            rows.append(
+                {
+                    "id": article_id,
+                    "blog_id": blog_id,
+                    "slug": f"{status}-{n}",
+                    "title": f"Article {n}",
+                    "description": None,
+                    "content": f"Body {n}.\n",
+                    "inline_media_keys": [],
+                    "tags": ["t"],
+                    "seo_keywords": [],
+                    "status": status,
+                    "published_at": published_at if status == "published" else None,
+                    "updated_at": now,
+                    "created_at": now,
+                    "view_count": 0,
+                }
+            )
             if blog_id == owner.blog_id and status == "published":
                 expected.append((published_at, article_id))
     with db.session(write=True) as session:
@@ -79,7 +94,9 @@ def test_sync_and_listing_keep_order_across_batches(api: httpx.Client, db: Datab
     known = [{"id": article["id"], "contentHash": article["contentHash"]} for article in first["new"][1:]]
     answer = sync(api, [*known, {"id": "c" + "0" * 24, "contentHash": "gone"}])
     assert [article["id"] for article in answer["new"]] == expected[:1]
-    assert [article["id"] for article in answer["updated"]] == [i for i in expected if i in set(changed) and i != expected[0]]
+    assert [article["id"] for article in answer["updated"]] == [
+        i for i in expected if i in set(changed) and i != expected[0]
+    ]
     assert all(article["content"] == "Edited.\n" for article in answer["updated"])
     assert answer["deleted"] == ["c" + "0" * 24]
 
@@ -89,10 +106,22 @@ def test_load_published_keeps_the_given_order_and_only_the_blogs_published(db: D
     now = db.now()
     ids = {name: security.new_cuid() for name in ("a", "draft", "pulled", "theirs", "b", "c")}
     rows = [
-        {"id": article_id, "blog_id": other.blog_id if name == "theirs" else owner.blog_id, "slug": name, "title": name,
-         "description": None, "content": "", "inline_media_keys": [], "tags": [], "seo_keywords": [],
-         "status": {"draft": "draft", "pulled": "unpublished"}.get(name, "published"),
-         "published_at": now, "updated_at": now, "created_at": now, "view_count": 0}
+        {
+            "id": article_id,
+            "blog_id": other.blog_id if name == "theirs" else owner.blog_id,
+            "slug": name,
+            "title": name,
+            "description": None,
+            "content": "",
+            "inline_media_keys": [],
+            "tags": [],
+            "seo_keywords": [],
+            "status": {"draft": "draft", "pulled": "unpublished"}.get(name, "published"),
+            "published_at": now,
+            "updated_at": now,
+            "created_at": now,
+            "view_count": 0,
+        }
         for name, article_id in ids.items()
     ]
     with db.session(write=True) as session:
@@ -105,7 +134,10 @@ def test_load_published_keeps_the_given_order_and_only_the_blogs_published(db: D
 
 
 def test_sync_leaves_out_an_article_unpublished_during_its_second_pass(
-    api: httpx.Client, db: Database, owner: Owner, monkeypatch: Any,
+    api: httpx.Client,
+    db: Database,
+    owner: Owner,
+    monkeypatch: Any,
 ) -> None:
     """PostgreSQL (read committed) sees the change: the article is not sent. SQLite reads one
     snapshot for the whole sync: it was published in that snapshot, so it is sent as it was.

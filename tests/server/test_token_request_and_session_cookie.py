@@ -1,4 +1,6 @@
-"""Token requests take their parameters from the body only; the sign-in cookie is `Secure` over https, and expires with its dialogue. Each test failed before its fix (found by a web-security review)."""
+"""Token requests take their parameters from the body only; the sign-in cookie is `Secure` over
+https, and expires with its dialogue. Each test failed before its fix (found by a web-security
+review)."""
 
 from __future__ import annotations
 
@@ -20,8 +22,10 @@ def test_the_token_endpoint_limit_cannot_be_dodged_by_moving_client_id_to_the_qu
     client = add_client(db, public=True)
     with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as http:
         errors = [
-            http.post(f"/api/oauth/token?client_id={client.client_id}",
-                      data={"grant_type": "refresh_token", "refresh_token": f"svc_rt_unknown{i}"}).json()["error"]
+            http.post(
+                f"/api/oauth/token?client_id={client.client_id}",
+                data={"grant_type": "refresh_token", "refresh_token": f"svc_rt_unknown{i}"},
+            ).json()["error"]
             for i in range(4)
         ]
     # Each request is refused before the grant (parameter outside the body) or counted (429).
@@ -33,10 +37,15 @@ def test_a_code_cannot_be_exchanged_with_client_id_in_the_query(db: Database, ap
     owner = add_owner(db)
     client = add_client(db, public=True)
     authorized = authorize(app, client, owner)
-    answer = http.post(f"/api/oauth/token?client_id={client.client_id}", data={
-        "grant_type": "authorization_code", "code": authorized.code, "redirect_uri": authorized.redirect_uri,
-        "code_verifier": authorized.verifier,
-    })
+    answer = http.post(
+        f"/api/oauth/token?client_id={client.client_id}",
+        data={
+            "grant_type": "authorization_code",
+            "code": authorized.code,
+            "redirect_uri": authorized.redirect_uri,
+            "code_verifier": authorized.verifier,
+        },
+    )
     assert (answer.status_code, answer.json()["error"]) == (400, "invalid_request")
 
 
@@ -47,8 +56,10 @@ def test_the_session_cookie_is_secure_when_the_request_came_over_https_through_a
     client = add_client(db, public=True)
     _, challenge = pkce_pair()
     with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as http:
-        page = http.get(authorize_url(client, code_challenge=challenge, code_challenge_method="S256"),
-                        headers={"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9"})
+        page = http.get(
+            authorize_url(client, code_challenge=challenge, code_challenge_method="S256"),
+            headers={"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9"},
+        )
     assert page.status_code == 200
     assert "Secure" in page.headers["set-cookie"]
 

@@ -87,7 +87,9 @@ def at_once(base: str, count: int, call: Callable[[httpx.Client], T]) -> list[T]
 def code_over_http(server: LiveServer, client: RegisteredClient, username: str, password: str) -> tuple[str, str]:
     """Sign in and approve through the running service (each request may reach another worker)."""
     verifier, challenge = pkce_pair()
-    url = authorize_url(client, code_challenge=challenge, code_challenge_method="S256").replace("http://testserver", server.url)
+    url = authorize_url(client, code_challenge=challenge, code_challenge_method="S256").replace(
+        "http://testserver", server.url
+    )
     location = drive_consent(url, username=username, password=password)
     return query_of(location)["code"], verifier
 
@@ -122,7 +124,9 @@ def test_races_between_four_worker_processes(four_workers: tuple[LiveServer, Dat
     assert all(a.json()["error"] == "invalid_grant" for a in answers if a.status_code == 400)
     winner = next(a.json() for a in answers if a.status_code == 200)
     with httpx.Client(base_url=base, timeout=60) as http:
-        assert http.get("/api/v1/status", headers={"Authorization": f"Bearer {winner['access_token']}"}).status_code == 401
+        assert (
+            http.get("/api/v1/status", headers={"Authorization": f"Bearer {winner['access_token']}"}).status_code == 401
+        )
         assert refresh(http, client, winner["refresh_token"]).status_code == 400
 
     # One code, 16 redemptions at once: one succeeds.
@@ -156,7 +160,9 @@ def test_races_between_four_worker_processes(four_workers: tuple[LiveServer, Dat
 
 
 def test_a_worker_restarted_while_postgresql_refuses_connections_keeps_the_service_up(
-    tmp_path: Path, postgres_cluster: PostgresCluster, postgres_url: str,
+    tmp_path: Path,
+    postgres_cluster: PostgresCluster,
+    postgres_url: str,
 ) -> None:
     """gunicorn stops the whole service when a worker fails to start: a worker must not need
     the database to start. Outage: the database refuses new connections, its sessions ended."""

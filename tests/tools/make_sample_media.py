@@ -66,7 +66,9 @@ class Canvas:
                 coverage = min(1.0, max(0.0, r + 0.5 - math.hypot(x - cx, y - cy)))
                 self.blend(x, y, color, coverage * alpha)
 
-    def rounded_rect(self, x0: float, y0: float, x1: float, y1: float, radius: float, color: Color, alpha: float = 1.0) -> None:
+    def rounded_rect(
+        self, x0: float, y0: float, x1: float, y1: float, radius: float, color: Color, alpha: float = 1.0
+    ) -> None:
         for y in range(max(0, int(y0)), min(self.height, math.ceil(y1))):
             for x in range(max(0, int(x0)), min(self.width, math.ceil(x1))):
                 dx = max(x0 + radius - x - 0.5, 0, x + 0.5 - (x1 - radius))
@@ -98,7 +100,12 @@ class Canvas:
             return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
         header = struct.pack(">IIBBBBB", self.width, self.height, 8, 2, 0, 0, 0)
-        return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(bytes(raw), 9)) + chunk(b"IEND", b"")
+        return (
+            b"\x89PNG\r\n\x1a\n"
+            + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(bytes(raw), 9))
+            + chunk(b"IEND", b"")
+        )
 
 
 # --- covers ---------------------------------------------------------------------------------
@@ -149,7 +156,13 @@ def cover(spec: tuple[str, str, str, str, str, str, bool], seed: int) -> Canvas:
     canvas.vertical_gradient(sky_horizon, sky_horizon, int(height * 0.72), height)
     if night:
         for _ in range(70):
-            canvas.disc(rng.uniform(0, width), rng.uniform(0, height * 0.5), rng.uniform(0.6, 1.6), (255, 255, 255), rng.uniform(0.4, 0.9))
+            canvas.disc(
+                rng.uniform(0, width),
+                rng.uniform(0, height * 0.5),
+                rng.uniform(0.6, 1.6),
+                (255, 255, 255),
+                rng.uniform(0.4, 0.9),
+            )
     sun_x, sun_y, radius = rng.uniform(0.58, 0.82) * width, rng.uniform(0.22, 0.36) * height, rng.uniform(54, 78)
     for ring, alpha in ((2.2, 0.10), (1.6, 0.16)):
         canvas.disc(sun_x, sun_y, radius * ring, sun_color, alpha)
@@ -220,7 +233,9 @@ def flow(accent: str, boxes: int, loop_back: bool) -> Canvas:
         canvas.rounded_rect(x0 - 3, 162, x0 + width + 3, 288, 18, color)
         canvas.rounded_rect(x0, 165, x0 + width, 285, 15, soft)
         for k in range(3):
-            canvas.rounded_rect(x0 + 24, 195 + k * 26, x0 + width - 24 - k * 22, 205 + k * 26, 5, mix(color, PAPER, 0.35))
+            canvas.rounded_rect(
+                x0 + 24, 195 + k * 26, x0 + width - 24 - k * 22, 205 + k * 26, 5, mix(color, PAPER, 0.35)
+            )
         centers.append((x0, x0 + width))
     for (_, right), (left, _) in itertools.pairwise(centers):
         canvas.line(right + 8, 225, left - 10, 225, 4, INK)
