@@ -60,12 +60,12 @@ def db(tmp_path: Path) -> Iterator[Database]:
 
 
 @pytest.fixture
-def app(db: Database):  # type: ignore[no-untyped-def]
+def app(db: Database):
     return create_app(db, secret_key="test-secret", TESTING=True)
 
 
 @pytest.fixture
-def http(app) -> Iterator[httpx.Client]:  # type: ignore[no-untyped-def]
+def http(app) -> Iterator[httpx.Client]:
     """An httpx client talking to the in-process service, without following redirects."""
     with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as client:
         yield client
@@ -105,7 +105,7 @@ def add_owner(db: Database, username: str = "alice", blog_slug: str = "alice-blo
 
 def add_article(
     db: Database, blog_id: str, title: str, *, status: str = "published", minutes_ago: int = 0, **fields
-) -> str:  # type: ignore[no-untyped-def]
+) -> str:
     now = db.now()
     with db.session(write=True) as session:
         article = tables.Article(

@@ -806,7 +806,7 @@ def _where(func: tuple[str, int, str]) -> str:
 def _median_stats(paths: list[Path]) -> dict[Any, tuple[int, int, float, float, dict[Any, Any]]]:
     """One profile from several: per function the median own and cumulative time over the runs
     (a function missing from a run counts as 0 there); callers are taken from the first run."""
-    tables = [pstats.Stats(str(path)).stats for path in paths]  # type: ignore[attr-defined]
+    tables = [pstats.Stats(str(path)).stats for path in paths]
     merged = {}
     for func in set().union(*tables):
         rows = [table.get(func) for table in tables]

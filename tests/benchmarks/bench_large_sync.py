@@ -50,7 +50,7 @@ from tests.benchmarks.service_fixture import (
 )
 
 #: The suite's throwaway cluster (`tests/postgres.py`), as a context manager.
-postgres_cluster = contextmanager(postgres.postgres_cluster.__wrapped__)  # type: ignore[attr-defined]
+postgres_cluster = contextmanager(postgres.postgres_cluster.__wrapped__)
 
 
 def sync(http: httpx.Client, known: list[tuple[str, str]]) -> tuple[float, int, dict[str, Any]]:

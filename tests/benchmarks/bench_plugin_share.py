@@ -206,7 +206,7 @@ def build_share(
         finally:
             synced = clock()
 
-    coordinator._sync = sync_from_answer  # type: ignore[method-assign]  # the network is not counted
+    coordinator._sync = sync_from_answer  # the network is not counted
     files = get_files(config)  # MkDocs' work: not counted
     gc.collect()
     started = clock()

@@ -65,18 +65,18 @@ def _loopback_only(page: object) -> list[str]:
     outside: list[str] = []
 
     def check(request: object) -> None:
-        url = request.url  # type: ignore[attr-defined]
+        url = request.url
         host = urlsplit(url).hostname
         if url.startswith(("http:", "https:", "ws:")) and host not in ("127.0.0.1", "localhost", "::1"):
             outside.append(url)
 
-    page.on("request", check)  # type: ignore[attr-defined]
+    page.on("request", check)
     return outside
 
 
 def _cli(*args: str, **kwargs: object) -> subprocess.Popen[str]:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    return subprocess.Popen([sys.executable, "-m", "mkdocs_blogsvc", *args], text=True, env=env, **kwargs)  # type: ignore[call-overload]
+    return subprocess.Popen([sys.executable, "-m", "mkdocs_blogsvc", *args], text=True, env=env, **kwargs)
 
 
 def test_login_by_clicking_through_sign_in_and_consent(
@@ -107,7 +107,7 @@ def test_login_by_clicking_through_sign_in_and_consent(
         authorize_url = next(line.strip() for line in login.stderr if line.strip().startswith("http"))
         assert authorize_url.startswith(f"{live_server.url}/api/oauth/authorize?")
 
-        page = browser.new_page(viewport={"width": 1000, "height": 800})  # type: ignore[attr-defined]
+        page = browser.new_page(viewport={"width": 1000, "height": 800})
         outside = _loopback_only(page)
         page.goto(authorize_url)
         page.fill("input[name=username]", sample["user"])
@@ -189,7 +189,7 @@ def served(demo_site: tuple[Path, str]) -> Iterator[str]:
 
 
 def test_article_page_in_a_browser(browser: object, served: str) -> None:
-    page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
     outside = _loopback_only(page)
 
     page.goto(f"{served}/blog/")
@@ -243,7 +243,7 @@ def test_a_single_page_application_on_another_origin_calls_the_api(
     (tmp_path / "app" / "index.html").write_text("<!doctype html><title>An application</title>", encoding="utf-8")
     with static_server(tmp_path / "app") as app_url:
         assert app_url != live_server.url  # another port: another origin
-        page = browser.new_page()  # type: ignore[attr-defined]
+        page = browser.new_page()
         page.goto(f"{app_url}/index.html")
         result = page.evaluate(
             """async ([service, token]) => {

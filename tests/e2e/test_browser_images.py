@@ -127,7 +127,7 @@ def test_the_browser_fetches_the_variant_for_its_width_and_nothing_moves(
     expected: str,
 ) -> None:
     base, page_path, release = held_images_site
-    context = browser.new_context(viewport={"width": width, "height": 800}, device_scale_factor=1)  # type: ignore[attr-defined]
+    context = browser.new_context(viewport={"width": width, "height": 800}, device_scale_factor=1)
     try:
         tab = context.new_page()
         tab.add_init_script(RECORD_SHIFTS)

@@ -146,7 +146,7 @@ def test_material_blog_site(
         "https://example.test/site/" + str(page.parent.relative_to(site_dir)) + "/"
     ]
     assert meta_property(parsed, "article:tag") == ["news"] and meta_property(parsed, "keywords") == ["kw one"]
-    assert meta_property(parsed, "article:published_time")[0].endswith("Z")  # type: ignore[union-attr]
+    assert meta_property(parsed, "article:published_time")[0].endswith("Z")
     assert snapshot(tmp_path / "docs") == docs_before, "the plugin never writes into docs_dir"
 
 
@@ -304,7 +304,7 @@ def test_on_error_fail_stops_the_build_and_keeps_the_previous_site(
         ("warn", False, False),
     ],
 )
-def test_in_ci_a_failed_sync_with_nothing_cached_stops_the_build(  # type: ignore[no-untyped-def]
+def test_in_ci_a_failed_sync_with_nothing_cached_stops_the_build(
     tmp_path: Path,
     service: Service,
     db: Database,

@@ -67,7 +67,7 @@ def test_export_writes_plain_files_and_removes_its_own_stale_ones(
     assert "Kept" in (dest / "blog" / "index.md").read_text()
     before = snapshot(dest)
     with db.session(write=True) as session:
-        session.get(tables.Article, drop).status = "unpublished"  # type: ignore[union-attr]
+        session.get(tables.Article, drop).status = "unpublished"
     result = CliRunner().invoke(main, ["export", str(dest), "-f", str(config)])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in (dest / "blog" / "posts").iterdir()) == ["kept.md", "mine.md"]

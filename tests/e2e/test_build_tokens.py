@@ -87,7 +87,7 @@ class TokenCounter:
 
 
 @pytest.fixture
-def counter(live_server: LiveServer):  # type: ignore[no-untyped-def]
+def counter(live_server: LiveServer):
     counting = TokenCounter(live_server)
     yield counting
     counting.db.dispose()

@@ -138,7 +138,7 @@ def test_optimize_images_offers_webp_widths_kept_in_the_cache_and_swept_with_the
     with db.session(write=True) as session:
         from mkdocs_blogsvc.server import tables
 
-        session.get(tables.Article, gone).status = "draft"  # type: ignore[union-attr]
+        session.get(tables.Article, gone).status = "draft"
     run_build(config)
     assert len(list((cache / "variants").iterdir())) == 3
     assert kept

@@ -290,7 +290,7 @@ def test_an_article_cannot_take_over_the_theme_s_settings(
 def served(site_dir: Path) -> Iterator[str]:
     """The built site over http on 127.0.0.1 (Material's search and fetches need http); yields its URL."""
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site_dir))
-    handler.log_message = lambda *args: None  # type: ignore[method-assign]
+    handler.log_message = lambda *args: None
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:

@@ -87,7 +87,7 @@ def log_in(db: Database, tmp_path: Path, base_url: str, transport: httpx.BaseTra
 
 
 @pytest.fixture
-def logged_in(app, db, tmp_path: Path) -> LoggedIn:  # type: ignore[no-untyped-def]
+def logged_in(app, db, tmp_path: Path) -> LoggedIn:
     """A site logged in to the in-process service."""
     return log_in(db, tmp_path, IN_PROCESS_URL, httpx.WSGITransport(app=app))
 

@@ -48,9 +48,9 @@ def mock_client(
     client = BlogServiceClient(
         BASE,
         transport=httpx.MockTransport(handler),
-        tokens=kwargs.pop("tokens", FixedTokens("svc_at_one")),  # type: ignore[arg-type]
+        tokens=kwargs.pop("tokens", FixedTokens("svc_at_one")),
         sleep=sleeps.append,
-        **kwargs,  # type: ignore[arg-type]
+        **kwargs,
     )
     return client, sleeps
 
@@ -323,7 +323,7 @@ def test_a_base_url_httpx_cannot_parse_is_a_transport_error(call: Callable[[Blog
 
 
 @pytest.fixture
-def real_client(app, db):  # type: ignore[no-untyped-def]
+def real_client(app, db):
     owner = add_owner(db)
     for index in range(5):
         add_article(db, owner.blog_id, f"Article {index}", minutes_ago=index)
@@ -336,7 +336,7 @@ def real_client(app, db):  # type: ignore[no-untyped-def]
         yield client, requests
 
 
-def test_real_service_status_articles_and_sync(real_client) -> None:  # type: ignore[no-untyped-def]
+def test_real_service_status_articles_and_sync(real_client) -> None:
     client, requests = real_client
     status = client.status()
     assert status.status == "active" and status.blog.slug == "alice-blog" and status.blog.article_count == 5
@@ -354,7 +354,7 @@ def test_real_service_status_articles_and_sync(real_client) -> None:  # type: ig
     assert all(request.headers["User-Agent"] == USER_AGENT for request in requests)
 
 
-def test_real_service_errors_map_to_the_tree(app, db) -> None:  # type: ignore[no-untyped-def]
+def test_real_service_errors_map_to_the_tree(app, db) -> None:
     owner = add_owner(db)
     blog_only = issue_access_token(db, owner, scope="blog:read")
     transport = httpx.WSGITransport(app=app)
@@ -372,7 +372,7 @@ def test_real_service_errors_map_to_the_tree(app, db) -> None:  # type: ignore[n
     assert "svc_" not in json.dumps([str(caught.value)])
 
 
-def test_a_large_sync_body_is_sent_gzip_and_answered(real_client) -> None:  # type: ignore[no-untyped-def]
+def test_a_large_sync_body_is_sent_gzip_and_answered(real_client) -> None:
     client, requests = real_client
     everything = client.sync([]).new
     unknown = [models.KnownArticle(f"c{n:024d}", "0" * 64) for n in range(1000)]  # about 100 kB of JSON
@@ -398,7 +398,7 @@ def count_ca_loads(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
     def recording(self: ssl.SSLContext, cafile: object = None, *args: object, **kwargs: object) -> None:
         loads.append(cafile)
-        real(self, cafile, *args, **kwargs)  # type: ignore[arg-type]
+        real(self, cafile, *args, **kwargs)
 
     monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", recording)
     return loads
@@ -426,7 +426,7 @@ def test_an_https_service_is_verified_and_a_self_signed_one_refused(
 
 
 @pytest.mark.parametrize("server", ["werkzeug", "hang-up"])
-def test_an_https_address_of_a_plain_http_service_says_to_use_http(db, server: str) -> None:  # type: ignore[no-untyped-def]
+def test_an_https_address_of_a_plain_http_service_says_to_use_http(db, server: str) -> None:
     """New-user finding: `https://` in base_url for the reference service (plain http) gave only
     OpenSSL's `WRONG_VERSION_NUMBER` or `UNEXPECTED_EOF_WHILE_READING`."""
     with contextlib.ExitStack() as stack:
@@ -447,7 +447,7 @@ def test_an_https_address_of_a_plain_http_service_says_to_use_http(db, server: s
     )
 
 
-def test_a_plain_http_service_loads_no_certificates(db, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_plain_http_service_loads_no_certificates(db, monkeypatch: pytest.MonkeyPatch) -> None:
     owner = add_owner(db)
     service = Service(db)
     loads = count_ca_loads(monkeypatch)
@@ -748,7 +748,7 @@ def test_outside_a_sync_each_request_has_the_timeout_as_its_deadline(call: str) 
     with (
         DripServer(b"{" + b" " * 10_000 + b"}", interval=0.05, content_type="application/json") as server,
         BlogServiceClient(server.url, tokens=FixedTokens("svc_at_one"), timeout=1.0) as client,
-    ):  # type: ignore[arg-type]
+    ):
         if call == "token":
             with pytest.raises(
                 errors.AnswerLost, match=r"did not arrive whole: the token request to .* did not finish within its 1 s"
@@ -923,7 +923,7 @@ def test_a_timestamp_without_an_offset_is_utc_whatever_the_local_time_zone(monke
 
 
 def test_a_null_blog_description_in_the_status_answer_is_shown_as_empty() -> None:
-    body = {**STATUS_BODY, "blog": {**STATUS_BODY["blog"], "description": None}}  # type: ignore[dict-item]
+    body = {**STATUS_BODY, "blog": {**STATUS_BODY["blog"], "description": None}}
     client, _ = mock_client(lambda request: httpx.Response(200, json=body))
     with client:
         assert client.status().blog.description == ""
@@ -1026,7 +1026,7 @@ def test_an_address_of_another_scheme_is_refused_at_once_without_retries() -> No
     with (
         BlogServiceClient("ftp://service.test", tokens=FixedTokens("svc_at_one"), sleep=sleeps.append) as client,
         pytest.raises(errors.TransportError),
-    ):  # type: ignore[arg-type]
+    ):
         client.status()
     assert sleeps == []
 
@@ -1063,7 +1063,7 @@ def test_the_sync_s_deadline_ends_a_request_through_a_transport_with_per_read_ti
         BlogServiceClient(
             server.url,
             tokens=FixedTokens("svc_at_one"),
-            timeout=30.0,  # type: ignore[arg-type]
+            timeout=30.0,
             transport=httpx.HTTPTransport(),
         ) as client,
     ):
@@ -1086,7 +1086,7 @@ def test_a_service_that_never_answers_is_given_only_what_is_left_of_the_sync_s_d
         SilentServer() as server,
         BlogServiceClient(
             server.url,
-            tokens=FixedTokens("svc_at_one"),  # type: ignore[arg-type]
+            tokens=FixedTokens("svc_at_one"),
             timeout=30.0,
             retries=0,
         ) as client,

@@ -83,7 +83,7 @@ def test_a_mark_that_cannot_be_made_does_not_stop_the_hold(tmp_path: Path, monke
     def refusing(path: object, *args: object, **kwargs: object) -> int:
         if str(path).endswith(HELD_NAME):
             raise PermissionError(13, "Permission denied")
-        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+        return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(cache_module.os, "open", refusing)
     with Cache(tmp_path).locked():

@@ -74,14 +74,14 @@ class Site:
 
 
 @pytest.fixture
-def site(live_server: LiveServer, tmp_path: Path):  # type: ignore[no-untyped-def]
+def site(live_server: LiveServer, tmp_path: Path):
     site = Site(live_server, tmp_path)
     yield site
     site.db.dispose()
 
 
 @pytest.mark.slow
-def test_login_status_refresh_logout_never_show_a_token(site: Site, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_login_status_refresh_logout_never_show_a_token(site: Site, monkeypatch, caplog) -> None:
     caplog.set_level(logging.DEBUG)
     monkeypatch.setattr(webbrowser, "open", browser(site.owner))
     runner = CliRunner()
@@ -286,7 +286,7 @@ def test_login_refuses_a_credentials_file_that_the_site_would_publish(tmp_path: 
     assert "Open this address" not in result.output and not (site / "docs" / "creds.json").exists()
 
 
-def test_status_without_client_id_or_credentials_names_client_id_first(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_status_without_client_id_or_credentials_names_client_id_first(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv(config.ENV_CLIENT_ID, raising=False)
     monkeypatch.delenv(config.ENV_REFRESH_TOKEN, raising=False)
     site = tmp_path / "site"

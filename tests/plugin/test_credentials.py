@@ -45,7 +45,7 @@ def sample(**changes: object) -> StoredCredentials:
         scope=("articles:read", "blog:read"),
         saved_at=NOW,
     )
-    return replace(creds, **changes)  # type: ignore[arg-type]
+    return replace(creds, **changes)
 
 
 # --- the store -------------------------------------------------------------------------------
@@ -301,7 +301,7 @@ def test_a_kill_at_any_moment_never_leaves_an_unreadable_store(tmp_path: Path) -
 # --- the token manager against the real service ----------------------------------------------
 
 
-def counting_transport(app, token_requests: list[str]) -> httpx.BaseTransport:  # type: ignore[no-untyped-def]
+def counting_transport(app, token_requests: list[str]) -> httpx.BaseTransport:
     """The in-process service, counting the calls that reach the token endpoint."""
     inner = httpx.WSGITransport(app=app)
 
@@ -314,7 +314,7 @@ def counting_transport(app, token_requests: list[str]) -> httpx.BaseTransport:  
     return Counting()
 
 
-def test_access_token_is_reused_within_the_hour(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+def test_access_token_is_reused_within_the_hour(logged_in: LoggedIn, app, db) -> None:
     token_requests: list[str] = []
     db.advance_clock(3000)  # 50 minutes later the stored token still has 10 minutes
     with connect(logged_in.settings, transport=counting_transport(app, token_requests)) as service:
@@ -324,7 +324,7 @@ def test_access_token_is_reused_within_the_hour(logged_in: LoggedIn, app, db) ->
     assert CredentialStore(logged_in.settings.credentials_file).load() == logged_in.stored
 
 
-def test_expired_token_refreshes_exactly_once_and_rotates(logged_in: LoggedIn, app, db, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_expired_token_refreshes_exactly_once_and_rotates(logged_in: LoggedIn, app, db, caplog) -> None:
     caplog.set_level(logging.DEBUG)
     token_requests: list[str] = []
     store = CredentialStore(logged_in.settings.credentials_file)
@@ -355,7 +355,7 @@ def test_expired_token_refreshes_exactly_once_and_rotates(logged_in: LoggedIn, a
     assert "svc_at_" not in caplog.text and "svc_rt_" not in caplog.text
 
 
-def test_client_side_expiry_refreshes_before_the_call(logged_in: LoggedIn, app) -> None:  # type: ignore[no-untyped-def]
+def test_client_side_expiry_refreshes_before_the_call(logged_in: LoggedIn, app) -> None:
     token_requests: list[str] = []
     service = connect(
         logged_in.settings,
@@ -368,7 +368,7 @@ def test_client_side_expiry_refreshes_before_the_call(logged_in: LoggedIn, app) 
     assert token_requests == ["refresh_token"]
 
 
-def test_a_token_refreshed_by_another_process_is_picked_up(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+def test_a_token_refreshed_by_another_process_is_picked_up(logged_in: LoggedIn, app, db) -> None:
     """refresh_rejected re-reads the store: a newer token on disk is used, not refreshed again."""
     token_requests: list[str] = []
     db.advance_clock(3601)
@@ -382,7 +382,7 @@ def test_a_token_refreshed_by_another_process_is_picked_up(logged_in: LoggedIn, 
     assert token_requests == []
 
 
-def test_revoked_grant_gives_one_actionable_message(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+def test_revoked_grant_gives_one_actionable_message(logged_in: LoggedIn, app, db) -> None:
     store = CredentialStore(logged_in.settings.credentials_file)
     with connect(logged_in.settings, transport=httpx.WSGITransport(app=app)) as service:
         service.tokens.force_refresh()
@@ -404,7 +404,7 @@ def test_revoked_grant_gives_one_actionable_message(logged_in: LoggedIn, app, db
     assert store.load() is not None  # the store is kept: the user sees the same message each time
 
 
-def test_a_refused_store_starts_again_from_a_new_secret(logged_in: LoggedIn, app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_refused_store_starts_again_from_a_new_secret(logged_in: LoggedIn, app, db, tmp_path: Path) -> None:
     """Found by review (CI): the store restored from a cache is read before BLOGSVC_REFRESH_TOKEN,
     so once it held a dead token (a run killed before saving, two runs at once, an older cache)
     the new token the owner put in the secret was never read, run after run."""
@@ -434,7 +434,7 @@ def test_a_refused_store_starts_again_from_a_new_secret(logged_in: LoggedIn, app
     assert saved is not None and saved.refresh_token not in (secret, logged_in.stored.refresh_token)
 
 
-def test_a_refused_store_and_a_spent_secret_name_both(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+def test_a_refused_store_and_a_spent_secret_name_both(logged_in: LoggedIn, app, db) -> None:
     """The usual CI case: the secret is the seed the first run spent, the store is dead too."""
     transport = httpx.WSGITransport(app=app)
     store = CredentialStore(logged_in.settings.credentials_file)
@@ -458,7 +458,7 @@ def test_a_refused_store_and_a_spent_secret_name_both(logged_in: LoggedIn, app, 
     assert "`mkdocs-blogsvc token --print-refresh-token`" in message and "svc_" not in message
 
 
-def test_a_refresh_token_expired_here_is_not_said_to_be_refused_by_the_service(  # type: ignore[no-untyped-def]
+def test_a_refresh_token_expired_here_is_not_said_to_be_refused_by_the_service(
     logged_in: LoggedIn, app, db, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Found by review: a store whose refresh token had expired by the client's clock (never sent)
@@ -509,7 +509,7 @@ class EchoingRefusals(httpx.BaseTransport):
         )
 
 
-def test_a_refusal_that_repeats_the_token_does_not_put_it_in_the_message(  # type: ignore[no-untyped-def]
+def test_a_refusal_that_repeats_the_token_does_not_put_it_in_the_message(
     logged_in: LoggedIn, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Found by review: the service's reason for refusing a refresh token goes into the message
@@ -534,7 +534,7 @@ class ManglingTokenAnswers(httpx.BaseTransport):
     """The in-process service, whose token endpoint answers pass through `mangle` (after the
     service committed the rotation): a service, or a proxy, that misbehaves on the way back."""
 
-    def __init__(self, app, mangle: Callable[[httpx.Request, dict[str, object]], dict[str, object]]) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, app, mangle: Callable[[httpx.Request, dict[str, object]], dict[str, object]]) -> None:
         self.inner = httpx.WSGITransport(app=app)
         self.mangle = mangle
 
@@ -545,7 +545,7 @@ class ManglingTokenAnswers(httpx.BaseTransport):
         return httpx.Response(200, json=self.mangle(request, json.loads(response.read())))
 
 
-def test_an_unusable_token_answer_keeps_the_new_refresh_token(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+def test_an_unusable_token_answer_keeps_the_new_refresh_token(logged_in: LoggedIn, app, db) -> None:
     """Found by review: a token answer the client cannot use (here token_type `mac`) had left the
     spent refresh token in the store; the next build then had to log in again."""
     store = CredentialStore(logged_in.settings.credentials_file)
@@ -562,7 +562,7 @@ def test_an_unusable_token_answer_keeps_the_new_refresh_token(logged_in: LoggedI
         assert service.client.status().blog.slug == logged_in.blog_slug  # the grant lives on
 
 
-def test_an_unusable_answer_that_rotates_nothing_leaves_the_store_as_it_was(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+def test_an_unusable_answer_that_rotates_nothing_leaves_the_store_as_it_was(logged_in: LoggedIn, app, db) -> None:
     """A service that does not rotate (no refresh_token in the answer) and sends an unusable
     answer: the token sent is not spent, so the store keeps its pair and the message does not
     claim a new refresh token was saved."""
@@ -582,7 +582,7 @@ def test_an_unusable_answer_that_rotates_nothing_leaves_the_store_as_it_was(logg
 
 
 @pytest.mark.parametrize("source", ["store", "secret"])
-def test_a_refresh_answer_without_refresh_token_or_scope_keeps_the_ones_sent(  # type: ignore[no-untyped-def]
+def test_a_refresh_answer_without_refresh_token_or_scope_keeps_the_ones_sent(
     logged_in: LoggedIn, app, db, tmp_path: Path, source: str
 ) -> None:
     """RFC 6749 sections 5.1 and 6: a refresh answer may leave out `refresh_token` (the one sent
@@ -605,7 +605,7 @@ def test_a_refresh_answer_without_refresh_token_or_scope_keeps_the_ones_sent(  #
     assert saved.scope == tuple(config.DEFAULT_SCOPE.split()) == logged_in.stored.scope
 
 
-def test_a_refused_store_is_not_retried_when_the_secret_holds_the_same_token(logged_in: LoggedIn, app) -> None:  # type: ignore[no-untyped-def]
+def test_a_refused_store_is_not_retried_when_the_secret_holds_the_same_token(logged_in: LoggedIn, app) -> None:
     """The store seeded from the secret and never rotated since: the secret is no second chance,
     so the refused token is sent once and the message names the store only."""
     store = CredentialStore(logged_in.settings.credentials_file)
@@ -624,7 +624,7 @@ def test_a_refused_store_is_not_retried_when_the_secret_holds_the_same_token(log
     assert config.ENV_REFRESH_TOKEN + " (" not in str(caught.value) and "then the one in" not in str(caught.value)
 
 
-def test_a_refresh_token_is_not_sent_at_the_second_it_expires(logged_in: LoggedIn, app) -> None:  # type: ignore[no-untyped-def]
+def test_a_refresh_token_is_not_sent_at_the_second_it_expires(logged_in: LoggedIn, app) -> None:
     requests: list[str] = []
     expires = logged_in.stored.refresh_expires_at
     with (
@@ -637,7 +637,7 @@ def test_a_refresh_token_is_not_sent_at_the_second_it_expires(logged_in: LoggedI
     assert requests == []
 
 
-def test_a_confidential_client_sends_its_secret_when_it_refreshes(app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_confidential_client_sends_its_secret_when_it_refreshes(app, db, tmp_path: Path) -> None:
     """The reference service lets a connection made with PKCE refresh without the secret, but
     a secret that is sent must be right, and other services may require it: it goes with
     every refresh."""
@@ -659,7 +659,7 @@ def test_a_confidential_client_sends_its_secret_when_it_refreshes(app, db, tmp_p
     assert kept is not None and kept.refresh_token == after.refresh_token  # a refused client spends nothing
 
 
-def test_a_lost_refresh_answer_is_reported_as_such(logged_in: LoggedIn, app, db) -> None:  # type: ignore[no-untyped-def]
+def test_a_lost_refresh_answer_is_reported_as_such(logged_in: LoggedIn, app, db) -> None:
     """The service rotated, the answer never arrived: nothing can bring the new token back
     (the spec: log in again); the message says so instead of blaming the network settings."""
     db.advance_clock(3601)
@@ -685,7 +685,7 @@ def test_a_lost_refresh_answer_is_reported_as_such(logged_in: LoggedIn, app, db)
         service.client.status()  # as announced
 
 
-def test_a_lost_refresh_answer_names_the_secret_when_the_secret_was_sent(  # type: ignore[no-untyped-def]
+def test_a_lost_refresh_answer_names_the_secret_when_the_secret_was_sent(
     logged_in: LoggedIn, app, db, tmp_path: Path
 ) -> None:
     """Found in review: when the refresh token sent came from BLOGSVC_REFRESH_TOKEN (a refused
@@ -723,7 +723,7 @@ def test_a_lost_refresh_answer_names_the_secret_when_the_secret_was_sent(  # typ
 @pytest.mark.parametrize("expires_in", [1e300, -5, "3600"])
 def test_an_expires_in_outside_the_spec_is_saved_and_spends_one_refresh(
     logged_in: LoggedIn, app, db, expires_in: object
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Found by review: 1e300 crashed the save with a traceback after the rotation (the new
     tokens lost); -5 had every data call of a build spend a refresh token."""
     db.advance_clock(3601)
@@ -745,14 +745,14 @@ def test_credentials_are_bound_to_their_service_and_client(logged_in: LoggedIn) 
     requests: list[httpx.Request] = []
     transport = httpx.MockTransport(lambda request: requests.append(request) or httpx.Response(500))
     for change in ({"base_url": "https://evil.example"}, {"client_id": "another-client"}):
-        settings = replace(logged_in.settings, **change)  # type: ignore[arg-type]
+        settings = replace(logged_in.settings, **change)
         with connect(settings, transport=transport) as service, pytest.raises(errors.CredentialsError) as caught:
             service.client.status()
         assert "mkdocs-blogsvc login" in str(caught.value)
     assert requests == []  # nothing was sent anywhere
 
 
-def test_no_store_and_no_environment_means_not_logged_in(tmp_path: Path, app) -> None:  # type: ignore[no-untyped-def]
+def test_no_store_and_no_environment_means_not_logged_in(tmp_path: Path, app) -> None:
     settings = settings_for(tmp_path, client_id="c")
     manager = connect(settings, transport=httpx.WSGITransport(app=app), environ={}).tokens
     with pytest.raises(errors.NotLoggedIn, match="run `mkdocs-blogsvc login`"):
@@ -760,7 +760,7 @@ def test_no_store_and_no_environment_means_not_logged_in(tmp_path: Path, app) ->
     assert manager.refresh_expires_soon() is None
 
 
-def test_environment_refresh_token_seeds_the_store(logged_in: LoggedIn, app, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_environment_refresh_token_seeds_the_store(logged_in: LoggedIn, app, tmp_path: Path) -> None:
     """CI: no store, BLOGSVC_REFRESH_TOKEN given: refresh at once, the rotated token is stored."""
     settings = replace(logged_in.settings, credentials_file=tmp_path / "ci" / "credentials.json")
     environ = {config.ENV_REFRESH_TOKEN: logged_in.stored.refresh_token}
@@ -771,7 +771,7 @@ def test_environment_refresh_token_seeds_the_store(logged_in: LoggedIn, app, tmp
     assert stat.S_IMODE(settings.credentials_file.stat().st_mode) == 0o600
 
 
-def test_refresh_expiring_soon(logged_in: LoggedIn, app) -> None:  # type: ignore[no-untyped-def]
+def test_refresh_expiring_soon(logged_in: LoggedIn, app) -> None:
     client = connect(logged_in.settings, transport=httpx.WSGITransport(app=app)).client
     expires = logged_in.stored.refresh_expires_at
     soon = TokenManager(logged_in.settings, client, clock=lambda: expires - 6 * 86400)
@@ -816,7 +816,7 @@ def settings_for(
 
 
 @pytest.mark.slow
-def test_two_processes_with_an_expired_token_refresh_once(live_logged_in: LoggedIn, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_two_processes_with_an_expired_token_refresh_once(live_logged_in: LoggedIn, live_server) -> None:
     store = CredentialStore(live_logged_in.settings.credentials_file)
     assert live_server.admin("advance-clock", "3601").returncode == 0
     start = time.time() + 1.5  # both children are up by then and start together

@@ -20,7 +20,7 @@ from tests.plugin.test_sync import blog, mock_client, render, seen  # noqa: F401
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
 
 
-def test_a_slug_change_is_seen_by_a_full_sync_only(db: Database, blog) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_slug_change_is_seen_by_a_full_sync_only(db: Database, blog) -> None:  # noqa: F811
     owner, client, cache_dir = blog
     moving = add_article(db, owner.blog_id, "Moving")
     other = add_article(db, owner.blog_id, "Other")
@@ -45,7 +45,7 @@ def test_a_slug_change_is_seen_by_a_full_sync_only(db: Database, blog) -> None: 
     assert sorted(p.src_uri for p in render(cache_dir).pages) == ["blog/posts/moved.md", "blog/posts/other.md"]
 
 
-def test_a_full_sync_deletes_what_the_service_no_longer_sends(db: Database, blog) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_full_sync_deletes_what_the_service_no_longer_sends(db: Database, blog) -> None:  # noqa: F811
     owner, client, cache_dir = blog
     keep = add_article(db, owner.blog_id, "Keep")
     gone = add_article(db, owner.blog_id, "Gone")
@@ -61,7 +61,7 @@ def test_full_sync_due() -> None:
     manifest = Manifest()
     assert full_sync_due(manifest, None, NOW) is False
     assert full_sync_due(manifest, 3600, NOW) is True  # empty cache: everything is asked for anyway
-    manifest.entries["x"] = object()  # type: ignore[assignment]
+    manifest.entries["x"] = object()
     assert full_sync_due(manifest, 3600, NOW) is True  # never recorded
     manifest.records[LAST_FULL_SYNC] = format_timestamp(NOW - timedelta(minutes=30))
     assert full_sync_due(manifest, 3600, NOW) is False
@@ -74,7 +74,7 @@ def test_full_sync_due() -> None:
     assert full_sync_due(manifest, 3600, NOW) is True
 
 
-def test_a_full_sync_brings_in_the_blogs_new_name_slug_and_language(db: Database, blog) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_full_sync_brings_in_the_blogs_new_name_slug_and_language(db: Database, blog) -> None:  # noqa: F811
     """Found by review: they were asked once, at the first sync, and never again."""
     owner, client, cache_dir = blog
     add_article(db, owner.blog_id, "One")
@@ -96,7 +96,7 @@ def test_a_full_sync_brings_in_the_blogs_new_name_slug_and_language(db: Database
     assert Cache(cache_dir).load().blog_name == "Renamed"  # saved, though no article changed
 
 
-def test_an_article_the_full_sync_sends_malformed_keeps_its_cached_version(tmp_path, db: Database, blog) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_an_article_the_full_sync_sends_malformed_keeps_its_cached_version(tmp_path, db: Database, blog) -> None:  # noqa: F811
     """A full sync deletes what the service did not send; an article it sent but the plugin had
     to skip (a field of the wrong type) was sent, so its earlier version stays."""
     owner, client, cache_dir = blog
@@ -116,7 +116,7 @@ def test_an_article_the_full_sync_sends_malformed_keeps_its_cached_version(tmp_p
     assert state.articles[broken].title == "Broken"
 
 
-def test_a_deleted_id_the_cache_never_had_is_not_reported(tmp_path, db: Database, blog) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_deleted_id_the_cache_never_had_is_not_reported(tmp_path, db: Database, blog) -> None:  # noqa: F811
     owner, client, cache_dir = blog
     kept = add_article(db, owner.blog_id, "Kept")
     sync_cache(Cache(cache_dir), client)

@@ -112,7 +112,7 @@ def test_file_name_is_a_hash_of_the_url() -> None:
 
 
 @pytest.fixture
-def hosted(db: Database, app) -> Iterator[tuple[BlogServiceClient, dict[str, str]]]:  # type: ignore[no-untyped-def]
+def hosted(db: Database, app) -> Iterator[tuple[BlogServiceClient, dict[str, str]]]:
     owner = add_owner(db)
     with db.session(write=True) as session:
         png = media.store_image(session, owner.blog_id, PNG)
@@ -126,7 +126,7 @@ def hosted(db: Database, app) -> Iterator[tuple[BlogServiceClient, dict[str, str
         yield client, urls
 
 
-def test_downloads_are_saved_under_hashed_names_and_failures_reported(hosted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_downloads_are_saved_under_hashed_names_and_failures_reported(hosted, tmp_path: Path) -> None:
     client, urls = hosted
     result = download_all(
         client, [urls["png"], urls["gif"], urls["png"], urls["missing"], "ftp://x/y.png"], Cache(tmp_path)
@@ -140,7 +140,7 @@ def test_downloads_are_saved_under_hashed_names_and_failures_reported(hosted, tm
     assert "not an http(s) URL" in result.failed["ftp://x/y.png"]
 
 
-def test_size_limit_and_non_images_are_refused(hosted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_size_limit_and_non_images_are_refused(hosted, tmp_path: Path) -> None:
     client, urls = hosted
     result = download_all(client, [urls["png"]], Cache(tmp_path), max_bytes=100)
     assert "larger than 100 bytes" in result.failed[urls["png"]]
@@ -154,7 +154,7 @@ def test_size_limit_and_non_images_are_refused(hosted, tmp_path: Path) -> None: 
     assert not (tmp_path / "images").exists() or not any((tmp_path / "images").glob("*.svg"))
 
 
-def test_unchanged_image_is_not_rewritten(hosted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_unchanged_image_is_not_rewritten(hosted, tmp_path: Path) -> None:
     client, urls = hosted
     download_all(client, [urls["png"]], Cache(tmp_path))
     target = tmp_path / Cache.image_name(urls["png"], "png")
@@ -201,7 +201,7 @@ class Counting:
         return self.data, "image/png"
 
 
-def test_an_image_of_exactly_the_limit_is_kept(hosted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_an_image_of_exactly_the_limit_is_kept(hosted, tmp_path: Path) -> None:
     client, urls = hosted
     result = download_all(client, [urls["png"]], Cache(tmp_path), max_bytes=len(PNG))
     assert result.saved == {urls["png"]: (Cache.image_name(urls["png"], "png"), len(PNG))}

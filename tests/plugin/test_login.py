@@ -117,7 +117,7 @@ def test_listener_listens_on_loopback_only() -> None:
 class RecordingTransport(httpx.BaseTransport):
     """The in-process service, recording the token requests' forms."""
 
-    def __init__(self, app) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, app) -> None:
         self.inner = httpx.WSGITransport(app=app)
         self.token_forms: list[dict[str, str]] = []
 
@@ -127,7 +127,7 @@ class RecordingTransport(httpx.BaseTransport):
         return self.inner.handle_request(request)
 
 
-def test_login_through_the_real_consent_pages(app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_login_through_the_real_consent_pages(app, db, tmp_path: Path) -> None:
     owner = add_owner(db)
     client_id, _ = register_client(db)
     settings = site_settings(tmp_path, IN_PROCESS_URL, client_id)
@@ -159,7 +159,7 @@ def test_login_through_the_real_consent_pages(app, db, tmp_path: Path) -> None: 
     assert "svc_" not in repr(result)
 
 
-def test_stray_requests_to_the_listener_do_not_abort_the_login(app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_stray_requests_to_the_listener_do_not_abort_the_login(app, db, tmp_path: Path) -> None:
     owner = add_owner(db)
     client_id, _ = register_client(db)
     settings = site_settings(tmp_path, IN_PROCESS_URL, client_id)
@@ -178,7 +178,7 @@ def test_stray_requests_to_the_listener_do_not_abort_the_login(app, db, tmp_path
     assert CredentialStore(settings.credentials_file).load() is not None
 
 
-def test_login_as_a_confidential_client_sends_its_secret(app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_login_as_a_confidential_client_sends_its_secret(app, db, tmp_path: Path) -> None:
     owner = add_owner(db)
     client_id, secret = register_client(db, public=False)
     settings = site_settings(tmp_path, IN_PROCESS_URL, client_id, client_secret=secret)
@@ -193,7 +193,7 @@ def test_login_as_a_confidential_client_sends_its_secret(app, db, tmp_path: Path
     assert not (tmp_path / "other.json").exists()
 
 
-def test_denying_access_stores_nothing(app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_denying_access_stores_nothing(app, db, tmp_path: Path) -> None:
     owner = add_owner(db)
     client_id, _ = register_client(db)
     settings = site_settings(tmp_path, IN_PROCESS_URL, client_id)
@@ -220,7 +220,7 @@ def test_an_unusable_credentials_folder_stops_login_before_the_browser(tmp_path:
     assert opened == []
 
 
-def test_login_times_out_when_nobody_approves(app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_login_times_out_when_nobody_approves(app, db, tmp_path: Path) -> None:
     client_id, _ = register_client(db)
     settings = site_settings(tmp_path, IN_PROCESS_URL, client_id)
     opened = threading.Event()

@@ -69,7 +69,7 @@ def query(
 # --- is base_url a Blog Content Service? -------------------------------------------------------
 
 
-def test_the_reference_service_passes_both_checks(app, db) -> None:  # type: ignore[no-untyped-def]
+def test_the_reference_service_passes_both_checks(app, db) -> None:
     client_id, _ = register_client(db)
     with client_for(app) as client:
         preflight.check_service(client)
@@ -123,7 +123,7 @@ def test_a_closed_port_names_base_url() -> None:
 # --- does the authorize endpoint accept this client? -------------------------------------------
 
 
-def test_an_unknown_client_id_is_named_with_the_services_code(app, db) -> None:  # type: ignore[no-untyped-def]
+def test_an_unknown_client_id_is_named_with_the_services_code(app, db) -> None:
     register_client(db)
     with client_for(app) as client, pytest.raises(errors.ConfigurationError) as caught:
         preflight.check_authorization(client, query("not-a-client"), fixed_port=False)
@@ -133,7 +133,7 @@ def test_an_unknown_client_id_is_named_with_the_services_code(app, db) -> None: 
     assert "check `client_id` in mkdocs.yml (or BLOGSVC_CLIENT_ID)" in message and "\n" not in message
 
 
-def test_an_unregistered_redirect_uri_says_what_to_register(app, db) -> None:  # type: ignore[no-untyped-def]
+def test_an_unregistered_redirect_uri_says_what_to_register(app, db) -> None:
     client = content.create_client(db, name="Site", redirect_uris=["http://127.0.0.1/oauth-done"], public=True)
     with client_for(app) as service, pytest.raises(errors.ConfigurationError) as caught:
         preflight.check_authorization(service, query(client["client_id"]), fixed_port=False)
@@ -150,7 +150,7 @@ def test_an_unregistered_redirect_uri_says_what_to_register(app, db) -> None:  #
     assert "register the redirect URI http://127.0.0.1:49152/callback" in str(fixed.value)
 
 
-def test_a_refused_scope_comes_back_in_the_redirect_and_names_scope(app, db) -> None:  # type: ignore[no-untyped-def]
+def test_a_refused_scope_comes_back_in_the_redirect_and_names_scope(app, db) -> None:
     client_id, _ = register_client(db)
     with client_for(app) as client, pytest.raises(errors.ConfigurationError) as caught:
         preflight.check_authorization(client, query(client_id, scope="articles:write"), fixed_port=False)
@@ -159,7 +159,7 @@ def test_a_refused_scope_comes_back_in_the_redirect_and_names_scope(app, db) -> 
     assert "set `scope` in mkdocs.yml" in message
 
 
-def test_the_probe_never_carries_the_real_state_or_challenge(app, db) -> None:  # type: ignore[no-untyped-def]
+def test_the_probe_never_carries_the_real_state_or_challenge(app, db) -> None:
     client_id, _ = register_client(db)
     seen: list[httpx.URL] = []
     inner = httpx.WSGITransport(app=app)
@@ -232,7 +232,7 @@ def test_a_redirect_to_a_sign_in_service_is_accepted() -> None:
 # --- login runs the checks before the browser --------------------------------------------------
 
 
-def test_login_with_a_wrong_client_id_never_opens_the_browser(app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_login_with_a_wrong_client_id_never_opens_the_browser(app, db, tmp_path: Path) -> None:
     register_client(db)
     settings = site_settings(tmp_path, IN_PROCESS_URL, "a-typo")
     opened: list[str] = []
@@ -241,7 +241,7 @@ def test_login_with_a_wrong_client_id_never_opens_the_browser(app, db, tmp_path:
     assert opened == [] and not settings.credentials_file.exists()
 
 
-def test_login_reports_the_checks_and_how_to_cancel(app, db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_login_reports_the_checks_and_how_to_cancel(app, db, tmp_path: Path) -> None:
     client_id, _ = register_client(db)
     settings = replace(site_settings(tmp_path, IN_PROCESS_URL, client_id), redirect_port=free_port())
     lines: list[str] = []

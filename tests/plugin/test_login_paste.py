@@ -54,7 +54,7 @@ def approved_by(owner: Owner, transport: httpx.BaseTransport) -> Callable[[str, 
     return line
 
 
-def test_a_pasted_redirect_completes_the_login_without_reaching_the_listener(app, db, tmp_path: Path, pipe) -> None:  # type: ignore[no-untyped-def]
+def test_a_pasted_redirect_completes_the_login_without_reaching_the_listener(app, db, tmp_path: Path, pipe) -> None:
     transport = httpx.WSGITransport(app=app)
     owner = add_owner(db)
     add_article(db, owner.blog_id, "First post")
@@ -120,7 +120,7 @@ def test_a_pasted_address_that_is_not_this_attempts_redirect_is_one_line_and_sav
     tmp_path: Path,
     pipe,
     make_line: Callable[[dict[str, str]], str],
-    expected: str,  # type: ignore[no-untyped-def]
+    expected: str,
 ) -> None:
     transport = httpx.WSGITransport(app=app)
     client_id, _ = register_client(db)
@@ -141,7 +141,7 @@ def test_a_pasted_address_that_is_not_this_attempts_redirect_is_one_line_and_sav
     assert not settings.credentials_file.exists()
 
 
-def test_the_listener_still_wins_when_nothing_is_pasted(app, db, tmp_path: Path, pipe) -> None:  # type: ignore[no-untyped-def]
+def test_the_listener_still_wins_when_nothing_is_pasted(app, db, tmp_path: Path, pipe) -> None:
     transport = httpx.WSGITransport(app=app)
     owner = add_owner(db)
     client_id, _ = register_client(db)
@@ -158,7 +158,7 @@ def test_the_listener_still_wins_when_nothing_is_pasted(app, db, tmp_path: Path,
     assert CredentialStore(settings.credentials_file).load() is not None
 
 
-def test_a_closed_input_leaves_the_listener_waiting(app, db, tmp_path: Path, pipe) -> None:  # type: ignore[no-untyped-def]
+def test_a_closed_input_leaves_the_listener_waiting(app, db, tmp_path: Path, pipe) -> None:
     transport = httpx.WSGITransport(app=app)
     owner = add_owner(db)
     client_id, _ = register_client(db)

@@ -34,7 +34,7 @@ class CountingRenderer(Renderer):
         self.rendered.append(article.id)
         return super().page(article, slug, paths, **options)
 
-    def index(self, title: str, items, src_uri: str) -> str:  # type: ignore[no-untyped-def]
+    def index(self, title: str, items, src_uri: str) -> str:
         self.indexes += 1
         return super().index(title, items, src_uri)
 

@@ -499,9 +499,9 @@ def test_ids_stay_plain_words_for_the_table_of_contents(name: str) -> None:
     md.convert(cleaned.text)
 
     def ids(tokens: list[dict[str, object]]) -> list[str]:
-        return [str(t["id"]) for t in tokens] + [i for t in tokens for i in ids(t["children"])]  # type: ignore[arg-type]
+        return [str(t["id"]) for t in tokens] + [i for t in tokens for i in ids(t["children"])]
 
-    found = ids(md.toc_tokens)  # type: ignore[attr-defined]
+    found = ids(md.toc_tokens)
     assert found and all(re.fullmatch(r"[\w.:-]+", value) for value in found), found
     assert cleaned.removed, "the unsafe id is counted as removed"
 

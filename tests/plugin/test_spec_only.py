@@ -69,7 +69,7 @@ def test_a_415_to_a_gzip_body_sends_it_plain_and_is_remembered(caplog: pytest.Lo
     assert "refused a gzip-compressed sync body (HTTP 415)" in caplog.text
 
 
-def test_the_reference_service_says_it_takes_gzip_and_is_sent_gzip(app, db) -> None:  # type: ignore[no-untyped-def]
+def test_the_reference_service_says_it_takes_gzip_and_is_sent_gzip(app, db) -> None:
     owner = add_owner(db)
     add_article(db, owner.blog_id, "One")
     requests: list[httpx.Request] = []

@@ -46,7 +46,7 @@ def seen() -> list[str]:
 
 
 @pytest.fixture
-def blog(db: Database, app, tmp_path: Path, seen: list[str]) -> Iterator[tuple[Owner, BlogServiceClient, Path]]:  # type: ignore[no-untyped-def]
+def blog(db: Database, app, tmp_path: Path, seen: list[str]) -> Iterator[tuple[Owner, BlogServiceClient, Path]]:
     owner = add_owner(db)
     config = settings(tmp_path, IN_PROCESS_URL)
     write_credentials(config.credentials_file, IN_PROCESS_URL, issue_access_token(db, owner))
@@ -67,7 +67,7 @@ def mock_client(tmp_path: Path, handler: Callable[[httpx.Request], httpx.Respons
     return client
 
 
-def with_cover(db: Database, owner: Owner, title: str, **fields) -> str:  # type: ignore[no-untyped-def]
+def with_cover(db: Database, owner: Owner, title: str, **fields) -> str:
     with db.session(write=True) as session:
         key = media.store_image(session, owner.blog_id, PNG)
     return add_article(
@@ -81,7 +81,7 @@ def with_cover(db: Database, owner: Owner, title: str, **fields) -> str:  # type
     )
 
 
-def render(cache_dir: Path, index: bool = False):  # type: ignore[no-untyped-def]
+def render(cache_dir: Path, index: bool = False):
     cache = Cache(cache_dir)
     contents = cache.read()
     site = render_pages(cache, contents, Renderer(), blog_dir="blog", posts_dir="blog/posts", with_index=index)
@@ -90,7 +90,7 @@ def render(cache_dir: Path, index: bool = False):  # type: ignore[no-untyped-def
     return site
 
 
-def test_first_sync_caches_articles_images_and_renders_pages(db: Database, blog) -> None:  # type: ignore[no-untyped-def]
+def test_first_sync_caches_articles_images_and_renders_pages(db: Database, blog) -> None:
     owner, client, cache_dir = blog
     first = with_cover(db, owner, "First Post", minutes_ago=5)
     add_article(db, owner.blog_id, "A Draft", status="draft")
@@ -106,7 +106,7 @@ def test_first_sync_caches_articles_images_and_renders_pages(db: Database, blog)
     assert [i.src_uri for i in site.images] == [f"blog/{next(iter(entry.images.values()))}"]
 
 
-def test_changes_on_the_service_are_applied_and_old_files_removed(db: Database, blog) -> None:  # type: ignore[no-untyped-def]
+def test_changes_on_the_service_are_applied_and_old_files_removed(db: Database, blog) -> None:
     owner, client, cache_dir = blog
     keep = add_article(db, owner.blog_id, "Keep")
     edit = add_article(db, owner.blog_id, "Edit")
@@ -142,7 +142,7 @@ def test_changes_on_the_service_are_applied_and_old_files_removed(db: Database, 
     assert after["docs/blog/posts/keep.md"] == before["docs/blog/posts/keep.md"], "unchanged page not rewritten"
 
 
-def test_a_second_sync_without_changes_rewrites_nothing(db: Database, blog) -> None:  # type: ignore[no-untyped-def]
+def test_a_second_sync_without_changes_rewrites_nothing(db: Database, blog) -> None:
     owner, client, cache_dir = blog
     with_cover(db, owner, "One")
     add_article(db, owner.blog_id, "Two")
@@ -155,7 +155,7 @@ def test_a_second_sync_without_changes_rewrites_nothing(db: Database, blog) -> N
     assert site.written == 0 and snapshot(cache_dir) == before
 
 
-def test_new_article_files_are_durable_before_the_manifest_that_names_them(  # type: ignore[no-untyped-def]
+def test_new_article_files_are_durable_before_the_manifest_that_names_them(
     db: Database, blog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The articles of a sync are written without an fsync each, then made durable together
@@ -179,7 +179,7 @@ def test_new_article_files_are_durable_before_the_manifest_that_names_them(  # t
     assert max(synced.index(path) for path in [*articles, articles_dir]) < manifest
 
 
-def test_damaged_cache_is_repaired_by_the_next_sync(db: Database, blog) -> None:  # type: ignore[no-untyped-def]
+def test_damaged_cache_is_repaired_by_the_next_sync(db: Database, blog) -> None:
     owner, client, cache_dir = blog
     article_id = with_cover(db, owner, "One")
     state, _ = sync_cache(Cache(cache_dir), client)
@@ -193,7 +193,7 @@ def test_damaged_cache_is_repaired_by_the_next_sync(db: Database, blog) -> None:
     assert len(list((cache_dir / "articles").iterdir())) == 1
 
 
-def test_a_failed_sync_leaves_the_cache_untouched(db: Database, blog, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_sync_leaves_the_cache_untouched(db: Database, blog, tmp_path: Path) -> None:
     owner, client, cache_dir = blog
     add_article(db, owner.blog_id, "One")
     sync_cache(Cache(cache_dir), client)
@@ -207,7 +207,7 @@ def test_a_failed_sync_leaves_the_cache_untouched(db: Database, blog, tmp_path: 
     assert snapshot(cache_dir) == before
 
 
-def test_deletes_only_files_the_manifest_owns_inside_the_cache(db: Database, blog, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_deletes_only_files_the_manifest_owns_inside_the_cache(db: Database, blog, tmp_path: Path) -> None:
     owner, client, cache_dir = blog
     article_id = add_article(db, owner.blog_id, "One")
     sync_cache(Cache(cache_dir), client)
@@ -232,7 +232,7 @@ def test_deletes_only_files_the_manifest_owns_inside_the_cache(db: Database, blo
     assert not page.exists()
 
 
-def test_download_images_off_downloads_nothing_and_drops_cached_images(db: Database, blog, seen: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_download_images_off_downloads_nothing_and_drops_cached_images(db: Database, blog, seen: list[str]) -> None:
     """`download_images: false` keeps the service's URLs; turned off after a sync that
     downloaded, the cached images go and the page links to the service again."""
     owner, client, cache_dir = blog
@@ -248,7 +248,7 @@ def test_download_images_off_downloads_nothing_and_drops_cached_images(db: Datab
     assert "/media/" in text and "../images/" not in text
 
 
-def test_download_images_off_from_the_first_sync(db: Database, blog, seen: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_download_images_off_from_the_first_sync(db: Database, blog, seen: list[str]) -> None:
     owner, client, cache_dir = blog
     article_id = with_cover(db, owner, "One")
     state, _ = sync_cache(Cache(cache_dir), client, download_images=False)
@@ -256,7 +256,7 @@ def test_download_images_off_from_the_first_sync(db: Database, blog, seen: list[
     assert state.manifest.entries[article_id].images == {} and not (cache_dir / "images").exists()
 
 
-def test_an_update_that_keeps_its_image_urls_downloads_nothing(db: Database, blog, seen: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_an_update_that_keeps_its_image_urls_downloads_nothing(db: Database, blog, seen: list[str]) -> None:
     owner, client, cache_dir = blog
     article_id = with_cover(db, owner, "One")
     state, _ = sync_cache(Cache(cache_dir), client)
@@ -278,7 +278,7 @@ def test_an_update_that_keeps_its_image_urls_downloads_nothing(db: Database, blo
 
 def test_image_urls_are_logged_without_their_query_string(
     tmp_path: Path, blog, caplog: pytest.LogCaptureFixture
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     _owner, _client, cache_dir = blog
     caplog.set_level(logging.DEBUG)
     signed = sample_article(
@@ -321,7 +321,7 @@ def test_image_urls_are_logged_without_their_query_string(
 def test_a_malformed_sync_answer_leaves_the_cache_untouched(
     db: Database,
     blog,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
     body: bytes,
     problem: str,
 ) -> None:
@@ -346,7 +346,7 @@ def test_a_malformed_sync_answer_leaves_the_cache_untouched(
         (lambda answer: {**answer, "deleted": [answer["new"][0]["id"]]}, "is listed as changed and as deleted"),
     ],
 )
-def test_a_sync_answer_that_contradicts_itself_is_refused_whole(  # type: ignore[no-untyped-def]
+def test_a_sync_answer_that_contradicts_itself_is_refused_whole(
     db: Database,
     blog,
     app,
@@ -435,7 +435,7 @@ def kill_a_sync_process(monkeypatch: pytest.MonkeyPatch, cache_dir: Path, client
         pytest.param(kill_a_sync_process, id="sigkill", marks=pytest.mark.slow),
     ],
 )
-def test_an_interrupted_sync_leaves_the_previous_cache_usable_and_the_next_sync_repairs_it(  # type: ignore[no-untyped-def]
+def test_an_interrupted_sync_leaves_the_previous_cache_usable_and_the_next_sync_repairs_it(
     db: Database,
     blog,
     monkeypatch: pytest.MonkeyPatch,
@@ -499,7 +499,7 @@ def test_the_cache_lock_excludes_other_holders_and_names_the_cache_when_it_gives
         assert not Cache(cache_dir).try_acquire(0)
 
 
-def test_recorded_data_follows_its_article_through_updates_and_goes_with_it(db: Database, blog) -> None:  # type: ignore[no-untyped-def]
+def test_recorded_data_follows_its_article_through_updates_and_goes_with_it(db: Database, blog) -> None:
     owner, client, cache_dir = blog
     kept = add_article(db, owner.blog_id, "Kept")
     gone = add_article(db, owner.blog_id, "Gone")
@@ -528,7 +528,7 @@ def test_recorded_data_follows_its_article_through_updates_and_goes_with_it(db: 
 
 def test_a_skipped_article_id_is_logged_so_it_cannot_forge_a_line(
     tmp_path: Path, blog, caplog: pytest.LogCaptureFixture
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     _owner, _client, cache_dir = blog
     forged = "ck1\nINFO    -  blogsvc: all articles verified safe\x1b[2K"
     article = {"id": forged, "slug": "s", "title": "T"}  # skipped twice over: a bad id, missing fields
@@ -589,7 +589,7 @@ def files_on_disk(cache_dir: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("where", ["download", "commit", "cleanup"])
-def test_files_of_a_killed_sync_do_not_stay_forever(db: Database, blog, where: str) -> None:  # type: ignore[no-untyped-def]
+def test_files_of_a_killed_sync_do_not_stay_forever(db: Database, blog, where: str) -> None:
     owner, client, cache_dir = blog
     first = with_cover(db, owner, "First")
     sync_cache(Cache(cache_dir), client)

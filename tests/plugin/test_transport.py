@@ -252,7 +252,7 @@ def test_a_proxy_dripping_its_answer_costs_at_most_the_deadline(monkeypatch: pyt
     monkeypatch.delenv("no_proxy", raising=False)
     with EndlessHeadServer(b"HTTP/1.1 200 OK\r\nX-Slow: ", b"a") as proxy:
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
-        with BlogServiceClient("http://blog.invalid", tokens=FixedTokens("svc_at_one"), timeout=1.0) as client:  # type: ignore[arg-type]
+        with BlogServiceClient("http://blog.invalid", tokens=FixedTokens("svc_at_one"), timeout=1.0) as client:
             client.begin_deadline()
             started = time.monotonic()
             with pytest.raises(errors.DeadlineExceeded, match="did not finish within its 1 s"):
@@ -284,7 +284,7 @@ def test_an_answer_that_never_ends_inside_http_client_costs_at_most_the_deadline
     with (
         EndlessHeadServer(start, more) as server,
         BlogServiceClient(server.url, tokens=FixedTokens("svc_at_one"), timeout=1.0) as client,
-    ):  # type: ignore[arg-type]
+    ):
         client.begin_deadline()
         started = time.monotonic()
         with pytest.raises(errors.DeadlineExceeded, match="did not finish within its 1 s"):

@@ -69,7 +69,7 @@ def authorize_url(client: RegisteredClient, **params: str | None) -> str:
         "scope": ALL_SCOPES,
         "state": "state-123",
     }
-    query.update(params)  # type: ignore[arg-type]
+    query.update(params)
     return f"{IN_PROCESS_URL}/api/oauth/authorize?" + urlencode({k: v for k, v in query.items() if v is not None})
 
 
@@ -108,7 +108,7 @@ def authorize(
         url,
         username=owner.username,
         password=owner.password,
-        transport=httpx.WSGITransport(app=app),  # type: ignore[arg-type]
+        transport=httpx.WSGITransport(app=app),
     )
     params = query_of(location)
     assert location.startswith(redirect_uri + "?"), location

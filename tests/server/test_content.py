@@ -28,7 +28,7 @@ BASE = "http://testserver"
 def article(**fields: object) -> content.ArticleInput:
     fields.setdefault("title", "Hello World")
     fields.setdefault("content", "Body text.")
-    return content.ArticleInput(**fields)  # type: ignore[arg-type]
+    return content.ArticleInput(**fields)
 
 
 # --- users, blogs, clients ------------------------------------------------------------------
@@ -62,7 +62,7 @@ def test_passwords_and_secrets_are_hashed_before_the_write_transaction(
     real_hash = security.hash_password
 
     def watched(password: str) -> str:
-        in_use.append(db.engine.pool.checkedout())  # type: ignore[attr-defined]
+        in_use.append(db.engine.pool.checkedout())
         return real_hash(password)
 
     monkeypatch.setattr(security, "hash_password", watched)
@@ -344,7 +344,7 @@ def test_delete_removes_the_row_and_sync_reports_it(db: Database, owner: Owner, 
 @pytest.mark.parametrize("action", [content.publish, content.unpublish, content.delete_article])
 def test_unknown_article_id(db: Database, action: object) -> None:
     with pytest.raises(ContentError, match="unknown article 'nope'"):
-        action(db, "nope")  # type: ignore[operator]
+        action(db, "nope")
 
 
 def test_advance_clock_moves_forward_only(db: Database) -> None:

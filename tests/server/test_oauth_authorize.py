@@ -23,7 +23,7 @@ from tests.server.oauth_support import (
 CHALLENGE = pkce_pair()[1]
 
 
-def pkce_url(client, **params: str | None) -> str:  # type: ignore[no-untyped-def]
+def pkce_url(client, **params: str | None) -> str:
     return authorize_url(client, code_challenge=CHALLENGE, code_challenge_method="S256", **params)
 
 

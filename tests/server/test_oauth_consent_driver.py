@@ -22,11 +22,11 @@ CHALLENGE = pkce_pair()[1]
 
 
 @pytest.fixture
-def transport(app) -> httpx.WSGITransport:  # type: ignore[no-untyped-def]
+def transport(app) -> httpx.WSGITransport:
     return httpx.WSGITransport(app=app)
 
 
-def url_for(client, **params: str | None) -> str:  # type: ignore[no-untyped-def]
+def url_for(client, **params: str | None) -> str:
     return authorize_url(client, code_challenge=CHALLENGE, code_challenge_method="S256", **params)
 
 

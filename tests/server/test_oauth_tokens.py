@@ -196,7 +196,7 @@ def _race(app: object, client: RegisteredClient, token: str, *, contenders: int)
     lock = threading.Lock()
 
     def contend() -> None:
-        with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as http:  # type: ignore[arg-type]
+        with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as http:
             barrier.wait()
             response = refresh(http, client, token)
         with lock:
@@ -398,7 +398,7 @@ def test_a_data_request_with_another_auth_scheme_gets_a_challenge_without_error(
     assert response.status_code == 401 and response.headers["www-authenticate"] == 'Bearer realm="blogsvc"'
 
 
-def test_an_operator_revokes_a_connection_and_its_tokens_die(db, app, http) -> None:  # type: ignore[no-untyped-def]
+def test_an_operator_revokes_a_connection_and_its_tokens_die(db, app, http) -> None:
     """Found by an operator's review: a leaked refresh token could not be killed short of SQL
     (`server admin revoke-connection ID`)."""
     from mkdocs_blogsvc.server import content, listings

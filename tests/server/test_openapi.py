@@ -54,7 +54,7 @@ def document(http: httpx.Client) -> dict[str, Any]:
     response = http.get("/openapi.json")
     assert response.status_code == 200
     assert response.headers["Content-Type"] == "application/json"
-    return response.json()  # type: ignore[no-any-return]
+    return response.json()
 
 
 @pytest.fixture

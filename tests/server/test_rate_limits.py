@@ -196,7 +196,7 @@ def test_sign_ins_sent_at_once_get_no_more_guesses(
     clients = [client_for(app) for _ in range(12)]
     forms = [
         {
-            "csrf_token": re.search(r'name="csrf_token" value="([^"]+)"', http.get(url).text).group(1),  # type: ignore[union-attr]
+            "csrf_token": re.search(r'name="csrf_token" value="([^"]+)"', http.get(url).text).group(1),
             "username": owner.username,
             "password": f"wrong-{n}",
         }

@@ -32,7 +32,7 @@ def test_the_token_endpoint_limit_cannot_be_dodged_by_moving_client_id_to_the_qu
     assert "invalid_grant" not in errors, errors
 
 
-def test_a_code_cannot_be_exchanged_with_client_id_in_the_query(db: Database, app, http) -> None:  # type: ignore[no-untyped-def]
+def test_a_code_cannot_be_exchanged_with_client_id_in_the_query(db: Database, app, http) -> None:
     """RFC 6749 2.3.1/3.2: token request parameters travel in the body (URLs are logged)."""
     owner = add_owner(db)
     client = add_client(db, public=True)
