@@ -17,7 +17,7 @@ from mkdocs_blogsvc.server.database import Database
 from tests.conftest import Owner, add_article
 from tests.e2e.sites import Service
 from tests.e2e.test_build import post_page
-from tests.e2e.test_images import PHOTO, make_site, run_build, store
+from tests.e2e.test_image_pages import PHOTO, make_site, run_build, store
 from tests.imagesamples import photo_like
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -65,16 +65,6 @@ def check_every_build_syncs(
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # three builds of 2,000 pages: about a minute on an idle machine
-def test_a_2000_article_blog_syncs_on_every_build_against_a_spec_literal_service(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    check_every_build_syncs(tmp_path, monkeypatch, caplog, 2000, material=False)
-
-
-@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a_1000_article_material_blog_syncs_on_every_build_against_a_spec_literal_service(
     tmp_path: Path,
