@@ -89,7 +89,7 @@ def _prose(markdown_text: str) -> Iterator[str]:
     """The paragraphs of prose, in order (a block whose first line looks like anything else is
     skipped, and so is everything inside fences and HTML comments, and a definition's term)."""
     blocks = list(_blocks(markdown_text))
-    for block, after in zip(blocks, [*blocks[1:], ""], strict=True):
+    for block, after in zip(blocks, [*blocks[1:], ""], strict=False):  # no block: one ""
         if not (
             _NOT_PROSE.match(block)
             or _NOT_PARAGRAPH.search(block)

@@ -21,14 +21,17 @@ from mkdocs_blogsvc.server.database import Database
 from tests.conftest import LiveServer, add_article, add_owner
 from tests.plugin.auth_helpers import register_client
 
-ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+
+def environment() -> dict[str, str]:
+    """The test's environment (read when called: the autouse `not_in_ci` has removed `CI` then)."""
+    return {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
 
 def mkdocs_build(site: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build"],
         cwd=site,
-        env=ENV,
+        env=environment(),
         capture_output=True,
         text=True,
         timeout=180,
@@ -66,7 +69,7 @@ def test_a_new_site_builds_before_login_and_with_the_blog_after_a_pasted_login(
     login = subprocess.Popen(
         [sys.executable, "-m", "mkdocs_blogsvc", "login", "--no-browser", "--timeout", "60"],
         cwd=site,
-        env=ENV,
+        env=environment(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

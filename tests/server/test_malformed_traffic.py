@@ -188,7 +188,9 @@ def test_a_status_read_answers_while_16_syncs_wait_for_the_write_lock(served: tu
             f"the reads waited {reads} s: behind more than two rounds of the writers' lock timeout"
         )
     assert {code for code, _ in results} <= {200, 503}
-    assert max(t for _, t in results) < 15, "a sync waited far past the 5 s lock timeout"
+    # one process: every sync waits for the lock at once; workers: 8 threads, so two rounds of it
+    rounds = 1 if one_process else 2
+    assert max(t for _, t in results) < 15 * rounds, "a sync waited far past the 5 s lock timeout"
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
