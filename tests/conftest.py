@@ -44,6 +44,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules with a `slow` test run first. pytest-xdist's `loadscope` hands out whole modules
+    in the order collected (`--no-loadscope-reorder`), so the long ones start while the other
+    worker takes the many short ones, instead of one worker finishing the suite alone."""
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_modules)
+
+
 @pytest.fixture(autouse=True)
 def not_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test runs as on a person's machine unless it sets `CI` itself: the suite runs in CI

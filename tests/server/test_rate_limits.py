@@ -10,16 +10,13 @@ import multiprocessing
 import re
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from flask import Flask
-from sqlalchemy.exc import SQLAlchemyError
 
 from mkdocs_blogsvc.server import create_app, ratelimit
 from mkdocs_blogsvc.server.database import Database
@@ -27,12 +24,12 @@ from mkdocs_blogsvc.server.ratelimit import Limit
 from tests.conftest import (
     IN_PROCESS_URL,
     Owner,
-    add_article,
     add_owner,
     issue_access_token,
     start_live_server,
     start_of_window,
 )
+from tests.server.counters_worker import open_counters
 from tests.server.oauth_support import add_client, authorize_url, refresh
 
 #: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
@@ -302,54 +299,20 @@ def test_counters_are_shared_by_worker_processes(tmp_path: Path) -> None:
     assert statuses == [200] * 5 + [429] * 3
 
 
-@pytest.mark.slow
-def test_a_build_finishes_against_a_rate_limited_service(tmp_path: Path, db: Database, owner: Owner) -> None:
-    from tests.e2e.sites import Service
-    from tests.e2e.test_build import post_page, run_build, site
-
-    add_article(db, owner.blog_id, "Limited post", minutes_ago=5)
-    service = Service(db, rate_limits={"token": Limit(1, 10)})
-    try:
-        config = site(tmp_path, service, db, owner)
-        token = (tmp_path / "credentials.json").read_text().split('"access_token": "', 1)[1].split('"', 1)[0]
-        # Spend the window's one request early in a window: the build's first call gets 429
-        # (Retry-After at least 5 s away, whatever the machine's load) and waits within its deadline.
-        with httpx.Client(base_url=service.url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
-            while True:
-                answer = http.get("/api/v1/status")
-                if answer.status_code == 429 and int(answer.headers["Retry-After"]) >= 5:
-                    break
-                time.sleep(0.5)
-        run_build(config)
-    finally:
-        service.stop()
-    assert service.requests.count("/api/v1/sync") >= 2  # refused, waited, retried
-    assert "Limited post" in post_page(tmp_path / "site", "limited-post").read_text()
-
-
-def _open_counters(path: str, start: Any, errors: Any) -> None:
-    """One worker process starting: open the database and its rate-limit counters."""
-    db = Database.from_path(path)
-    try:
-        start.wait(timeout=60)
-        ratelimit.counter_engine(db).dispose()
-    except SQLAlchemyError as exc:  # reported to the test, which names it (anything else: exit code 1)
-        errors.put(f"{type(exc).__name__}: {exc}")
-    finally:
-        db.dispose()
-
-
 def test_worker_processes_starting_together_share_one_counter_table(tmp_path: Path) -> None:
     """gunicorn starts every worker at once, and each opens `<db>.ratelimits` and creates its
     table if missing: a check and then a create would let two workers both try to create it
     (`table rate_counters already exists`, a traceback in the server's log), and switching the
     new file to WAL together gets "database is locked" at once (1 start in 6 to 30 failed)."""
-    context = multiprocessing.get_context("spawn")
+    # forkserver, this module preloaded: each start is a fork (milliseconds), not a fresh
+    # interpreter importing the service (a second each); the barrier makes the starts together.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([open_counters.__module__])
     for attempt in range(8):
         path = tmp_path / f"service-{attempt}.db"
         Database.from_path(path).dispose()
         start, errors = context.Barrier(6), context.Queue()
-        workers = [context.Process(target=_open_counters, args=(str(path), start, errors)) for _ in range(6)]
+        workers = [context.Process(target=open_counters, args=(str(path), start, errors)) for _ in range(6)]
         for worker in workers:
             worker.start()
         for worker in workers:
