@@ -22,6 +22,7 @@ from mkdocs_blogsvc.server.database import REQUEST_LOCK_TIMEOUT, Database
 from mkdocs_blogsvc.server.errors import WritersQueued
 from mkdocs_blogsvc.server.wsgi import DeploymentError, from_environment
 from tests.conftest import IN_PROCESS_URL, add_owner, issue_access_token
+from tests.server.oauth_support import add_client, authorize, exchange, refresh
 
 #: Far below the 5 s lock timeout a refused writer would otherwise have waited, far above the
 #: milliseconds a refusal takes: "at once" on a loaded machine.
@@ -61,10 +62,14 @@ def test_a_writer_beyond_the_slots_is_503_with_retry_after_at_once(tmp_path: Pat
     read answers; the waiting sync gets the lock when it is given back, and writes flow again."""
     path = tmp_path / "service.db"
     db = Database.from_path(path)
-    token = issue_access_token(db, add_owner(db))
+    owner = add_owner(db)
+    token = issue_access_token(db, owner)
     app = create_app(db, secret_key="test-secret", request_threads=2)
     assert db.writers is not None and db.writers.slots == 1
     headers = {"Authorization": f"Bearer {token}"}
+    client = add_client(db, public=True)
+    with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as http:
+        refresh_token = exchange(http, client, authorize(app, client, owner)).json()["refresh_token"]
 
     def sync() -> httpx.Response:
         with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as http:
@@ -84,9 +89,15 @@ def test_a_writer_beyond_the_slots_is_503_with_retry_after_at_once(tmp_path: Pat
                 assert refused.json()["error"] == "temporarily_unavailable"
                 assert elapsed < AT_ONCE < REQUEST_LOCK_TIMEOUT, f"refused after {elapsed:.2f} s"
             with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as http:
+                begun = time.monotonic()
+                refused = refresh(http, client, refresh_token)  # the token endpoint, through Authlib
+                assert refused.status_code == 503 and refused.headers["Retry-After"] == "2", refused.text
+                assert time.monotonic() - begun < AT_ONCE
                 assert http.get("/api/v1/status", headers=headers).status_code == 200
         assert waiting.result().status_code == 200  # it had the slot: the lock came back in time
         assert sync().status_code == 200
+        with httpx.Client(transport=httpx.WSGITransport(app=app), base_url=IN_PROCESS_URL) as http:
+            assert refresh(http, client, refresh_token).status_code == 200  # the 503 spent nothing
         assert db.writers.taken == 0
     finally:
         db.dispose()
