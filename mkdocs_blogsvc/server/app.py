@@ -31,6 +31,7 @@ def create_app(
     public_url: str | None = None,
     rate_limits: Mapping[str, Limit] | None = None,
     proxy_hops: int = 0,
+    request_threads: int | None = None,
     **config: Any,
 ) -> Flask:
     """Build the service on a database (a `Database`, a SQLAlchemy URL, or a SQLite file path).
@@ -42,11 +43,16 @@ def create_app(
     OpenAPI document and on the home page. Without it they name the address each request came
     to, so two host names of one service (or a proxy) serve different URLs, and so different
     `contentHash` values. Raises ValueError for a URL that is not an http(s) address.
+
+    `request_threads` is how many requests this process serves at once (gunicorn's `--threads`;
+    None: a thread per request, as Werkzeug's server and the test client do). On SQLite it sizes
+    the bulkhead that keeps a thread free for reads while writers wait for the lock (`bulkhead`).
     """
     public = None if public_url is None else normalize_public_url(public_url)
     if not isinstance(db, Database):
         db = Database.open(os.fspath(db))  # as `--db` reads it: postgres:// means psycopg, one-line errors
     db.lock_timeout = REQUEST_LOCK_TIMEOUT  # a request waits seconds, not half a minute: faults.py
+    db.bound_writers(request_threads)  # SQLite: waiting writers never take every thread (bulkhead.py)
     app = Flask(__name__)
     app.session_interface = _SessionInterface()
     app.config.update(

@@ -173,6 +173,7 @@ def run(
                 public_url=public_url,
                 rate_limits=rate_limit,
                 proxy_hops=proxy_hops,
+                request_threads=threads,
             ),
             listener_fd=listener.detach(),
             workers=workers,

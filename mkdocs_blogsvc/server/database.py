@@ -14,7 +14,7 @@ import os
 import re
 import secrets
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from mkdocs_blogsvc.server import schema
+from mkdocs_blogsvc.server.bulkhead import WriterBulkhead, slots_for
 from mkdocs_blogsvc.server.errors import DatabaseError
 from mkdocs_blogsvc.server.tables import ClockOffset, ServiceKey
 
@@ -57,6 +58,8 @@ class Database:
         self.url = url
         self.is_sqlite = is_sqlite = url.startswith("sqlite")
         self._lock_timeout = DEFAULT_LOCK_TIMEOUT
+        #: SQLite write transactions under way at once in this process (`bound_writers`); None: any number.
+        self.writers: WriterBulkhead | None = None
         self.engine: Engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": DEFAULT_LOCK_TIMEOUT}
@@ -191,13 +194,28 @@ class Database:
         at BEGIN (`BEGIN IMMEDIATE`): writers queue up (waiting up to the busy timeout) instead
         of failing with "database is locked" when a transaction that has read tries to write
         after another one committed. Reads (the default) use a deferred BEGIN and, in WAL mode,
-        neither wait for nor block anyone.
+        neither wait for nor block anyone. With `bound_writers` set (the running service), a
+        write transaction first takes a slot of the process's bulkhead (`bulkhead`).
         """
-        with self.sessions() as session, session.begin():
+        with ExitStack() as stack:
+            got_lock = None
+            if write and self.writers is not None:
+                got_lock = stack.enter_context(self.writers.slot())  # WritersQueued when full and stuck
+            session = stack.enter_context(self.sessions())
+            stack.enter_context(session.begin())
             if write:
                 # Options of the session's first connection apply before its BEGIN.
                 session.connection(execution_options={WRITE_TRANSACTION: True})
+                if got_lock is not None:
+                    got_lock()
             yield session
+
+    def bound_writers(self, threads: int | None) -> None:
+        """Keep a thread free for reads in a process serving requests on `threads` threads (None:
+        a thread per request): SQLite write transactions beyond `bulkhead.slots_for(threads)` are
+        refused with `WritersQueued` while the write lock does not move. PostgreSQL is left as it
+        is (row locks, and a pool wait of its own)."""
+        self.writers = WriterBulkhead(slots_for(threads)) if self.is_sqlite else None
 
     @property
     def lock_timeout(self) -> float:

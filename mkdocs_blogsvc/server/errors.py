@@ -11,7 +11,9 @@ ReferenceServiceError        root: catch this to catch any refusal of the servic
 ├── ConsentDriverError       the sign-in and consent pages did not go as a script expected
 │                            (`consent_driver`, used by tests and `mkdocs-blogsvc demo`)
 ├── DatabaseError            the database cannot be opened or reached (one line naming it)
-│   └── StaleDatabase        its schema is not this version's: run `server admin migrate`
+│   ├── StaleDatabase        its schema is not this version's: run `server admin migrate`
+│   └── WritersQueued        SQLite: this process's write slots are full and the lock does not
+│                            move (`bulkhead`); answered 503 with Retry-After like a lock timeout
 ├── ratelimit.CountersUnavailable  the rate-limit counters cannot be written (sign-in fails closed)
 └── wsgi.DeploymentError     the BLOGSVC_* environment does not describe a service (it names
                              the variable); defined next to the WSGI entry point it guards
@@ -61,3 +63,8 @@ class DatabaseError(ReferenceServiceError):
 
 class StaleDatabase(DatabaseError):
     """The database's schema revision is not the one this version uses."""
+
+
+class WritersQueued(DatabaseError):
+    """Every write slot of this process waits for SQLite's write lock (`bulkhead`): refused at
+    once, answered like a lock timeout (503 with `Retry-After`, `faults.py`)."""

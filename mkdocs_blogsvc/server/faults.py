@@ -8,7 +8,9 @@ answered `503 temporarily_unavailable` with `Retry-After` and the spec's Error o
 
 Which failures count: SQLite's "database is locked"/"busy" and "unable to open", and, on a
 database server, every `OperationalError` (refused or lost connection, `lock_timeout`,
-statement cancelled) and SQLAlchemy's pool `TimeoutError`. Anything else stays a 500.
+statement cancelled) and SQLAlchemy's pool `TimeoutError`; and on SQLite a writer the process's
+bulkhead refuses at once (`WritersQueued`: its write slots wait for a lock that does not move,
+`bulkhead`), which gets the same answer without waiting. Anything else stays a 500.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from flask import Flask, Response, request
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from mkdocs_blogsvc.server.errors import WritersQueued
 from mkdocs_blogsvc.server.responses import json_response
 
 #: Seconds a client is asked to wait before trying again.
@@ -30,9 +33,11 @@ log = logging.getLogger(__name__)
 
 
 def register(app: Flask) -> None:
-    """Answer a database lock or connection timeout with 503 in every view of `app`."""
+    """Answer a database lock or connection timeout, or a writer beyond the bulkhead, with 503
+    in every view of `app`."""
     app.register_error_handler(OperationalError, _operational)
     app.register_error_handler(PoolTimeout, _unavailable)
+    app.register_error_handler(WritersQueued, _unavailable)
 
 
 def is_transient(error: OperationalError) -> bool:

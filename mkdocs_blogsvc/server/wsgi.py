@@ -12,6 +12,9 @@ fork: a database connection pool must never be shared across a fork):
   request reaches another worker;
 - `BLOGSVC_RATE_LIMITS`: changed rate limits, `name=COUNT/SECONDS,...` (`ratelimit`);
 - `BLOGSVC_PROXY_HOPS`: proxies in front whose `X-Forwarded-For`/`-Proto` are trusted (`--proxy-hops`).
+- `BLOGSVC_THREADS`: the requests each process serves at once (the server's own setting, such
+  as gunicorn's `--threads`): on SQLite, writers waiting for the lock then leave one thread free
+  for reads (`bulkhead`); unset, up to `bulkhead.THREAD_PER_REQUEST_SLOTS` may wait.
 
 Nothing that matters lives in one process: sessions and CSRF tokens are in the signed cookie,
 the test clock, tokens, codes and rate-limit counters are in the database.
@@ -42,6 +45,7 @@ DB_VARIABLE = "BLOGSVC_DB"
 PUBLIC_URL_VARIABLE = "BLOGSVC_PUBLIC_URL"
 SECRET_VARIABLE = "BLOGSVC_SECRET_KEY"
 PROXY_HOPS_VARIABLE = "BLOGSVC_PROXY_HOPS"
+THREADS_VARIABLE = "BLOGSVC_THREADS"
 
 
 class DeploymentError(ReferenceServiceError):
@@ -82,6 +86,12 @@ def from_environment(environ: Mapping[str, str] | None = None) -> Flask:
         hops = int(env.get(PROXY_HOPS_VARIABLE, "0") or "0")
     except ValueError as exc:
         raise DeploymentError(f"{ratelimit.ENV_VARIABLE} or {PROXY_HOPS_VARIABLE}: {exc}") from None
+    threads_value = env.get(THREADS_VARIABLE, "").strip()
+    if threads_value and not (threads_value.isdigit() and 1 <= int(threads_value) <= 1024):
+        raise DeploymentError(
+            f"{THREADS_VARIABLE}={threads_value!r} is not a number of threads from 1 to 1024: "
+            "set it to the requests each process serves at once (gunicorn's --threads), or unset it"
+        )
     database = Database.open(target)  # a stale schema or an unreachable database: a one-line DatabaseError
     secret = env.get(SECRET_VARIABLE) or session_secret(target, database)
     return create_app(
@@ -90,6 +100,7 @@ def from_environment(environ: Mapping[str, str] | None = None) -> Flask:
         public_url=env.get(PUBLIC_URL_VARIABLE) or None,
         rate_limits=limits,
         proxy_hops=hops,
+        request_threads=int(threads_value) if threads_value else None,
     )
 
 

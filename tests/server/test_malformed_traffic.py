@@ -9,6 +9,7 @@ import contextlib
 import json
 import socket
 import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -146,23 +147,25 @@ def test_negative_and_conflicting_lengths(served: tuple[LiveServer, str]) -> Non
 
 def test_a_status_read_answers_while_16_syncs_wait_for_the_write_lock(served: tuple[LiveServer, str]) -> None:
     """The write lock held (another process writing), 16 syncs queued behind it: a status read
-    needs no lock and no connection a writer holds, so on the one-process server it answers in
-    its usual time, not after the writers' 5 s lock timeout. Under gunicorn (2 workers x 4
-    threads) the waiting syncs hold every thread, 8 for one lock timeout and the other 8 for a
-    second, and a read waits for a thread: up to two lock timeouts, no more (a known limit, on
-    the Server page). The figures are printed; the bounds asserted are the lock timeout's, so a
-    loaded machine does not fail them."""
+    needs no lock, and a thread is kept free for it, so it answers in well under the writers' 5 s
+    lock timeout on both servers. Under gunicorn (2 workers x 4 threads) the bulkhead lets 3
+    writers a worker wait for the lock (`bulkhead.slots_for`); the others are refused 503 once
+    nothing has moved for `bulkhead.PATIENCE` (1 s), which frees their threads at once. One
+    process (Werkzeug) starts a thread per request, and all 16 wait (32 slots).
+
+    The figures are printed. The bound is on the median of the 3 reads: one read may land in the
+    bulkhead's patience window or behind a scheduling hiccup of a loaded machine without failing
+    the test, while the median still says the reads do not wait for the writers."""
     server, token = served
-    one_process = "--workers" not in server.process.args
     headers = {"Authorization": f"Bearer {token}"}
     holder = sqlite3.connect(server.db_path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
 
-    def one_sync(_: int) -> tuple[int, float]:
+    def one_sync(_: int) -> tuple[int, float, str | None]:
         begun = time.monotonic()
         with httpx.Client(timeout=60) as http:
             answer = http.post(f"{server.url}/api/v1/sync", json={"knownArticles": []}, headers=headers)
-        return answer.status_code, time.monotonic() - begun
+        return answer.status_code, time.monotonic() - begun, answer.headers.get("Retry-After")
 
     reads: list[float] = []
     try:
@@ -179,18 +182,14 @@ def test_a_status_read_answers_while_16_syncs_wait_for_the_write_lock(served: tu
         holder.close()
     print(
         f"\nstatus reads with the write lock held and 16 syncs queued: {', '.join(f'{t:.3f}' for t in reads)} s; "
-        f"syncs: {sorted(code for code, _ in results)}, slowest {max(t for _, t in results):.2f} s"
+        f"syncs: {sorted(code for code, _, _ in results)}, slowest {max(t for _, t, _ in results):.2f} s"
     )
-    if one_process:
-        assert min(reads) < 4.0, f"the reads waited {reads} s: behind the writers"
-    else:
-        assert max(reads) < 20.0, (
-            f"the reads waited {reads} s: behind more than two rounds of the writers' lock timeout"
-        )
-    assert {code for code, _ in results} <= {200, 503}
-    # one process: every sync waits for the lock at once; workers: 8 threads, so two rounds of it
-    rounds = 1 if one_process else 2
-    assert max(t for _, t in results) < 15 * rounds, "a sync waited far past the 5 s lock timeout"
+    assert statistics.median(reads) < 1.5, f"the reads waited {reads} s: behind the writers"
+    assert {code for code, _, _ in results} <= {200, 503}
+    assert all(retry == "2" for code, _, retry in results if code == 503)
+    # The writers in the bulkhead's slots got the lock once it was given back.
+    assert 200 in {code for code, _, _ in results}
+    assert max(t for _, t, _ in results) < 15, "a sync waited far past the 5 s lock timeout"
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
