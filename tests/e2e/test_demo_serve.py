@@ -87,7 +87,12 @@ def test_a_signal_to_the_demo_alone_stops_mkdocs_serve_and_the_service_and_remov
         assert service_folder is not None and Path(service_folder.group(1)).is_dir()
 
         demo.send_signal(stop_signal)  # to the demo only, as `kill` sends it
-        code = demo.wait(timeout=60)
+        try:  # mkdocs serve first ends a rebuild in progress (the demo's edits start one)
+            code = demo.wait(timeout=150)
+        except subprocess.TimeoutExpired:
+            pytest.fail(
+                f"the demo did not stop within 150 s of {stop_signal.name}:\n{log_path.read_text(errors='replace')}"
+            )
     finally:
         if demo.poll() is None:
             demo.kill()

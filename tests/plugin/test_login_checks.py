@@ -32,6 +32,9 @@ from tests.plugin.auth_helpers import register_client, site_settings
 
 #: What a test allows a failing `login` to take; the checks themselves take well under a second.
 SUBPROCESS_GUARD = 15
+#: Seconds a signalled process may take to end: a whole interpreter shutting down, on a machine
+#: that may be loaded ten deep (a hang still fails, only later).
+STOP_GUARD = 60
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -373,7 +376,7 @@ def test_cli_login_can_be_cancelled_with_ctrl_c(live_server: LiveServer, tmp_pat
                 break
         assert any(line.startswith(f"Checked {live_server.url}") for line in seen), seen
         process.send_signal(signal.SIGINT)
-        err = process.communicate(timeout=SUBPROCESS_GUARD)[1]
+        err = process.communicate(timeout=STOP_GUARD)[1]
     finally:
         if process.poll() is None:
             process.kill()

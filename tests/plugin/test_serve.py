@@ -546,7 +546,7 @@ def test_mkdocs_serve_shows_an_article_published_on_the_service(tmp_path: Path, 
     finally:
         process.send_signal(signal.SIGINT)  # Ctrl-C: MkDocs shuts down and calls on_shutdown
         try:
-            code = process.wait(timeout=20)
+            code = process.wait(timeout=60)  # a rebuild in progress ends first; loaded machines are slow
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
