@@ -221,7 +221,8 @@ def test_run_serves_until_sigint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
             ports.append(started[0].socket.getsockname()[1])
             answers.append(httpx.get(f"http://127.0.0.1:{ports[0]}/api/v1/status").status_code)
         finally:
-            os.kill(os.getpid(), signal.SIGINT)
+            if started:  # serving, or about to: its handler is installed before it serves
+                os.kill(os.getpid(), signal.SIGINT)
 
     handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     thread = threading.Thread(target=client, daemon=True)
