@@ -75,8 +75,11 @@ def read_body(limit: int) -> bytes:
             raise ApiError(
                 408, "request_timeout", f"The request body stopped arriving for {BODY_IDLE_SECONDS:g} seconds"
             ) from None
-        if isinstance(exc, HTTPException):  # Werkzeug's own answer (a client gone mid-body: 400)
-            raise
+        if isinstance(exc, HTTPException):
+            framing = exc.__cause__ or exc.__context__
+            if not isinstance(framing, (OSError, ValueError)):  # Werkzeug's own answer (a client gone mid-body: 400)
+                raise
+            exc = framing  # Werkzeug's server's error (bad chunking), which Werkzeug's stream wraps in its 400
         raise malformed_framing(exc) from None
     finally:
         if sock is not None:
@@ -101,7 +104,8 @@ def malformed_framing(exc: Exception) -> ApiError:
     """400 for a body whose framing the WSGI server could not read: a chunk size that is not
     hex, a chunk without its CRLF, a body shorter than its `Content-Length`. gunicorn raises its
     `ParseException`s (`InvalidChunkSize`, `ChunkMissingTerminator`...), Werkzeug's one-process
-    server an `OSError`; either way the connection is not reused (neither server can tell where
+    server an `OSError` (`Invalid chunk header`), which Werkzeug's `LimitedStream` turns into its
+    generic 400 `ClientDisconnected`, raised while handling it; either way the connection is not reused (neither server can tell where
     the next request would start)."""
     reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
     return invalid_request(

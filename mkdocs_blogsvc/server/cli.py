@@ -50,10 +50,11 @@ class _AccessLog(WSGIRequestHandler):
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """The spec's Error object instead of the standard library's HTML page; the connection closes."""
-        body = protocol_error_body(code, message or self.responses.get(code, ("",))[0])
+        reason = message or self.responses.get(code, ("",))[0]
+        body = protocol_error_body(code, reason)
         if getattr(self, "request_version", "HTTP/0.9") == "HTTP/0.9":  # a line too short to name a version:
             self.request_version = "HTTP/1.0"  # answer with a status line and headers all the same
-        self.log_error("code %d, message %s", code, message)
+        self.log_error("code %d, message %s", code, reason)  # not "message None"
         self.send_response(code, message)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))

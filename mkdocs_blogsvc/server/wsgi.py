@@ -29,6 +29,7 @@ import os
 import secrets
 import sys
 from collections.abc import Callable, Mapping
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -83,11 +84,17 @@ def from_environment(environ: Mapping[str, str] | None = None) -> Flask:
         raise DeploymentError(f"{DB_VARIABLE} is not set: give a SQLite file path or a postgresql+psycopg:// URL")
     try:
         limits = ratelimit.parse(env.get(ratelimit.ENV_VARIABLE, ""))
-        hops = int(env.get(PROXY_HOPS_VARIABLE, "0") or "0")
     except ValueError as exc:
-        raise DeploymentError(f"{ratelimit.ENV_VARIABLE} or {PROXY_HOPS_VARIABLE}: {exc}") from None
+        raise DeploymentError(f"{ratelimit.ENV_VARIABLE}: {exc}") from None
+    hops_value = env.get(PROXY_HOPS_VARIABLE, "").strip()
+    # 0 to 10, as --proxy-hops: a negative count would make ProxyFix trust an address the client wrote
+    if hops_value and not (hops_value.isdecimal() and int(hops_value) <= 10):
+        raise DeploymentError(
+            f"{PROXY_HOPS_VARIABLE}={hops_value!r} is not a number of proxies from 0 to 10: set it to the "
+            "proxies in front whose X-Forwarded-For/-Proto are trusted (--proxy-hops), or unset it"
+        )
     threads_value = env.get(THREADS_VARIABLE, "").strip()
-    if threads_value and not (threads_value.isdigit() and 1 <= int(threads_value) <= 1024):
+    if threads_value and not (threads_value.isdecimal() and 1 <= int(threads_value) <= 1024):
         raise DeploymentError(
             f"{THREADS_VARIABLE}={threads_value!r} is not a number of threads from 1 to 1024: "
             "set it to the requests each process serves at once (gunicorn's --threads), or unset it"
@@ -99,7 +106,7 @@ def from_environment(environ: Mapping[str, str] | None = None) -> Flask:
         secret_key=secret,
         public_url=env.get(PUBLIC_URL_VARIABLE) or None,
         rate_limits=limits,
-        proxy_hops=hops,
+        proxy_hops=int(hops_value) if hops_value else 0,
         request_threads=int(threads_value) if threads_value else None,
     )
 
@@ -137,6 +144,17 @@ def serve_with_gunicorn(factory: Callable[[], Flask], *, listener_fd: int, worke
     no query string (authorization requests carry codes and state). Returns after SIGINT or
     SIGTERM once the workers have finished their requests.
     """
+    master = os.getpid()
+    try:
+        gunicorn_application(factory, listener_fd=listener_fd, workers=workers, threads=threads).run()
+    except SystemExit as exc:  # the arbiter (and each forked worker) ends with sys.exit
+        if os.getpid() != master or exc.code not in (0, None):
+            raise
+
+
+def gunicorn_application(factory: Callable[[], Flask], *, listener_fd: int, workers: int, threads: int) -> Any:
+    """The gunicorn application `serve_with_gunicorn` runs: its settings, access logger and
+    worker class, built apart from running it so that each can be checked in one process."""
     from gunicorn.app.base import BaseApplication
     from gunicorn.glogging import Logger
 
@@ -167,7 +185,12 @@ def serve_with_gunicorn(factory: Callable[[], Flask], *, listener_fd: int, worke
             status_line = captured.data.split(b"\r\n", 1)[0].decode("latin-1").split(" ", 2)
             status = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 500
             reason = status_line[2] if len(status_line) > 2 else "Error"
-            description = reason if status >= 500 else f"{reason}: {str(exc)[:200] or type(exc).__name__}"
+            if reason == "Bad Request" and status != 400:  # gunicorn keeps it for its 500 and 501
+                with contextlib.suppress(ValueError):  # a status HTTPStatus does not know: gunicorn's reason
+                    reason = HTTPStatus(status).phrase
+            # A 501 is the client's doing (a Transfer-Encoding gunicorn does not know): named as 4xx are.
+            client_error = status < 500 or status == 501
+            description = f"{reason}: {str(exc)[:200] or type(exc).__name__}" if client_error else reason
             body = protocol_error_body(status, description)
             head = (
                 f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
@@ -207,9 +230,4 @@ def serve_with_gunicorn(factory: Callable[[], Flask], *, listener_fd: int, worke
         def load(self) -> Flask:
             return factory()
 
-    master = os.getpid()
-    try:
-        GunicornServer().run()
-    except SystemExit as exc:  # the arbiter (and each forked worker) ends with sys.exit
-        if os.getpid() != master or exc.code not in (0, None):
-            raise
+    return GunicornServer()

@@ -54,6 +54,8 @@ def test_slots_leave_one_thread_for_reads() -> None:
     assert bulkhead.slots_for(2) == 1
     assert bulkhead.slots_for(1) == 1  # one thread still writes
     assert bulkhead.slots_for(None) == bulkhead.THREAD_PER_REQUEST_SLOTS == 32
+    with pytest.raises(ValueError, match="^a bulkhead needs at least one slot, not 0$"):
+        WriterBulkhead(0)  # no writer could ever write
 
 
 def test_a_writer_beyond_the_slots_is_503_with_retry_after_at_once(tmp_path: Path) -> None:
