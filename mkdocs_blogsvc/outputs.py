@@ -48,8 +48,12 @@ _CHECK = "crc"
 
 def key(*inputs: Any, text: str = "") -> str:
     """The hash of an output's inputs: JSON values, and a long `text` hashed as it is (a page's
-    HTML: not worth escaping into JSON first; JSON never holds a raw NUL, the separator)."""
-    return sha256(compact_json(inputs) + "\0" + text)
+    HTML: not worth escaping into JSON first). Computed twice per article page of every build,
+    so a string input (most of them) is taken as it is, marked `s`, and any other value as its
+    JSON, marked `j`; NUL separates them (a string holding one goes as JSON, which escapes it)."""
+    parts = [f"s{value}" if type(value) is str and "\0" not in value else f"j{compact_json(value)}" for value in inputs]
+    parts.append(text)
+    return sha256("\0".join(parts))
 
 
 class PageOutputs:
@@ -63,6 +67,9 @@ class PageOutputs:
         #: changed this build, until flushed.
         self._held: dict[str, dict[str, dict[str, Any]]] = {}
         self._changed: set[str] = set()
+        #: the pack as it was when first read (one read per build; the records appended since
+        #: are read from the file).
+        self._data: bytes | None = None
         self._reader: BinaryIO | None = None  # unbuffered: one seek and one read per record
         self._writer: BinaryIO | None = None
 
@@ -93,6 +100,7 @@ class PageOutputs:
             self._compact_if_worthwhile()
 
     def close(self) -> None:
+        self._data = None
         if self._reader is not None:
             self._reader.close()
             self._reader = None
@@ -114,11 +122,18 @@ class PageOutputs:
             return {}
         offset, length = entry.outputs
         try:
-            if self._reader is None:
-                self._reader = open(self.cache.outputs_path, "rb", buffering=0)  # noqa: SIM115  (closed by close())
-            self._reader.seek(offset)
-            record = self._reader.read(length)  # os.pread would save a call, but Windows has none
+            if self._data is None:  # the whole pack in one read: a seek and a read per article cost twice as much
+                with open(self.cache.outputs_path, "rb") as pack:
+                    self._data = pack.read()
+            if offset + length <= len(self._data):
+                record = self._data[offset : offset + length]
+            else:  # appended by this build after the pack was read
+                if self._reader is None:
+                    self._reader = open(self.cache.outputs_path, "rb", buffering=0)  # noqa: SIM115  (closed by close())
+                self._reader.seek(offset)
+                record = self._reader.read(length)  # os.pread would save a call, but Windows has none
         except OSError:
+            self._data = b""  # no pack (or an unreadable one): every output is computed
             return {}
         return _parse(record, article_id)
 
@@ -197,7 +212,7 @@ def _parse(record: bytes, article_id: str) -> dict[str, dict[str, Any]]:
     """The outputs in `record` when it is a whole record of this article, else none."""
     line_end = record.find(b"\n")
     try:
-        header = json.loads(record[:line_end]) if line_end > 0 else None
+        header = json.loads(record[:line_end].decode("utf-8")) if line_end > 0 else None  # str: no encoding to detect
     except ValueError:
         return {}
     if not isinstance(header, dict) or header.get("id") != article_id:
@@ -221,7 +236,8 @@ def _parse(record: bytes, article_id: str) -> dict[str, dict[str, Any]]:
                 position += size
             if not isinstance(data.get("key"), str):
                 return {}
-            outputs[kind] = {**data, "text": text}
+            data["text"] = text  # the header is this call's own
+            outputs[kind] = data
     except (KeyError, TypeError, UnicodeDecodeError):
         return {}
     return outputs if position == len(record) else {}
