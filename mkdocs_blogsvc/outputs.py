@@ -32,7 +32,7 @@ import zlib
 from typing import Any, BinaryIO
 
 from mkdocs_blogsvc.cache import Cache
-from mkdocs_blogsvc.fileio import compact_json, sha256
+from mkdocs_blogsvc.fileio import compact_json, inputs_hash
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.manifest import Manifest
 
@@ -47,13 +47,9 @@ _CHECK = "crc"
 
 
 def key(*inputs: Any, text: str = "") -> str:
-    """The hash of an output's inputs: JSON values, and a long `text` hashed as it is (a page's
-    HTML: not worth escaping into JSON first). Computed twice per article page of every build,
-    so a string input (most of them) is taken as it is, marked `s`, and any other value as its
-    JSON, marked `j`; NUL separates them (a string holding one goes as JSON, which escapes it)."""
-    parts = [f"s{value}" if type(value) is str and "\0" not in value else f"j{compact_json(value)}" for value in inputs]
-    parts.append(text)
-    return sha256("\0".join(parts))
+    """The hash of an output's inputs (`fileio.inputs_hash`), a long `text` (a page's HTML)
+    hashed as it is."""
+    return inputs_hash(*inputs, text=text)
 
 
 class PageOutputs:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from mkdocs_blogsvc import imagesizes, privacy
 from mkdocs_blogsvc.cache import Cache, CacheContents
 from mkdocs_blogsvc.errors import CacheUnwritable
-from mkdocs_blogsvc.fileio import compact_json, sha256, write_if_changed
+from mkdocs_blogsvc.fileio import inputs_hash, write_if_changed
 from mkdocs_blogsvc.links import HostedBlog, Targets
 from mkdocs_blogsvc.manifest import INDEX_RECORD, PAGE_RECORD, Entry, PageRecord
 from mkdocs_blogsvc.models import Article
@@ -350,8 +350,8 @@ def _link_inputs(links: ArticleLinks | None, held: tuple[tuple[str, bool], ...])
 
 
 def _inputs(*parts: Any) -> str:
-    """The hash of a page's inputs (JSON values)."""
-    return sha256(compact_json(parts))
+    """The hash of a page's inputs (`fileio.inputs_hash`)."""
+    return inputs_hash(*parts)
 
 
 def _held_links(record: Any) -> tuple[tuple[str, bool], ...]:
