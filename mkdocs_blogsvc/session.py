@@ -191,7 +191,7 @@ class BuildSession:
         for src_uri, found in self.pages.items():
             file = files.src_uris.get(src_uri)
             if file is not None and file.page is not None:
-                file.page.update_date = found.summary.updated_at.astimezone(timezone.utc).strftime("%Y-%m-%d")
+                file.page.update_date = found.summary.updated_at.astimezone(timezone.utc).date().isoformat()
                 at[file.dest_uri] = src_uri
         material.warn_about_shared_addresses(files, at)
 
