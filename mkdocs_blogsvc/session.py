@@ -53,7 +53,7 @@ def generated_files(config: MkDocsConfig) -> Callable[[str, str], File]:
     with what it reads of `config` read once and, for a POSIX path already in the form MkDocs
     gives it (`PurePath(src_uri).as_posix()`: no `//`, `.` part or trailing `/`), without
     MkDocs' pathlib round trip: at 10,000 articles, half the time of registering the files.
-    The same attributes either way (tests/plugin/test_outputs_cache.py compares them)."""
+    The same attributes either way (tests/e2e/test_output_reuse.py compares them)."""
     site_dir, directory_urls = config.site_dir, config.use_directory_urls
     generated_by = config.plugins._current_plugin or "<unknown>"
 
