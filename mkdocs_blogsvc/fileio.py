@@ -102,6 +102,26 @@ def compact_json(value: Any) -> str:
     return _COMPACT_JSON.encode(value)
 
 
+def inputs_hash(*inputs: Any, text: str = "") -> str:
+    """The hash of what a cached result depends on (a page's inputs, an output's): computed for
+    every article page of every build, so a string input (most of them) is taken as it is,
+    marked `s`, None as `n`, and any other value as its compact JSON, marked `j`, NUL between
+    them (a string holding a NUL goes as JSON, which escapes it); then `text` (a page's HTML)
+    as it is."""
+    parts = [
+        f"s{value}"
+        if type(value) is str and "\0" not in value
+        else "n"
+        if value is None
+        else "j[]"
+        if value == []
+        else f"j{compact_json(value)}"
+        for value in inputs
+    ]
+    parts.append(text)
+    return sha256("\0".join(parts))
+
+
 def sha256(data: bytes | str) -> str:
     """Hex SHA-256 of bytes, or of text as UTF-8 (content-addressed cache file names)."""
     return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()

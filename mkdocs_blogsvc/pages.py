@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 from mkdocs_blogsvc import imagesizes, privacy
 from mkdocs_blogsvc.cache import Cache, CacheContents
 from mkdocs_blogsvc.errors import CacheUnwritable
-from mkdocs_blogsvc.fileio import compact_json, sha256, write_if_changed
+from mkdocs_blogsvc.fileio import inputs_hash, write_if_changed
 from mkdocs_blogsvc.links import HostedBlog, Targets
-from mkdocs_blogsvc.manifest import Entry, PageRecord
+from mkdocs_blogsvc.manifest import INDEX_RECORD, PAGE_RECORD, Entry, PageRecord
 from mkdocs_blogsvc.models import Article
 from mkdocs_blogsvc.render import ArticleLinks, PagePaths, Renderer
 from mkdocs_blogsvc.slugs import assign_slugs
@@ -173,8 +173,8 @@ def plan(
         entry = manifest.entries[article_id]
         page_images = {url: image_src[url] for url in entry.images} if entry.images else {}
         file = SiteFile(src_uri, cache.page_file(src_uri), article_id)
-        previous = entry.page
-        held = previous.links or () if previous is not None else ()
+        previous = entry.records.get(PAGE_RECORD)  # read as stored: parsed only when it holds links
+        held = _held_links(previous)
         inputs = _inputs(
             fingerprint, entry.article_sha256, slug, src_uri, sorted(page_images.items()), _link_inputs(links, held)
         )
@@ -194,7 +194,9 @@ def plan(
                 if page.file.article_id
             ),
         )
-        site.index = PlannedPage(file, "", {}, inputs, _is_current(file.path, inputs, manifest.index_page))
+        site.index = PlannedPage(
+            file, "", {}, inputs, _is_current(file.path, inputs, manifest.records.get(INDEX_RECORD))
+        )
     return site
 
 
@@ -320,9 +322,10 @@ def remote_hosts(contents: CacheContents) -> set[str]:
 
 def markdown_removed(entry: Entry) -> Any:
     """What the Markdown pass of the sanitiser took out of the article's page when it was
-    last rendered, as kept in its page record (`Removed.to_json`; empty or None: nothing)."""
-    record = entry.page
-    return record.removed if record is not None else None
+    last rendered, as kept in its page record (`Removed.to_json`; empty or None: nothing).
+    Read as stored, for every article page of every build: `Removed.from_json` checks it."""
+    record = entry.records.get(PAGE_RECORD)
+    return record.get("removed") if isinstance(record, dict) else None
 
 
 def _links(contents: CacheContents, slugs: dict[str, str], posts_dir: str, base_url: str | None) -> ArticleLinks | None:
@@ -347,20 +350,32 @@ def _link_inputs(links: ArticleLinks | None, held: tuple[tuple[str, bool], ...])
 
 
 def _inputs(*parts: Any) -> str:
-    """The hash of a page's inputs (JSON values)."""
-    return sha256(compact_json(parts))
+    """The hash of a page's inputs (`fileio.inputs_hash`)."""
+    return inputs_hash(*parts)
 
 
-def _is_current(path: str, inputs: str, record: PageRecord | None) -> bool:
-    """Whether `record` says the file at `path` is the page of these `inputs`, and the file's
-    size and mtime are still the ones recorded (so it was not changed behind our back)."""
-    if record is None or record.inputs != inputs:
+def _held_links(record: Any) -> tuple[tuple[str, bool], ...]:
+    """The links a page record (as stored) says the page holds; none for a page never rendered."""
+    if not isinstance(record, dict) or not record.get("links"):
+        return ()  # the usual page: no link to another article
+    parsed = PageRecord.from_json(record)
+    return parsed.links or () if parsed is not None else ()
+
+
+def _is_current(path: str, inputs: str, record: Any) -> bool:
+    """Whether `record` (a `PageRecord` as stored in the manifest) says the file at `path` is
+    the page of these `inputs`, and the file's size and mtime are still the ones recorded (so
+    it was not changed behind our back)."""
+    if not isinstance(record, dict) or record.get("inputs") != inputs:
+        return False
+    size, mtime = record.get("size"), record.get("mtimeNs")
+    if type(size) is not int or type(mtime) is not int:
         return False
     try:
         stat = os.stat(path)
     except OSError:
         return False
-    return record.size == stat.st_size and record.mtime_ns == stat.st_mtime_ns
+    return size == stat.st_size and mtime == stat.st_mtime_ns
 
 
 def _write_page(path: str, text: str, inputs: str) -> tuple[int, PageRecord]:
