@@ -44,6 +44,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+#: Run a command (`sys.executable` first) with SIGINT at its default, as a terminal gives its
+#: foreground job. A suite started in the background (`pytest &`, some CI runners) has SIGINT
+#: ignored, children inherit that, and Python then installs no KeyboardInterrupt handler: a test
+#: that sends Ctrl-C's signal would wait for a process that never sees it.
+DEFAULT_SIGINT_THEN_EXEC = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def with_default_sigint(command: list[str]) -> list[str]:
+    """`command`, started with SIGINT at its default (see `DEFAULT_SIGINT_THEN_EXEC`)."""
+    return [sys.executable, "-c", DEFAULT_SIGINT_THEN_EXEC, *command]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Modules with a `slow` test run first. pytest-xdist's `loadscope` hands out whole modules
     in the order collected (`--no-loadscope-reorder`), so the long ones start while the other

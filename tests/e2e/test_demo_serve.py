@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
+from tests.conftest import DEFAULT_SIGINT_THEN_EXEC, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,8 +69,10 @@ def test_a_signal_to_the_demo_alone_stops_mkdocs_serve_and_the_service_and_remov
             "-f",
             str(folder / "mkdocs.yml"),
         ]
-        if sigint_ignored:  # what `command &` in a shell script does: SIGINT ignored, kept across exec
-            command = [sys.executable, "-c", IGNORE_SIGINT_THEN_EXEC, *command]
+        # `command &` in a shell script ignores SIGINT (kept across exec); a terminal's foreground
+        # job has it at its default, whatever this suite was started from
+        starter = IGNORE_SIGINT_THEN_EXEC if sigint_ignored else DEFAULT_SIGINT_THEN_EXEC
+        command = [sys.executable, "-c", starter, *command]
         demo = subprocess.Popen(
             command,
             stdout=log,

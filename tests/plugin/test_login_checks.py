@@ -27,7 +27,7 @@ from mkdocs_blogsvc.api import BlogServiceClient
 from mkdocs_blogsvc.login import login
 from mkdocs_blogsvc.server import content
 from mkdocs_blogsvc.server.database import Database
-from tests.conftest import IN_PROCESS_URL, LiveServer, free_port
+from tests.conftest import IN_PROCESS_URL, LiveServer, free_port, with_default_sigint
 from tests.plugin.auth_helpers import register_client, site_settings
 
 #: What a test allows a failing `login` to take; the checks themselves take well under a second.
@@ -362,7 +362,7 @@ def test_cli_login_can_be_cancelled_with_ctrl_c(live_server: LiveServer, tmp_pat
         database.dispose()
     config_file = write_site(tmp_path / "site", live_server.url, client_id)
     process = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs_blogsvc", "login", "--no-browser", "-f", str(config_file)],
+        with_default_sigint([sys.executable, "-m", "mkdocs_blogsvc", "login", "--no-browser", "-f", str(config_file)]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -380,7 +380,7 @@ def test_cli_login_can_be_cancelled_with_ctrl_c(live_server: LiveServer, tmp_pat
     finally:
         if process.poll() is None:
             process.kill()
-            process.wait()
+            process.communicate()  # and its pipes closed, not left to the next test's warnings
     assert process.returncode == 130
     assert "Traceback" not in err and "Login cancelled: nothing was saved." in err
     assert not (tmp_path / "site" / ".blogsvc" / "credentials.json").exists()

@@ -38,6 +38,7 @@ from tests.conftest import (
     free_port,
     issue_access_token,
     start_of_window,
+    with_default_sigint,
 )
 from tests.e2e.sites import Service, snapshot, write_credentials, write_site
 
@@ -496,7 +497,9 @@ def test_mkdocs_serve_shows_an_article_published_on_the_service(tmp_path: Path, 
     with log_path.open("wb") as log_file:  # a file: a full pipe would block mkdocs
         # --livereload: with Click 8.2.2 to 8.3.x, MkDocs 1.6.1 starts without it (mkdocs#4032).
         process = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs", "serve", "--livereload", "-a", f"127.0.0.1:{port}", "-f", str(config)],
+            with_default_sigint(
+                [sys.executable, "-m", "mkdocs", "serve", "--livereload", "-a", f"127.0.0.1:{port}", "-f", str(config)]
+            ),
             cwd=tmp_path,
             stdout=log_file,
             stderr=subprocess.STDOUT,
