@@ -58,6 +58,13 @@ def with_default_sigint(command: list[str]) -> list[str]:
     return [sys.executable, "-c", DEFAULT_SIGINT_THEN_EXEC, *command]
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the cores. About a third of the suite's time is spent
+    waiting (for processes to start and stop, for sockets, for a rebuild), which a third worker
+    on two cores fills; more would only make the CPU-bound tests slower."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Modules with a `slow` test run first. pytest-xdist's `loadscope` hands out whole modules
     in the order collected (`--no-loadscope-reorder`), so the long ones start while the other
