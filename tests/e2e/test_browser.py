@@ -25,6 +25,16 @@ import pytest
 from tests.conftest import LiveServer
 
 CHROMIUM = Path("/usr/bin/chromium")
+#: Without these, Chromium tries Google's hosts at start-up (no network here).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "test-results"
 
@@ -45,16 +55,7 @@ def browser() -> Iterator[object]:
         chromium = playwright.chromium.launch(
             executable_path=str(CHROMIUM),
             headless=True,
-            # Without these, Chromium tries Google's hosts at start-up (no network here).
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-                "--disable-quic",
-            ],
+            args=CHROMIUM_ARGS,
         )
         yield chromium
         chromium.close()

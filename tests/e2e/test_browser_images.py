@@ -16,11 +16,10 @@ import pytest
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import Owner, add_article
 from tests.e2e.sites import Service
+from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.e2e.test_build import post_page
 from tests.e2e.test_image_pages import PHOTO, make_site, run_build, store
 from tests.imagesamples import photo_like
-
-CHROMIUM = Path("/usr/bin/chromium")
 
 pytestmark = [
     pytest.mark.browser,
@@ -56,15 +55,7 @@ def browser() -> Iterator[object]:
         chromium = playwright.chromium.launch(
             executable_path=str(CHROMIUM),
             headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-                "--disable-quic",
-            ],
+            args=CHROMIUM_ARGS,
         )
         yield chromium
         chromium.close()

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tlscert import self_signed
+
 #: The status endpoint's answer of the servers these tests stand up.
 STATUS_BODY = {
     "status": "active",
@@ -22,37 +24,11 @@ STATUS_BODY = {
 def tls_service(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """A real HTTPS server on 127.0.0.1 answering the status endpoint, with a self-signed
     certificate for that address; yields its URL and the certificate's PEM file."""
-    import datetime
     import http.server
-    import ipaddress
     import ssl
     import threading
 
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=1))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
-    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
+    cert_file, key_file = self_signed(tmp_path)
 
     class Status(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
