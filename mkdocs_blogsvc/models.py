@@ -27,6 +27,8 @@ def parse_timestamp(value: str) -> datetime:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
         raise InvalidResponse(f"not an ISO 8601 timestamp: {value[:40]!r}") from exc
+    if parsed.tzinfo is timezone.utc:  # the usual `Z`: twice per article of every build
+        return parsed
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
     return parsed.astimezone(timezone.utc)

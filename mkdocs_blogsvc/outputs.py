@@ -10,9 +10,9 @@ and the head template.
 Storage: one append-only file, `outputs.pack` (`Cache.outputs_path`), holding one record per
 article: a line of compact JSON (the article id, and per output its key, its size in bytes and
 what else it keeps), then the outputs' texts as raw UTF-8, one after the other. The article's
-manifest entry names its record by offset and length (`Entry.outputs`). A build reads the whole
+manifest entry names its record by offset and length (`Entry.outputs`). A build maps the whole
 file once (about 1.3 kB an article) and takes each record from memory: no file to open and no
-seek per article, no JSON escapes to undo in the texts (at 10,000 articles, a file per article
+seek per article, no copy of the file, no JSON escapes to undo in the texts (at 10,000 articles, a file per article
 cost about 0.2 s a build, a seek and a read per article about half as much). An HTML output
 equal to its input (the usual article: nothing to remove) keeps no text at all.
 
@@ -26,14 +26,14 @@ again with the live ones only. Writes are not flushed to disk: a lost record is 
 
 from __future__ import annotations
 
-import json
+import mmap
 import os
 import secrets
 import zlib
 from typing import Any, BinaryIO
 
 from mkdocs_blogsvc.cache import Cache
-from mkdocs_blogsvc.fileio import compact_json, inputs_hash
+from mkdocs_blogsvc.fileio import compact_json_bytes, inputs_hash, parse_json
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.manifest import Manifest
 
@@ -64,9 +64,9 @@ class PageOutputs:
         #: changed this build, until flushed.
         self._held: dict[str, dict[str, dict[str, Any]]] = {}
         self._changed: set[str] = set()
-        #: the pack as it was when first read (one read per build; the records appended since
-        #: are read from the file).
-        self._data: bytes | None = None
+        #: the pack as it was when first read (mapped, not copied: at 10,000 articles 13 MB; the
+        #: records appended since are read from the file).
+        self._data: bytes | mmap.mmap | None = None
         self._reader: BinaryIO | None = None  # unbuffered: one seek and one read per record
         self._writer: BinaryIO | None = None
 
@@ -97,6 +97,8 @@ class PageOutputs:
             self._compact_if_worthwhile()
 
     def close(self) -> None:
+        if isinstance(self._data, mmap.mmap):
+            self._data.close()  # before the pack is replaced (Windows cannot replace a mapped file)
         self._data = None
         if self._reader is not None:
             self._reader.close()
@@ -119,9 +121,8 @@ class PageOutputs:
             return {}
         offset, length = entry.outputs
         try:
-            if self._data is None:  # the whole pack in one read: a seek and a read per article cost twice as much
-                with open(self.cache.outputs_path, "rb") as pack:
-                    self._data = pack.read()
+            if self._data is None:  # the whole pack mapped once: a seek and a read per article cost twice as much
+                self._data = _mapped(self.cache.outputs_path)
             if offset + length <= len(self._data):
                 record = self._data[offset : offset + length]
             else:  # appended by this build after the pack was read
@@ -188,6 +189,16 @@ class PageOutputs:
         log.debug("outputs pack compacted: %d to %d bytes", size, os.path.getsize(path))
 
 
+def _mapped(path: os.PathLike[str] | str) -> bytes | mmap.mmap:
+    """The pack's bytes as they are now, mapped read-only (an empty pack cannot be mapped).
+    Raises `OSError`."""
+    with open(path, "rb") as pack:
+        try:
+            return mmap.mmap(pack.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # empty
+            return b""
+
+
 def _record(article_id: str, outputs: dict[str, dict[str, Any]]) -> bytes:
     """One record: a header line of compact JSON, then the texts as UTF-8."""
     header: dict[str, Any] = {"id": article_id}
@@ -202,14 +213,14 @@ def _record(article_id: str, outputs: dict[str, dict[str, Any]]) -> bytes:
         texts.append(encoded)
     body = b"".join(texts)
     header[_CHECK] = zlib.crc32(body)  # a record's texts damaged in place are noticed, not served
-    return (compact_json(header) + "\n").encode("utf-8") + body
+    return compact_json_bytes(header) + b"\n" + body
 
 
 def _parse(record: bytes, article_id: str) -> dict[str, dict[str, Any]]:
     """The outputs in `record` when it is a whole record of this article, else none."""
     line_end = record.find(b"\n")
     try:
-        header = json.loads(record[:line_end].decode("utf-8")) if line_end > 0 else None  # str: no encoding to detect
+        header = parse_json(record[:line_end]) if line_end > 0 else None
     except ValueError:
         return {}
     if not isinstance(header, dict) or header.get("id") != article_id:

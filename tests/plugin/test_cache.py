@@ -3,6 +3,7 @@ stay inside, recorded data survives."""
 
 from __future__ import annotations
 
+import gc
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -168,3 +169,17 @@ def test_sweep_removes_only_temp_files_of_the_atomic_writer(tmp_path: Path) -> N
     cache.sweep_temp_files()
     assert not any(path.exists() for path in left)
     assert all(path.exists() for path in foreign)
+
+
+def test_what_reading_the_cache_set_aside_from_the_collector_is_given_back_with_the_lock(tmp_path: Path) -> None:
+    """`collector.paused` freezes what a build made (later passes skip it); the last release of
+    the cache's lock unfreezes it, so a `mkdocs serve` process building again and again leaks
+    nothing."""
+    cache, item = Cache(tmp_path), cached(tmp_path, article())
+    cache.save(Manifest({item.id: item}))
+    gc.unfreeze()
+    with cache.locked():
+        with cache.locked():  # nested: the outer hold still works on what was read
+            cache.read()
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0

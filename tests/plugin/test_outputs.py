@@ -219,3 +219,13 @@ def test_a_compaction_in_a_build_that_changed_nothing_is_saved_and_drops_damaged
     assert manifest.entries["a"].outputs == (0, cache.outputs_path.stat().st_size)
     assert manifest.entries["b"].outputs is None
     assert read(cache, manifest, "a", HEAD, "k") == "a" * 50
+
+
+def test_an_empty_pack_means_computing_again(tmp_path: Path) -> None:
+    """An empty file cannot be mapped: the outputs are computed, then appended to it."""
+    cache, manifest = Cache(tmp_path), manifest_of("a")
+    build(cache, manifest, {"a": {HEAD: ("k", "<meta>")}})
+    cache.outputs_path.write_bytes(b"")
+    assert read(cache, manifest, "a", HEAD, "k") is False
+    build(cache, manifest, {"a": {HEAD: ("k", "<meta>")}})
+    assert read(cache, manifest, "a", HEAD, "k") == "<meta>"
