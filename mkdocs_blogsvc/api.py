@@ -40,7 +40,6 @@ import httpx
 
 from mkdocs_blogsvc import __version__, errors, models
 from mkdocs_blogsvc.deadline import Deadline
-from mkdocs_blogsvc.fileio import compact_json_bytes
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.transport import StdlibTransport, proxy_mounts
 
@@ -260,7 +259,7 @@ class BlogServiceClient:
         7694); a 415 to a gzipped body sends it again plain, and the service is not sent gzip
         again by this process."""
         path = "/api/v1/sync"
-        body = compact_json_bytes({"knownArticles": models.known_articles(known)})
+        body = json.dumps({"knownArticles": models.known_articles(known)}, separators=(",", ":")).encode("utf-8")
         plain = {"Content-Type": "application/json"}
         response = None
         if len(body) > GZIP_ABOVE_BYTES and self.encodings.takes_gzip(self.base_url):

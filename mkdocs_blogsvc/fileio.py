@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import secrets
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 #: Windows opens files in text mode unless told otherwise; elsewhere this flag does not exist.
 _O_BINARY: int = getattr(os, "O_BINARY", 0)
@@ -93,23 +92,14 @@ def safe_relative(relative: str) -> bool:
     )
 
 
+#: `compact_json`'s encoder, made once (`json.dumps` with options builds one on every call).
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def compact_json(value: Any) -> str:
-    """`value` as compact JSON (no spaces, UTF-8 as it is): the text hashed for the keys of
-    pages and outputs, computed for every article page of every build (`orjson`: a tenth of
-    the standard library's time). Raises `TypeError` for what JSON cannot hold."""
-    return orjson.dumps(value).decode("utf-8")
-
-
-def compact_json_bytes(value: Any) -> bytes:
-    """`compact_json` as UTF-8 bytes, ready to write (the manifest, a sync request's body)."""
-    return orjson.dumps(value)
-
-
-def parse_json(data: bytes | bytearray | memoryview | str) -> Any:
-    """The cache's own JSON files (the manifest of 10,000 articles: 9 MB, every build): `orjson`,
-    in under half the standard library's time. Raises `ValueError` for what is not JSON
-    (a lone surrogate and text that is not UTF-8 included)."""
-    return orjson.loads(data)
+    """`json.dumps(value, ensure_ascii=False, separators=(",", ":"))`: the text hashed for the
+    keys of pages and outputs, computed for every article page of every build."""
+    return _COMPACT_JSON.encode(value)
 
 
 def inputs_hash(*inputs: Any, text: str = "") -> str:

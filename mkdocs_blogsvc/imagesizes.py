@@ -16,6 +16,7 @@ variants not made within `budget` seconds are made by the next build.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mkdocs_blogsvc.cache import Cache
-from mkdocs_blogsvc.fileio import compact_json, parse_json, sha256, write_if_changed
+from mkdocs_blogsvc.fileio import compact_json, sha256, write_if_changed
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.manifest import Manifest
 from mkdocs_blogsvc.variants import RASTER_TYPES, SETTINGS, widths_for
@@ -240,7 +241,7 @@ def _make(
 
 def _load(cache: Cache) -> dict[str, Any]:
     try:
-        data = parse_json(cache.image_table_path.read_bytes())
+        data = json.loads(cache.image_table_path.read_bytes())
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict) or data.get("version") != TABLE_VERSION or not isinstance(data.get("images"), dict):

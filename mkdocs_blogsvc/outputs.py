@@ -26,6 +26,7 @@ again with the live ones only. Writes are not flushed to disk: a lost record is 
 
 from __future__ import annotations
 
+import json
 import mmap
 import os
 import secrets
@@ -33,7 +34,7 @@ import zlib
 from typing import Any, BinaryIO
 
 from mkdocs_blogsvc.cache import Cache
-from mkdocs_blogsvc.fileio import compact_json_bytes, inputs_hash, parse_json
+from mkdocs_blogsvc.fileio import compact_json, inputs_hash
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.manifest import Manifest
 
@@ -213,14 +214,14 @@ def _record(article_id: str, outputs: dict[str, dict[str, Any]]) -> bytes:
         texts.append(encoded)
     body = b"".join(texts)
     header[_CHECK] = zlib.crc32(body)  # a record's texts damaged in place are noticed, not served
-    return compact_json_bytes(header) + b"\n" + body
+    return (compact_json(header) + "\n").encode("utf-8") + body
 
 
 def _parse(record: bytes, article_id: str) -> dict[str, dict[str, Any]]:
     """The outputs in `record` when it is a whole record of this article, else none."""
     line_end = record.find(b"\n")
     try:
-        header = parse_json(record[:line_end]) if line_end > 0 else None
+        header = json.loads(record[:line_end].decode("utf-8")) if line_end > 0 else None  # str: no encoding to detect
     except ValueError:
         return {}
     if not isinstance(header, dict) or header.get("id") != article_id:

@@ -57,7 +57,6 @@ from mkdocs.structure.pages import Page
 from mkdocs_blogsvc import models
 from mkdocs_blogsvc.cache import Cache, CacheContents
 from mkdocs_blogsvc.config import Settings
-from mkdocs_blogsvc.fileio import compact_json_bytes
 from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server.serialize import content_hash
 from mkdocs_blogsvc.sync import SyncReport, sync_cache
@@ -102,7 +101,7 @@ class AnswerClient:
         self.image = SAMPLE_COVER.read_bytes()
 
     def sync(self, known: Sequence[models.KnownArticle]) -> models.SyncResult:
-        compact_json_bytes({"knownArticles": models.known_articles(known)})  # the request body, as api.py encodes it
+        json.dumps({"knownArticles": models.known_articles(known)})  # the request body, as the client encodes it
         return models.SyncResult.from_json(json.loads(self.answer))
 
     def status(self) -> models.BlogStatus:
