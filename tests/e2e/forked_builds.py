@@ -76,13 +76,14 @@ class BuildForker:
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.close()  # the end of its input: it ends
         try:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        self.process.stdout.close()
 
     def _ask(self, request: str, timeout: float) -> int:
         assert self.process.stdin is not None and self.process.stdout is not None
