@@ -133,7 +133,7 @@ def test_a_build_killed_as_it_writes_a_page_leaves_no_temp_file_after_the_next_b
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1800)  # about 80 s of CPU; on a machine loaded 15 to 30 deep, 12 to 15 minutes
+@pytest.mark.timeout(1800)  # about 90 s of CPU; on a machine loaded 15 to 30 deep, 12 to 15 minutes
 def test_kill_9_at_20_random_moments_of_a_first_sync_leaves_no_stray_file(
     tmp_path: Path,
     service: Service,
