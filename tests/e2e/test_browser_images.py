@@ -18,7 +18,7 @@ from tests.conftest import Owner, add_article
 from tests.e2e.sites import Service
 from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.e2e.test_build import post_page
-from tests.e2e.test_image_pages import PHOTO, make_site, run_build, store
+from tests.e2e.test_image_pages import make_site, photo, run_build, store
 from tests.imagesamples import photo_like
 
 pytestmark = [
@@ -71,7 +71,7 @@ def held_images_site(
     """(the site's address, the article page's path, the release): the site built with
     optimize_images and served with every image held back until the release is set."""
     long_text = "\n\n".join(f"Paragraph {n} of the article, long enough to wrap on a phone." for n in range(6))
-    cover, inline = store(db, owner, PHOTO), store(db, owner, photo_like(1200, 675, seed=9))
+    cover, inline = store(db, owner, photo()), store(db, owner, photo_like(1200, 675, seed=9))
     add_article(
         db,
         owner.blog_id,

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs_blogsvc.server import media
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import Owner, add_article, issue_access_token
+from tests.e2e.forked_builds import BuildForker
 from tests.e2e.sites import Service, write_credentials, write_site
 
 ARTICLES = 300
@@ -75,19 +77,18 @@ def sync_began(service: Service, before: int, timeout: float = 120.0) -> float:
     return time.monotonic()
 
 
+@pytest.fixture
+def forker() -> Iterator[BuildForker]:
+    """Every build of the random kills but the recoveries: `mkdocs build` in a process of its own,
+    forked from one that has imported MkDocs and the plugin (tests/e2e/forked_builds.py). The
+    kills are SIGKILLs of real builds, without a second of imports before each."""
+    with BuildForker() as running:
+        yield running
+
+
 def build_in_process(config: Path) -> None:
     MkDocsConfig.plugins.plugin_cache.clear()  # a fresh plugin, as a new process has
     build(load_config(str(config)))
-
-
-def start_build(config: Path) -> subprocess.Popen[bytes]:
-    with open(config.parent / "build.log", "wb") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        )
 
 
 #: `mkdocs build`, killed (SIGKILL) as it is about to put its first page in place: the page's temp
@@ -132,12 +133,13 @@ def test_a_build_killed_as_it_writes_a_page_leaves_no_temp_file_after_the_next_b
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1800)  # about 30 s of CPU; on a machine loaded 15 to 30 deep, 12 to 15 minutes
+@pytest.mark.timeout(1800)  # about 90 s of CPU; on a machine loaded 15 to 30 deep, 12 to 15 minutes
 def test_kill_9_at_20_random_moments_of_a_first_sync_leaves_no_stray_file(
     tmp_path: Path,
     service: Service,
     db: Database,
     owner: Owner,
+    forker: BuildForker,
 ) -> None:
     with db.session(write=True) as session:
         keys = [media.store_image(session, owner.blog_id, png(n)) for n in range(ARTICLES)]
@@ -148,9 +150,9 @@ def test_kill_9_at_20_random_moments_of_a_first_sync_leaves_no_stray_file(
     # the reference: one whole build in its own process, timed from its sync request to its end
     # (the kills fall in that span: the sync, the images, the commit, the pages, the site)
     reference_root = tmp_path / "reference"
-    whole = start_build(make_site(reference_root, service, token))
+    whole = forker.start(make_site(reference_root, service, token))
     started = sync_began(service, 0)
-    assert whole.wait(timeout=300) == 0, (reference_root / "build.log").read_text()
+    assert forker.wait(whole, timeout=300) == 0, (reference_root / "build.log").read_text()
     duration = time.monotonic() - started
     site, cache = files(reference_root / "site"), files(reference_root / CACHE)
     assert sum(name.startswith("images/") for name in cache) == ARTICLES
@@ -163,16 +165,17 @@ def test_kill_9_at_20_random_moments_of_a_first_sync_leaves_no_stray_file(
         config = make_site(root, service, token)
         delay = duration * (trial + chance.random()) / TRIALS  # stratified: every phase of the build is hit
         before = service.requests.count("/api/v1/sync")  # the recovery builds sync too
-        process = start_build(config)
+        process = forker.start(config)
         sync_began(service, before)
         time.sleep(delay)
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=60)
+        os.kill(process, signal.SIGKILL)
+        forker.wait(process, timeout=60)
         build_in_process(config)  # the next normal build
-        stray = sorted(set(files(root / CACHE)) - set(cache))
-        missing = sorted(set(cache) - set(files(root / CACHE)))
-        differs = sorted(name for name, data in files(root / "site").items() if site.get(name) != data)
-        differs += sorted(set(site) - set(files(root / "site")))
+        recovered_cache, recovered_site = files(root / CACHE), files(root / "site")
+        stray = sorted(set(recovered_cache) - set(cache))
+        missing = sorted(set(cache) - set(recovered_cache))
+        differs = sorted(name for name, data in recovered_site.items() if site.get(name) != data)
+        differs += sorted(set(site) - set(recovered_site))
         if stray or missing or differs:
             outcomes.append(
                 f"trial {trial} killed {delay:.2f} s into its sync (seed {seed}): stray {stray[:3]}, "

@@ -5,6 +5,7 @@ image bombs and corrupt images refused without decoding them."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from pathlib import Path
@@ -22,8 +23,18 @@ from tests.e2e.sites import Service, snapshot, write_credentials, write_site
 from tests.e2e.test_build import json_ld, meta_property, parse, post_page
 from tests.imagesamples import photo_like, png_bomb, truncated
 
-PHOTO = photo_like(1600, 900)
-SMALL = photo_like(320, 200, seed=3)
+
+@functools.cache
+def photo() -> bytes:
+    """A 1600x900 photo-like PNG, drawn once per process when a test first needs it (not when
+    the module is collected: every worker collects every module)."""
+    return photo_like(1600, 900)
+
+
+@functools.cache
+def small() -> bytes:
+    """A 320x200 photo-like PNG, drawn once per process when a test first needs it."""
+    return photo_like(320, 200, seed=3)
 
 
 def store(db: Database, owner: Owner, data: bytes) -> str:
@@ -75,7 +86,7 @@ def test_by_default_images_have_their_size_the_cover_is_eager_the_rest_lazy(
     db: Database,
     owner: Owner,
 ) -> None:
-    pictured(db, owner, "Pictured", PHOTO, SMALL, description="A lead.")
+    pictured(db, owner, "Pictured", photo(), small(), description="A lead.")
     config = make_site(tmp_path, service, db, owner)
     run_build(config)
     page = post_page(tmp_path / "site", "pictured")
@@ -98,7 +109,7 @@ def test_by_default_images_have_their_size_the_cover_is_eager_the_rest_lazy(
     assert (excerpt_cover["width"], excerpt_cover["height"]) == ("1600", "900")
     # the feed's enclosure has the cover's real byte length (mkdocs-rss-plugin said "None")
     feed = (tmp_path / "site" / "feed_rss_created.xml").read_text(encoding="utf-8")
-    assert f'length="{len(PHOTO)}"' in feed, re.findall(r"<enclosure[^>]*>", feed)
+    assert f'length="{len(photo())}"' in feed, re.findall(r"<enclosure[^>]*>", feed)
 
 
 def test_optimize_images_offers_webp_widths_kept_in_the_cache_and_swept_with_the_article(
@@ -107,7 +118,7 @@ def test_optimize_images_offers_webp_widths_kept_in_the_cache_and_swept_with_the
     db: Database,
     owner: Owner,
 ) -> None:
-    kept = pictured(db, owner, "Photo", PHOTO, SMALL, description="A lead.", minutes_ago=5)
+    kept = pictured(db, owner, "Photo", photo(), small(), description="A lead.", minutes_ago=5)
     gone = pictured(db, owner, "Gone", photo_like(1200, 800, seed=11), minutes_ago=3)
     config = make_site(tmp_path, service, db, owner, optimize_images=True)
     run_build(config)
@@ -122,7 +133,7 @@ def test_optimize_images_offers_webp_widths_kept_in_the_cache_and_swept_with_the
     assert set(candidates) == {"480w", "960w", "1440w"}
     largest = post_page(site, "photo").parent / candidates["1440w"]
     assert largest.resolve().read_bytes()[8:12] == b"WEBP"
-    assert largest.stat().st_size <= len(PHOTO) / 2
+    assert largest.stat().st_size <= len(photo()) / 2
     (cover,) = [tag for tag in img_tags(picture)]
     assert (cover["width"], cover["height"]) == ("1600", "900") and cover["src"].endswith(".png")
     assert html.count("<picture>") == 1  # the 320 px inline image has no variants
@@ -192,7 +203,7 @@ def test_export_writes_the_sizes_as_attr_list_and_zensical_builds_them(
     from tests.e2e.sites import CLIENT_ID
     from tests.e2e.test_zensical import zensical_build
 
-    pictured(db, owner, "Pictured", PHOTO, SMALL, description="A lead.")
+    pictured(db, owner, "Pictured", photo(), small(), description="A lead.")
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "index.md").write_text("# Home\n")
     config = tmp_path / "mkdocs.yml"
