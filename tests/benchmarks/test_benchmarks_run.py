@@ -29,6 +29,7 @@ def test_plugin_share_builds_cold_then_with_nothing_changed(tmp_path: Path) -> N
     assert unchanged.registered == 12  # every article page registered from the cache
     for phases in (cold, unchanged):  # each phase was reached and timed (the sync's end included)
         assert min(phases.sync, phases.files, phases.pages, phases.finish) > 0
+        assert phases.cpu > 0
 
 
 def test_bench_build_measures_both_sites_and_reports_the_interval(tmp_path: Path) -> None:
