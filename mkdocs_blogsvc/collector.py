@@ -6,8 +6,8 @@ cycles; yet every 700 allocations start a collection, and the older generations'
 everything the build holds (at 10,000 articles about 200 collections, a fifth of the plugin's
 share of a build with nothing changed). Paused there, and what the block made is then set
 aside (`gc.freeze`): the passes during the rest of the build (MkDocs building every page) no
-longer scan the plugin's entries and pages again and again (at 10,000 articles, a fifth of a
-no-change build's share again). `release` gives them back when the work on the cache ends
+longer scan the plugin's entries and pages again and again (at 10,000 articles, another fifth
+of a no-change build's share). `release` gives them back when the work on the cache ends
 (`Cache.release`): a `mkdocs serve` process builds again and again, and garbage set aside
 would never be collected. Not around the sync's network work: what a cold sync frees in
 cycles must be freed.

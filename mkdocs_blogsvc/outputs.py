@@ -12,9 +12,10 @@ article: a line of compact JSON (the article id, and per output its key, its siz
 what else it keeps), then the outputs' texts as raw UTF-8, one after the other. The article's
 manifest entry names its record by offset and length (`Entry.outputs`). A build maps the whole
 file once (about 1.3 kB an article) and takes each record from memory: no file to open and no
-seek per article, no copy of the file, no JSON escapes to undo in the texts (at 10,000 articles, a file per article
-cost about 0.2 s a build, a seek and a read per article about half as much). An HTML output
-equal to its input (the usual article: nothing to remove) keeps no text at all.
+seek per article, no copy of the file, no JSON escapes to undo in the texts (at 10,000
+articles, a file per article cost about 0.2 s a build, a seek and a read per article about half
+as much). An HTML output equal to its input (the usual article: nothing to remove) keeps no
+text at all.
 
 A changed record is appended, never written over, so whatever manifest is on disk names
 records that are intact; a record that does not match (another article's, a damaged or
