@@ -16,6 +16,7 @@ Decisions:
 from __future__ import annotations
 
 import errno
+import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -80,9 +81,10 @@ def download_all(
     if not todo:
         return result
     started = last_report = clock()
+    stop = threading.Event()  # set by the first download that finds the cache unwritable
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="blogsvc-image") as pool:
         futures: dict[Future[tuple[str, int]], str] = {
-            pool.submit(_fetch_one, client, url, cache, max_bytes): url for url in todo
+            pool.submit(_fetch_one, client, url, cache, max_bytes, stop): url for url in todo
         }
         pending = set(futures)
         while pending:
@@ -91,6 +93,8 @@ def download_all(
                 url = futures[future]
                 try:
                     result.saved[url] = future.result()
+                except _Stopped:
+                    continue
                 except _Refused as exc:
                     result.failed[url] = str(exc)
                 except BlogServiceError as exc:
@@ -119,7 +123,15 @@ class _Refused(Exception):
     """The service answered, but not with an acceptable image."""
 
 
-def _fetch_one(client: Downloader, url: str, cache: Cache, max_bytes: int) -> tuple[str, int]:
+class _Stopped(Exception):
+    """Another download found the cache unwritable, so this one was not tried."""
+
+
+def _fetch_one(client: Downloader, url: str, cache: Cache, max_bytes: int, stop: threading.Event) -> tuple[str, int]:
+    """Download and store one image; the pool's threads stop themselves (not the main thread,
+    which may wake late on a loaded machine) once one write finds the cache unwritable."""
+    if stop.is_set():
+        raise _Stopped
     data, _content_type = client.download(url, max_bytes=max_bytes)
     if len(data) > max_bytes:
         raise _Refused(f"larger than {max_bytes} bytes")
@@ -132,5 +144,12 @@ def _fetch_one(client: Downloader, url: str, cache: Cache, max_bytes: int) -> tu
         )
         raise _Refused(what)
     relative = cache.image_name(url, extension)
-    write_if_changed(cache.root / relative, data)
+    if stop.is_set():
+        raise _Stopped
+    try:
+        write_if_changed(cache.root / relative, data)
+    except OSError as exc:
+        if exc.errno in _CACHE_UNWRITABLE:
+            stop.set()
+        raise
     return relative, len(data)

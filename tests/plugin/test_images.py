@@ -166,7 +166,8 @@ def test_unchanged_image_is_not_rewritten(hosted, tmp_path: Path) -> None:
 def test_a_full_disk_stops_every_download_at_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Found by review: a cache on a full disk printed a warning per image (192 of them) before
     the sync's one-line "cannot be written". The first such failure now stops the batch; the
-    sync reports it once (`CacheUnwritable`). A full disk cannot be made here without mounting a
+    sync reports it once (`CacheUnwritable`). Each worker stops itself, so a loaded machine
+    cannot let the pool run on. A full disk cannot be made here without mounting a
     file system, so the write fails by hand."""
     import errno
 
@@ -187,7 +188,7 @@ def test_a_full_disk_stops_every_download_at_once(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(OSError) as raised:
         download_all(Service(), urls, Cache(tmp_path), workers=2)
     assert raised.value.errno == errno.ENOSPC
-    assert len(attempts) <= 3, f"{len(attempts)} images were still tried"
+    assert len(attempts) <= 2, f"{len(attempts)} images were still tried (at most one per worker)"
 
 
 class Counting:
