@@ -155,6 +155,8 @@ class Entry:
     #: (offset, length) of the record in `OUTPUTS_NAME` of the outputs derived from the
     #: article's page (see `outputs`), kept like `records`.
     outputs: tuple[int, int] | None = None
+    #: that record's header (JSON as stored: `outputs` reads and checks it).
+    outputs_header: dict[str, Any] | None = None
 
     def files(self) -> Iterator[str]:
         yield self.article_file
@@ -206,6 +208,8 @@ class Entry:
             data["summary"] = self.summary.to_json()
         if self.outputs is not None:
             data["outputs"] = list(self.outputs)
+        if self.outputs_header is not None:
+            data["outputsHeader"] = self.outputs_header
         return data
 
     @classmethod
@@ -236,6 +240,7 @@ class Entry:
             article_stat=_stat(data.get("articleStat")),
             summary=summary,
             outputs=_stat(data.get("outputs")),  # an earlier version's file name: none
+            outputs_header=header if isinstance(header := data.get("outputsHeader"), dict) else None,
         )
 
 

@@ -8,26 +8,26 @@ the article file's hash, the page's URL, the site's URLs of its images, the blog
 and the head template.
 
 Storage: one append-only file, `outputs.pack` (`Cache.outputs_path`), holding one record per
-article: a line of compact JSON (the article id, and per output its key, its size in bytes and
-what else it keeps), then the outputs' texts as raw UTF-8, one after the other. The article's
-manifest entry names its record by offset and length (`Entry.outputs`). A build maps the whole
-file once (about 1.3 kB an article) and takes each record from memory: no file to open and no
-seek per article, no copy of the file, no JSON escapes to undo in the texts (at 10,000
-articles, a file per article cost about 0.2 s a build, a seek and a read per article about half
-as much). An HTML output equal to its input (the usual article: nothing to remove) keeps no
-text at all.
+article: its outputs' texts as raw UTF-8, one after the other. The article's manifest entry
+names its record (`Entry.outputs`: offset and length) and holds its header
+(`Entry.outputs_header`: per output its key, its size in bytes, what else it keeps, and the
+CRC-32 of the texts). So a build compares keys in the manifest it has parsed anyway (one JSON
+parse for all articles, not one per record: at 10,000 articles a header per record in the
+pack cost about 0.2 s a build), and reads the pack only for a text it needs: an HTML output
+equal to its input (the usual article: nothing to remove) keeps no text at all, so only the
+head tags are read. The pack is mapped once (about 1.3 kB an article), each record taken
+from memory: no file to open and no seek per article.
 
 A changed record is appended, never written over, so whatever manifest is on disk names
-records that are intact; a record that does not match (another article's, a damaged or
-shortened file, texts changed in place: each record carries the CRC-32 of its texts) is
-computed again, never trusted in part. Records of articles changed or
-deleted are garbage; when the file holds more garbage than live records, `flush` writes it
-again with the live ones only. Writes are not flushed to disk: a lost record is recomputed.
+records that are intact; a record whose texts do not match the CRC-32 the manifest holds
+(another article's, a damaged or shortened file, texts changed in place) is computed again,
+never trusted in part. Records of articles changed or deleted are garbage; when the file holds
+more garbage than live records, `flush` writes it again with the live ones only. Writes are
+not flushed to disk: a lost record is recomputed.
 """
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
 import secrets
@@ -35,7 +35,7 @@ import zlib
 from typing import Any, BinaryIO
 
 from mkdocs_blogsvc.cache import Cache
-from mkdocs_blogsvc.fileio import compact_json, inputs_hash
+from mkdocs_blogsvc.fileio import inputs_hash
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.manifest import Manifest
 
@@ -62,8 +62,8 @@ class PageOutputs:
     def __init__(self, cache: Cache, manifest: Manifest) -> None:
         self.cache = cache
         self.manifest = manifest
-        #: article id -> its outputs (kind -> data with its `key` and `text`) as read or
-        #: changed this build, until flushed.
+        #: article id -> its outputs (kind -> data with its `key` and `text`: no `text` yet
+        #: when only its header was read) as read or changed this build, until flushed.
         self._held: dict[str, dict[str, dict[str, Any]]] = {}
         self._changed: set[str] = set()
         #: the pack as it was when first read (mapped, not copied: at 10,000 articles 13 MB; the
@@ -75,10 +75,13 @@ class PageOutputs:
     def get(self, article_id: str, kind: str, inputs: str) -> dict[str, Any] | None:
         """The output of `kind` for this key (`inputs`): a dict with its `text` (None: the
         output equals its input) and what else was kept; None when it must be computed."""
-        found = self._outputs(article_id).get(kind)
-        if found is not None and found.get("key") == inputs:
-            return found
-        return None
+        held = self._outputs(article_id)
+        found = held.get(kind)
+        if found is None or found.get("key") != inputs:
+            return None
+        if "text" not in found and not self._read_texts(article_id, held):
+            return None
+        return found
 
     def put(self, article_id: str, kind: str, inputs: str, data: dict[str, Any]) -> None:
         """Keep `data` (with its `text`, str or None) as the output of `kind` for this key
@@ -114,28 +117,39 @@ class PageOutputs:
     def _outputs(self, article_id: str) -> dict[str, dict[str, Any]]:
         held = self._held.get(article_id)
         if held is None:
-            held = self._held[article_id] = self._read(article_id)
+            entry = self.manifest.entries.get(article_id)
+            header = entry.outputs_header if entry is not None and entry.outputs is not None else None
+            held = self._held[article_id] = _outputs_of(header)
         return held
 
-    def _read(self, article_id: str) -> dict[str, dict[str, Any]]:
-        entry = self.manifest.entries.get(article_id)
-        if entry is None or entry.outputs is None:
-            return {}
-        offset, length = entry.outputs
+    def _read_texts(self, article_id: str, held: dict[str, dict[str, Any]]) -> bool:
+        """Give each output of `held` still without its text (as read from the header) its text
+        from the pack; False, and those outputs dropped, when the record does not match."""
+        entry = self.manifest.entries[article_id]
+        record = self._record_bytes(entry.outputs) if entry.outputs is not None else None
+        texts = _texts(record, entry.outputs_header) if record is not None else None
+        for kind, data in list(held.items()):
+            if "text" not in data:
+                if texts is None:
+                    del held[kind]
+                else:
+                    data["text"] = texts.get(kind)
+        return texts is not None
+
+    def _record_bytes(self, where: tuple[int, int]) -> bytes | None:
+        offset, length = where
         try:
             if self._data is None:  # the whole pack mapped once: a seek and a read per article cost twice as much
                 self._data = _mapped(self.cache.outputs_path)
             if offset + length <= len(self._data):
-                record = self._data[offset : offset + length]
-            else:  # appended by this build after the pack was read
-                if self._reader is None:
-                    self._reader = open(self.cache.outputs_path, "rb", buffering=0)  # noqa: SIM115  (closed by close())
-                self._reader.seek(offset)
-                record = self._reader.read(length)  # os.pread would save a call, but Windows has none
+                return self._data[offset : offset + length]
+            if self._reader is None:  # appended by this build after the pack was mapped
+                self._reader = open(self.cache.outputs_path, "rb", buffering=0)  # noqa: SIM115  (closed by close())
+            self._reader.seek(offset)
+            return self._reader.read(length)  # os.pread would save a call, but Windows has none
         except OSError:
             self._data = b""  # no pack (or an unreadable one): every output is computed
-            return {}
-        return _parse(record, article_id)
+            return None
 
     # --- writing ----------------------------------------------------------------------------
 
@@ -143,25 +157,31 @@ class PageOutputs:
         entry = self.manifest.entries.get(article_id)
         if entry is None:
             return
-        record = _record(article_id, outputs)
+        if any("text" not in data for data in outputs.values()):
+            self._read_texts(article_id, outputs)  # outputs kept but not asked for this build
+        header, body = _record(outputs)
         try:
             if self._writer is None:
                 self.cache.remove_legacy_outputs()
                 self._writer = open(self.cache.outputs_path, "ab")  # noqa: SIM115  (closed by close())
             offset = self._writer.seek(0, os.SEEK_END)
-            self._writer.write(record)
+            self._writer.write(body)
             self._writer.flush()  # readable by the reader at once
         except OSError as exc:
             log.debug("outputs of article %s not kept in the cache (%s)", article_id, exc)
             return
-        self.manifest.update_entry(article_id, outputs=(offset, len(record)))
+        self.manifest.update_entry(article_id, outputs=(offset, len(body)), outputs_header=header)
 
     def _compact_if_worthwhile(self) -> None:
         """Write the pack again with the live records only, when it holds more garbage than
         them (changed and deleted articles' records). The new file replaces the old one
         atomically; the manifest saved after it names the new offsets, and a manifest saved
         before names records that no longer match: they are computed again."""
-        live = {article_id: entry.outputs for article_id, entry in self.manifest.entries.items() if entry.outputs}
+        live = {
+            article_id: entry.outputs
+            for article_id, entry in self.manifest.entries.items()
+            if entry.outputs is not None and entry.outputs_header is not None
+        }
         try:
             size = os.path.getsize(self.cache.outputs_path)
         except OSError:
@@ -177,7 +197,7 @@ class PageOutputs:
                 for article_id, (offset, length) in sorted(live.items(), key=lambda item: item[1][0]):
                     old.seek(offset)
                     record = old.read(length)
-                    if _parse(record, article_id):  # a record that no longer matches is left behind
+                    if _texts(record, self.manifest.entries[article_id].outputs_header) is not None:  # else left behind
                         moved[article_id] = (new.tell(), len(record))
                         new.write(record)
             os.replace(temp, path)
@@ -187,7 +207,10 @@ class PageOutputs:
             return
         for article_id, entry in list(self.manifest.entries.items()):
             if entry.outputs is not None:
-                self.manifest.update_entry(article_id, outputs=moved.get(article_id))
+                found = moved.get(article_id)
+                self.manifest.update_entry(
+                    article_id, outputs=found, outputs_header=entry.outputs_header if found else None
+                )
         log.debug("outputs pack compacted: %d to %d bytes", size, os.path.getsize(path))
 
 
@@ -201,9 +224,9 @@ def _mapped(path: os.PathLike[str] | str) -> bytes | mmap.mmap:
             return b""
 
 
-def _record(article_id: str, outputs: dict[str, dict[str, Any]]) -> bytes:
-    """One record: a header line of compact JSON, then the texts as UTF-8."""
-    header: dict[str, Any] = {"id": article_id}
+def _record(outputs: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], bytes]:
+    """One record: its header (for the manifest) and its texts as UTF-8 (for the pack)."""
+    header: dict[str, Any] = {}
     texts = []
     for kind, data in outputs.items():
         text = data.get("text")
@@ -214,40 +237,43 @@ def _record(article_id: str, outputs: dict[str, dict[str, Any]]) -> bytes:
         }
         texts.append(encoded)
     body = b"".join(texts)
-    header[_CHECK] = zlib.crc32(body)  # a record's texts damaged in place are noticed, not served
-    return (compact_json(header) + "\n").encode("utf-8") + body
+    header[_CHECK] = zlib.crc32(body)  # a record's texts damaged, or another's, are noticed, not served
+    return header, body
 
 
-def _parse(record: bytes, article_id: str) -> dict[str, dict[str, Any]]:
-    """The outputs in `record` when it is a whole record of this article, else none."""
-    line_end = record.find(b"\n")
-    try:
-        header = json.loads(record[:line_end].decode("utf-8")) if line_end > 0 else None  # str: no encoding to detect
-    except ValueError:
-        return {}
-    if not isinstance(header, dict) or header.get("id") != article_id:
-        return {}
-    check = header.get(_CHECK)
-    if type(check) is not int or zlib.crc32(memoryview(record)[line_end + 1 :]) != check:
-        return {}  # damaged (or written before records had a checksum): computed again
+def _outputs_of(header: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The outputs a record's header (as stored in the manifest) describes, their texts not yet
+    read (a text of size None is None: the output equals its input); none when it is malformed."""
+    if header is None or type(header.get(_CHECK)) is not int:
+        return {}  # none, or written before records had a checksum: computed again
     outputs: dict[str, dict[str, Any]] = {}
-    position = line_end + 1
+    for kind, data in header.items():
+        if kind == _CHECK:
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("key"), str):
+            return {}
+        size = data.get("size")
+        if size is None:
+            outputs[kind] = {**data, "text": None}
+        elif type(size) is int and size >= 0:
+            outputs[kind] = dict(data)
+        else:
+            return {}
+    return outputs
+
+
+def _texts(record: bytes, header: dict[str, Any] | None) -> dict[str, str] | None:
+    """The texts of `record` by kind when it is the whole record `header` describes, else None."""
+    if header is None or zlib.crc32(record) != header.get(_CHECK):
+        return None  # damaged, shortened, or another article's
+    texts: dict[str, str] = {}
+    position = 0
     try:
         for kind, data in header.items():
-            if kind in ("id", _CHECK):
-                continue
-            size = data["size"]
-            if size is None:
-                text = None
-            else:
-                if not (type(size) is int and 0 <= size <= len(record) - position):
-                    return {}
-                text = record[position : position + size].decode("utf-8")
+            size = data.get("size") if kind != _CHECK else None
+            if size is not None:
+                texts[kind] = record[position : position + size].decode("utf-8")
                 position += size
-            if not isinstance(data.get("key"), str):
-                return {}
-            data["text"] = text  # the header is this call's own
-            outputs[kind] = data
-    except (KeyError, TypeError, UnicodeDecodeError):
-        return {}
-    return outputs if position == len(record) else {}
+    except (AttributeError, TypeError, UnicodeDecodeError):
+        return None
+    return texts if position == len(record) else None

@@ -176,7 +176,7 @@ def plan(
         previous = entry.records.get(PAGE_RECORD)  # read as stored: parsed only when it holds links
         held = _held_links(previous)
         inputs = _inputs(
-            fingerprint, entry.article_sha256, slug, src_uri, sorted(page_images.items()), _link_inputs(links, held)
+            fingerprint, entry.article_sha256, slug, src_uri, sorted(page_images.items()), *_link_inputs(links, held)
         )
         pages.append(PlannedPage(file, slug, page_images, inputs, _is_current(file.path, inputs, previous)))
     site = SitePlan(images, pages, links)
@@ -285,7 +285,7 @@ def write(site: SitePlan, cache: Cache, contents: CacheContents, renderer: Rende
                     page.slug,
                     src_uri,
                     sorted(page.images.items()),
-                    _link_inputs(links, now),
+                    *_link_inputs(links, now),
                 ),
             )
         removed = renderer.removed.get(article_id)  # logged by every build (`markdown_removed`)
@@ -341,12 +341,12 @@ def _links(contents: CacheContents, slugs: dict[str, str], posts_dir: str, base_
     )
 
 
-def _link_inputs(links: ArticleLinks | None, held: tuple[tuple[str, bool], ...]) -> Any:
-    """The part of a page's inputs its links decide: where the hosted blog is, and the page each
-    link held (from the page record) names now."""
+def _link_inputs(links: ArticleLinks | None, held: tuple[tuple[str, bool], ...]) -> tuple[Any, ...]:
+    """The parts of a page's inputs its links decide: where the hosted blog is, and the page each
+    link held (from the page record) names now (separate parts: strings hash without JSON)."""
     if links is None:
-        return None
-    return [links.blog.base_url, links.blog.blog_slug, links.targets.resolve(list(held))]
+        return (None,)
+    return links.blog.base_url, links.blog.blog_slug, links.targets.resolve(held) if held else []
 
 
 def _inputs(*parts: Any) -> str:

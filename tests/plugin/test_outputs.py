@@ -3,7 +3,6 @@ trusted when they do not match, compacted when mostly garbage, and the earlier l
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -59,10 +58,14 @@ def test_outputs_are_found_by_their_key_in_a_later_build(tmp_path: Path) -> None
     kept = PageOutputs(cache, manifest)
     assert kept.get("a", HTML, "k1") == {"key": "k1", "text": None, "size": None, "removed": [["element", "script", 1]]}
     kept.close()
+    pack = cache.outputs_path.read_bytes()
+    assert pack == '<meta name="é">\n'.encode(), "the pack holds the texts only, the headers are in the manifest"
+    saved = manifest.entries["a"].to_json()
+    assert Entry.from_json("a", saved).outputs_header == saved["outputsHeader"] == manifest.entries["a"].outputs_header
 
 
 @pytest.mark.parametrize(
-    "damage", ["garbage header", "shortened", "another article's record", "no pack", "no checksum"]
+    "damage", ["garbage written over it", "shortened", "another article's record", "no pack", "no checksum"]
 )
 def test_a_record_that_does_not_match_is_computed_again(tmp_path: Path, damage: str) -> None:
     cache, manifest = Cache(tmp_path), manifest_of("a", "b")
@@ -70,22 +73,18 @@ def test_a_record_that_does_not_match_is_computed_again(tmp_path: Path, damage: 
     a, b = manifest.entries["a"], manifest.entries["b"]
     assert a.outputs is not None and b.outputs is not None and a.outputs[0] < b.outputs[0]
     pack = cache.outputs_path
-    if damage == "garbage header":
+    if damage == "garbage written over it":
         with open(pack, "r+b") as file:
             file.seek(a.outputs[0])
             file.write(b"{]")
     elif damage == "shortened":  # the last record, b's, loses its last byte
         with open(pack, "r+b") as file:
             file.truncate(pack.stat().st_size - 1)
-    elif damage == "no checksum":  # a record written before records had one: not trusted
-        with open(pack, "r+b") as file:
-            file.seek(a.outputs[0])
-            header, _, body = file.read(a.outputs[1]).partition(b"\n")
-            unchecked = json.dumps({k: v for k, v in json.loads(header).items() if k != "crc"}).encode() + b"\n" + body
-            manifest.entries["a"] = replace(a, outputs=(file.seek(0, 2), len(unchecked)))
-            file.write(unchecked)
+    elif damage == "no checksum":  # a header written before records had one: not trusted
+        assert a.outputs_header is not None
+        manifest.entries["a"] = replace(a, outputs_header={k: v for k, v in a.outputs_header.items() if k != "crc"})
     elif damage == "another article's record":
-        manifest.entries["a"] = Entry(id="a", content_hash="h", article_file="x", article_sha256="s", outputs=b.outputs)
+        manifest.entries["a"] = replace(a, outputs=b.outputs)  # a's header, b's texts (of a's length)
     else:
         pack.unlink()
     target = "b" if damage == "shortened" else "a"
@@ -229,3 +228,17 @@ def test_an_empty_pack_means_computing_again(tmp_path: Path) -> None:
     assert read(cache, manifest, "a", HEAD, "k") is False
     build(cache, manifest, {"a": {HEAD: ("k", "<meta>")}})
     assert read(cache, manifest, "a", HEAD, "k") == "<meta>"
+
+
+def test_an_output_not_asked_for_is_kept_when_another_changes(tmp_path: Path) -> None:
+    """With `trust_article_html` a build never asks for the HTML output; when the head tags
+    change, the record written again still holds the HTML's text, read from the old record."""
+    cache, manifest = Cache(tmp_path), manifest_of("a")
+    build(cache, manifest, {"a": {HTML: ("k1", "<p>clean</p>"), HEAD: ("k2", "<meta>")}})
+    build(cache, manifest, {"a": {HEAD: ("k3", "<meta changed>")}})
+    assert read(cache, manifest, "a", HTML, "k1") == "<p>clean</p>"
+    assert read(cache, manifest, "a", HEAD, "k3") == "<meta changed>"
+    cache.outputs_path.write_bytes(b"")  # the pack lost: the HTML cannot be carried over, only dropped
+    build(cache, manifest, {"a": {HEAD: ("k4", "<meta again>")}})
+    assert read(cache, manifest, "a", HTML, "k1") is False
+    assert read(cache, manifest, "a", HEAD, "k4") == "<meta again>"
