@@ -242,3 +242,22 @@ def test_an_output_not_asked_for_is_kept_when_another_changes(tmp_path: Path) ->
     build(cache, manifest, {"a": {HEAD: ("k4", "<meta again>")}})
     assert read(cache, manifest, "a", HTML, "k1") is False
     assert read(cache, manifest, "a", HEAD, "k4") == "<meta again>"
+
+
+def test_an_html_output_equal_to_its_input_is_found_without_the_pack(tmp_path: Path) -> None:
+    """Its key and size are in the manifest's header and it has no text: the usual article page
+    of a build with nothing changed never touches the pack for its HTML."""
+    cache, manifest = Cache(tmp_path), manifest_of("a")
+    build(cache, manifest, {"a": {HTML: ("k1", None), HEAD: ("k2", "<meta>")}})
+    cache.outputs_path.unlink()
+    kept = PageOutputs(cache, manifest)
+    try:
+        assert kept.get("a", HTML, "k1") == {
+            "key": "k1",
+            "text": None,
+            "size": None,
+            "removed": [["element", "script", 1]],
+        }
+        assert kept.get("a", HEAD, "k2") is None, "a text that is not there is computed again"
+    finally:
+        kept.close()
