@@ -75,6 +75,9 @@ class SyncCoordinator:
         self._read_from = _modified(config_file)
         #: monotonic time of the last sync attempt, the build's or the background one's.
         self.last_sync_attempt: float | None = None
+        #: set when the settings name another cache, until the next build begins: the background
+        #: sync waits for that build's own sync (see `poll`).
+        self._cache_awaits_build = False
         #: held by a build from `begin_build` to `end_build`, and by each background sync;
         #: the cache's file lock (other processes) is always taken after it.
         self.lock = threading.Lock()
@@ -90,6 +93,7 @@ class SyncCoordinator:
         if settings.cache_dir != self.cache.root:  # another cache: its first build syncs
             self.cache = Cache(settings.cache_dir)
             self.last_sync_attempt = None
+            self._cache_awaits_build = True
 
     def switch_off(self, config_file: str | None = None) -> None:
         """`enabled: false` set in mkdocs.yml while serving: the background sync pauses until a
@@ -115,6 +119,7 @@ class SyncCoordinator:
         self.end_build()  # still held only if the previous build was interrupted (Ctrl-C)
         self.lock.acquire()
         self._holds_lock = True
+        self._cache_awaits_build = False  # this build syncs the cache if due; the poller follows it
         cache = self.cache
         cache.acquire()  # CacheBusy after cache.LOCK_TIMEOUT
         self._held_cache = cache
@@ -202,6 +207,11 @@ class SyncCoordinator:
             # second, the poller could sync between that rebuild's on_config and its own sync,
             # and rebuild the site twice).
             return PAUSED
+        if self._cache_awaits_build:
+            # cache_dir changed in mkdocs.yml: the rebuild that read it syncs the new cache first,
+            # then wakes the poller. Syncing here, between its on_config and its own sync, would
+            # find every article new and rebuild the site twice.
+            return PAUSED
         if (wait := self._seconds_until_due(settings)) > 0:
             return wait
         if not self.lock.acquire(timeout=1.0):
@@ -220,6 +230,8 @@ class SyncCoordinator:
             self.lock.release()
 
     def _poll_locked(self, settings: Settings, cache: Cache) -> float:
+        if self._cache_awaits_build:
+            return PAUSED  # the settings changed while this poll waited for the lock (see `poll`)
         if (wait := self._seconds_until_due(settings)) > 0:
             return wait  # the build that just ended synced
         if not access.has_credentials(settings, self._environ):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -14,7 +15,7 @@ import pytest
 
 from mkdocs_blogsvc import connection
 from mkdocs_blogsvc.config import Settings
-from mkdocs_blogsvc.coordinator import SyncCoordinator
+from mkdocs_blogsvc.coordinator import PAUSED, SyncCoordinator
 from mkdocs_blogsvc.errors import NotLoggedIn, SyncFailed
 from tests.e2e.sites import settings as site_settings
 from tests.e2e.sites import write_credentials
@@ -106,6 +107,28 @@ def test_under_serve_a_rebuild_within_sync_interval_builds_from_the_cache(tmp_pa
         finally:
             sync.end_build()
         assert service.syncs == syncs and reason in said and (said == "") == (reason == "")
+
+
+def test_a_new_cache_dir_is_synced_by_the_rebuild_first_not_by_the_background_sync(tmp_path: Path) -> None:
+    """Found by a loaded CI run: cache_dir changed in mkdocs.yml while serving; the rebuild's
+    on_config named the new, empty cache and the poller's timer fired before that rebuild's own
+    sync, so the background sync found every article new and the site was built twice."""
+    service, clock = Service(), Clock()
+    sync = coordinator(tmp_path, service, clock=clock)
+    try:
+        sync.begin_build(is_serve=True)
+    finally:
+        sync.end_build()
+    clock.now += 120  # a background sync is due
+    sync.update(replace(sync.settings, cache_dir=tmp_path / "another-cache"))  # the rebuild's on_config
+    assert sync.poll() == PAUSED and service.syncs == 1, "the poller synced before the rebuild"
+    try:
+        _, _, reason = sync.begin_build(is_serve=True)  # the rebuild's own sync
+    finally:
+        sync.end_build()
+    assert reason == "" and service.syncs == 2
+    clock.now += 120
+    assert sync.poll() == 60 and service.syncs == 3, "after the rebuild the background sync runs again"
 
 
 def test_a_failed_sync_warns_and_builds_from_the_cache(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
