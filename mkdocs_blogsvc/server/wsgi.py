@@ -70,10 +70,15 @@ def session_secret(target: str, database: Database | None = None) -> str:
         if len(secret) < 32:
             raise DeploymentError(f"the session key file {path} is damaged: delete it and start again")
         return secret
-    service_key: Callable[[str], str] | None = getattr(database or Database.open(target), "service_key", None)
-    if service_key is None:
-        raise DeploymentError(f"set {SECRET_VARIABLE}: this database cannot keep the session key")
-    return service_key("session")
+    opened = database or Database.open(target)
+    try:
+        service_key: Callable[[str], str] | None = getattr(opened, "service_key", None)
+        if service_key is None:
+            raise DeploymentError(f"set {SECRET_VARIABLE}: this database cannot keep the session key")
+        return service_key("session")
+    finally:
+        if opened is not database:  # opened only for the key: its connections closed
+            opened.dispose()
 
 
 def from_environment(environ: Mapping[str, str] | None = None) -> Flask:

@@ -122,6 +122,23 @@ def test_a_database_url_keeps_the_session_key_in_the_database(tmp_path: Path) ->
     assert not (tmp_path / "service.db.secret").exists()
 
 
+def test_the_database_opened_only_for_the_session_key_is_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'service.db'}"
+    opened: list[Database] = []
+    real_open = Database.open
+
+    def recording_open(target: str, **options: Any) -> Database:
+        opened.append(real_open(target, **options))
+        return opened[-1]
+
+    monkeypatch.setattr(Database, "open", recording_open)
+    assert len(session_secret(url)) == 64
+    (database,) = opened
+    assert database.engine.pool.checkedin() == 0, "the database opened for the key keeps a connection open"
+
+
 # --- gunicorn (`server run --workers N`) -----------------------------------------------------
 
 
