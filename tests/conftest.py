@@ -83,8 +83,8 @@ def pytest_configure(config: pytest.Config) -> None:
             os.environ["PYTEST_DEBUG_TEMPROOT"] = MEMORY  # the xdist workers inherit it
     if sys.dont_write_bytecode and not hasattr(config, "workerinput"):
         # PYTHONDONTWRITEBYTECODE=1 (as on the project's machines): every process the suite
-        # starts (hundreds: servers, commands, builds) would compile each module of the package
-        # it imports. Compiled once here, they read the bytecode instead.
+        # starts (servers, commands, builds) would compile each module of the package it
+        # imports. Compiled once here, they read the bytecode instead.
         compileall.compile_dir(ROOT / "mkdocs_blogsvc", quiet=1)
 
 
