@@ -201,16 +201,12 @@ class SyncCoordinator:
         that follows finds the sync recent and builds from the cache.
         """
         settings = self.settings
-        if not settings.enabled or settings.offline or settings.sync_interval <= 0 or self._settings_outdated():
-            # Switched off in mkdocs.yml while serving, or mkdocs.yml edited: the rebuild that
-            # switches it on wakes the poller once it has synced itself (looking again every
-            # second, the poller could sync between that rebuild's on_config and its own sync,
-            # and rebuild the site twice).
-            return PAUSED
-        if self._cache_awaits_build:
-            # cache_dir changed in mkdocs.yml: the rebuild that read it syncs the new cache first,
-            # then wakes the poller. Syncing here, between its on_config and its own sync, would
-            # find every article new and rebuild the site twice.
+        paused = not settings.enabled or settings.offline or settings.sync_interval <= 0
+        if paused or self._settings_outdated() or self._cache_awaits_build:
+            # Switched off in mkdocs.yml while serving, mkdocs.yml edited, or another cache_dir
+            # named: the rebuild that reads it wakes the poller once it has synced itself (syncing
+            # here, between that rebuild's on_config and its own sync, would rebuild the site
+            # twice; a new cache would find every article new).
             return PAUSED
         if (wait := self._seconds_until_due(settings)) > 0:
             return wait
