@@ -22,14 +22,18 @@ def insert(output: str, head: str, canonical_url: str | None) -> str | None:
         end = match.start()
     if canonical_url and not _has_canonical(output, end):  # the theme's, or ours
         head += f'<link rel="canonical" href="{html.escape(canonical_url)}">\n'
-    return output[:end] + head + output[end:]
+    return "".join((output[:end], head, output[end:]))
 
 
 def _has_canonical(output: str, head_end: int) -> bool:
-    """Whether the page's head (up to `head_end`) has a canonical link; the expression runs only
-    on a head that has the word."""
-    head = output[:head_end]
-    return "canonical" in head.lower() and _CANONICAL.search(head) is not None
+    """Whether the page's head (up to `head_end`) has a canonical link. The expression runs
+    only on a head that has the word: found as themes write it without copying the head (on
+    every article page), in any other spelling on a lowered copy."""
+    if output.find("canonical", 0, head_end) < 0:
+        head = output[:head_end]
+        if "canonical" not in head.lower():
+            return False
+    return _CANONICAL.search(output, 0, head_end) is not None
 
 
 def absolute(site_url: str, url: str) -> str:

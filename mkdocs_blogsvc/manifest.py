@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from mkdocs_blogsvc.errors import InvalidResponse
-from mkdocs_blogsvc.models import ArticleSummary, KnownArticle, format_timestamp, parse_timestamp
+from mkdocs_blogsvc.models import ArticleSummary, KnownArticle, format_timestamp, parse_timestamp, per_article
 
 MANIFEST_VERSION = 1
 #: Keys of an entry's records: its page's (`PageRecord`) and the addresses its page had.
@@ -30,7 +30,7 @@ LAST_FULL_SYNC = "lastFullSync"
 BLOG_SLUG = "blogSlug"
 
 
-@dataclass(frozen=True, slots=True)
+@per_article
 class PageRecord:
     """A page rendered into the cache: the hash of its inputs and the file's size and mtime
     (so a build with nothing changed renders nothing), and for article pages the links it
@@ -75,7 +75,7 @@ class PageRecord:
         )
 
 
-@dataclass(frozen=True)
+@per_article
 class Address:
     """Where a page is on the site: its URL and the file behind it, both relative to the site
     root (`blog/2025/03/04/slug/` and `blog/2025/03/04/slug/index.html`)."""
@@ -132,7 +132,7 @@ def site_relative(path: str) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@per_article
 class Entry:
     """What the cache holds for one article."""
 

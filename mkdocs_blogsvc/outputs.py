@@ -74,7 +74,9 @@ class PageOutputs:
     def get(self, article_id: str, kind: str, inputs: str) -> dict[str, Any] | None:
         """The output of `kind` for this key (`inputs`): a dict with its `text` (None: the
         output equals its input) and what else was kept; None when it must be computed."""
-        held = self._outputs(article_id)
+        held = self._held.get(article_id)
+        if held is None:  # nothing put or read for this article yet: the usual page of a build
+            return self._from_header(article_id, kind, inputs)
         found = held.get(kind)
         if found is None or found.get("key") != inputs:
             return None
@@ -92,6 +94,8 @@ class PageOutputs:
         """Write the changed outputs of one article (after its last page hook), or of all and
         then the pack without its garbage when worthwhile, and forget them. An unwritable
         cache only means they are computed again next time."""
+        if article_id is not None and article_id not in self._held:
+            return  # the usual article page of a build: nothing read beyond the manifest, nothing changed
         for found in [article_id] if article_id is not None else list(self._held):
             held = self._held.pop(found, None)
             if found in self._changed and held is not None:
@@ -112,6 +116,25 @@ class PageOutputs:
             self._writer = None
 
     # --- reading ----------------------------------------------------------------------------
+
+    def _from_header(self, article_id: str, kind: str, inputs: str) -> dict[str, Any] | None:
+        """`get` straight from the header in the manifest, holding nothing (a build with nothing
+        changed calls this twice per article page: no copy of the other outputs)."""
+        entry = self.manifest.entries.get(article_id)
+        if entry is None or entry.outputs is None or entry.outputs_header is None:
+            return None
+        header = entry.outputs_header
+        if type(header.get(_CHECK)) is not int:
+            return None
+        data = header.get(kind)
+        if type(data) is not dict or data.get("key") != inputs:
+            return None
+        size = data.get("size")
+        if size is None:
+            return {**data, "text": None}
+        record = self._record_bytes(entry.outputs) if type(size) is int else None
+        texts = _texts(record, header) if record is not None else None
+        return {**data, "text": texts[kind]} if texts is not None and kind in texts else None
 
     def _outputs(self, article_id: str) -> dict[str, dict[str, Any]]:
         held = self._held.get(article_id)

@@ -31,7 +31,7 @@ from mkdocs_blogsvc.errors import CacheUnwritable
 from mkdocs_blogsvc.fileio import inputs_hash, write_if_changed
 from mkdocs_blogsvc.links import HostedBlog, Targets
 from mkdocs_blogsvc.manifest import INDEX_RECORD, PAGE_RECORD, Entry, PageRecord
-from mkdocs_blogsvc.models import Article
+from mkdocs_blogsvc.models import Article, per_article
 from mkdocs_blogsvc.render import ArticleLinks, PagePaths, Renderer
 from mkdocs_blogsvc.slugs import assign_slugs
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 DEFAULT_INDEX_TITLE = "Blog"
 
 
-@dataclass(frozen=True, slots=True)
+@per_article
 class SiteFile:
     """A file to add to the site: its docs-relative path and the cache file behind it (or, for
     the pages of an export, its content in memory)."""
@@ -114,7 +114,7 @@ def render_pages(
         raise CacheUnwritable(cache.root, exc) from None
 
 
-@dataclass(frozen=True, slots=True)
+@per_article
 class PlannedPage:
     """A page the site has: its file, the article it shows (None: the index), its slug and
     images, the hash of its inputs, and whether the file on disk is already that page."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import timezone
 from pathlib import Path
 from typing import Any
@@ -30,14 +29,14 @@ from mkdocs_blogsvc.exportrecord import read_record
 from mkdocs_blogsvc.imagemarkup import ImageMarkup
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.manifest import Address
-from mkdocs_blogsvc.models import ArticleSummary
+from mkdocs_blogsvc.models import ArticleSummary, per_article
 from mkdocs_blogsvc.outputs import PageOutputs
 from mkdocs_blogsvc.pages import RenderedSite, markdown_removed, remote_hosts, render_pages
 from mkdocs_blogsvc.render import Renderer
 from mkdocs_blogsvc.sync import SyncReport
 
 
-@dataclass(frozen=True, slots=True)
+@per_article
 class ArticlePage:
     """An article's page in this build: what is known of the article without reading its file,
     and the docs-relative paths of its cover and of each image downloaded (by remote URL)."""
@@ -191,7 +190,10 @@ class BuildSession:
         for src_uri, found in self.pages.items():
             file = files.src_uris.get(src_uri)
             if file is not None and file.page is not None:
-                file.page.update_date = found.summary.updated_at.astimezone(timezone.utc).date().isoformat()
+                updated = found.summary.updated_at  # UTC as parsed: converted only if not
+                file.page.update_date = (
+                    (updated if updated.tzinfo is timezone.utc else updated.astimezone(timezone.utc)).date().isoformat()
+                )
                 at[file.dest_uri] = src_uri
         material.warn_about_shared_addresses(files, at)
 
@@ -275,7 +277,7 @@ class BuildSession:
         inserted = headtags.insert(output, str(kept["text"]), page.canonical_url)
         if inserted is None:
             log.debug(f"no </head> in {page.file.src_uri}: head tags not inserted")
-        elif output.strip():  # MkDocs writes the page next (it skips an empty one)
+        else:  # MkDocs writes the page next (it skips only an empty one)
             self.built.add(page.file.src_uri)
         return inserted
 
