@@ -22,7 +22,9 @@ def insert(output: str, head: str, canonical_url: str | None) -> str | None:
         end = match.start()
     if canonical_url and not _has_canonical(output, end):  # the theme's, or ours
         head += f'<link rel="canonical" href="{html.escape(canonical_url)}">\n'
-    return "".join((output[:end], head, output[end:]))
+    if output.startswith("</head>", end):  # the first one, copied once (slices and a join copy it twice)
+        return output.replace("</head>", head + "</head>", 1)
+    return output[:end] + head + output[end:]
 
 
 def _has_canonical(output: str, head_end: int) -> bool:
