@@ -44,6 +44,17 @@ def test_round_trip(tmp_path: Path) -> None:
     assert loaded.owned_files() == {"articles/ck1abcdefghijklmnopqrstuv.json", "images/c.png", "docs/blog/posts/a.md"}
 
 
+def test_entries_and_summaries_compare_hash_and_change_like_frozen_dataclasses() -> None:
+    """`models.per_article`: built like plain dataclasses, used like frozen ones."""
+    summary = ArticleSummary.of(article())
+    entry = Entry("c1", "h", "articles/a.json", "d", summary=summary)
+    assert replace(summary) == summary and hash(replace(summary)) == hash(summary)
+    renamed = replace(summary, title="Renamed")
+    assert (renamed.title, summary.title) == ("Renamed", article().title) and renamed != summary
+    assert replace(entry, article_sha256="e") != entry and entry.article_sha256 == "d"
+    assert not hasattr(entry, "__dict__") and not hasattr(summary, "__dict__")  # slots: no dict per article
+
+
 @pytest.mark.parametrize("content", [b"", b"{not json", b"[]", b'{"version": 99, "articles": {}}', b"\xff\xfe"])
 def test_missing_corrupt_or_unknown_version_is_an_empty_manifest(tmp_path: Path, content: bytes) -> None:
     assert Cache(tmp_path).load() == Manifest()
