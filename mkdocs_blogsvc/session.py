@@ -190,10 +190,7 @@ class BuildSession:
         for src_uri, found in self.pages.items():
             file = files.src_uris.get(src_uri)
             if file is not None and file.page is not None:
-                updated = found.summary.updated_at  # UTC as parsed: converted only if not
-                file.page.update_date = (
-                    (updated if updated.tzinfo is timezone.utc else updated.astimezone(timezone.utc)).date().isoformat()
-                )
+                file.page.update_date = found.summary.updated_at.astimezone(timezone.utc).date().isoformat()
                 at[file.dest_uri] = src_uri
         material.warn_about_shared_addresses(files, at)
 
@@ -277,7 +274,7 @@ class BuildSession:
         inserted = headtags.insert(output, str(kept["text"]), page.canonical_url)
         if inserted is None:
             log.debug(f"no </head> in {page.file.src_uri}: head tags not inserted")
-        else:  # MkDocs writes the page next (it skips only an empty one)
+        else:  # a page with `</head>` is not empty: MkDocs writes it next
             self.built.add(page.file.src_uri)
         return inserted
 
