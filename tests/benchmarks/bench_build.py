@@ -423,25 +423,24 @@ def instructions(config: Path, *, site_dir: Path, parts: bool = False) -> dict[s
     callgrind, with a fixed hash seed (the order of sets and dicts of strings changes the work);
     with `parts`, through `COUNTED_BUILD`, also those of each of `COUNTED_PARTS`. Identical builds
     still differ by a few tenths of a percent (26.61 to 26.76 billion in five plain builds)."""
+    code = COUNTED_BUILD if parts else MEASURED_BUILD.format(before="")
+    command = [BUILD_PYTHON, "-c", code, "build", "-f", str(config), "-d", str(site_dir)]
+    return callgrind(command, cwd=config.parent, functions=COUNTED_PARTS if parts else {})
+
+
+def callgrind(command: list[str], *, cwd: Path, functions: dict[str, str]) -> dict[str, int]:
+    """The instructions `command` executes under callgrind ("total", with `PYTHONHASHSEED=0`),
+    and the inclusive count of each C function of `functions` (by name); SystemExit when the
+    command fails or one of them never ran."""
     with tempfile.TemporaryDirectory(prefix="blogsvc-callgrind-") as tmp:
         out = Path(tmp) / "callgrind.out"
-        code = COUNTED_BUILD if parts else MEASURED_BUILD.format(before="")
-        command = [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={out}",
-            BUILD_PYTHON,
-            "-c",
-            code,
-            "build",
-            "-f",
-            str(config),
-            "-d",
-            str(site_dir),
-        ]
         env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONHASHSEED": "0"}
         with subprocess.Popen(
-            command, cwd=config.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         ) as process:
             if ALL_CPUS is not None:  # not this process's CPUs, narrowed to the service's
                 os.sched_setaffinity(process.pid, ALL_CPUS)
@@ -449,20 +448,21 @@ def instructions(config: Path, *, site_dir: Path, parts: bool = False) -> dict[s
         found = _COLLECTED.findall(stderr)
         if process.returncode != 0 or not found:
             raise SystemExit(
-                f"callgrind build of {config} failed ({process.returncode}):\n{stderr.decode(errors='replace')[-3000:]}"
+                f"callgrind run of {command[-1]} failed ({process.returncode}):\n"
+                f"{stderr.decode(errors='replace')[-3000:]}"
             )
         counted = {"total": int(found[-1])}
-        if parts:
+        if functions:
             annotated = subprocess.run(
                 ["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)],
                 capture_output=True,
                 text=True,
                 check=True,
             ).stdout
-            for part, function in COUNTED_PARTS.items():
+            for part, function in functions.items():
                 found_part = re.search(rf"^\s*([\d,]+) .*:{function} \[", annotated, re.MULTILINE)
                 if found_part is None:  # never counted as nothing: the part did not run through it
-                    raise SystemExit(f"callgrind counted no {function} ({part}) in the build of {config}")
+                    raise SystemExit(f"callgrind counted no {function} ({part}) in the run of {command[-1]}")
                 counted[part] = int(found_part.group(1).replace(",", ""))
         return counted
 

@@ -2,6 +2,7 @@
 
     python tests/benchmarks/bench_plugin_share.py                  # 1,000, 5,000 and 10,000 articles
     python tests/benchmarks/bench_plugin_share.py --articles 500 2000 --runs 1
+    python tests/benchmarks/bench_plugin_share.py --articles 10000 --instructions   # callgrind, minutes
 
 MkDocs itself grows faster than linearly with the number of pages (the navigation is rendered
 into every page, Material's blog plugin compares posts pairwise), so a whole build of 10,000
@@ -27,12 +28,18 @@ each for a cold cache (every article new) and for no change (an empty answer), a
 work stretches the wall time, hardly the CPU time), and peak memory allocated by Python during
 the hooks (tracemalloc, in a separate run, since tracing slows everything down). Run from the
 repository root.
+
+With `--instructions`, instead: the instructions the hooks of one no-change build execute,
+counted by Valgrind's callgrind (`counted_hooks`), which no state of the machine moves (its
+speed drifts by half from hour to hour); the cache is made natively first.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
+import itertools
 import json
 import logging
 import os
@@ -248,6 +255,47 @@ def build_share(
     return phases
 
 
+#: The plugin's hooks that `build_share` calls.
+HOOKS = ("on_pre_build", "on_files", "on_nav", "on_page_content", "on_post_page", "on_post_build")
+#: The C function `counted_hooks` runs each hook in.
+COUNTED_FUNCTION = "starmap_next"
+
+
+def counted_hooks(plugin: BlogServicePlugin) -> None:
+    """Run each of the plugin's `HOOKS` inside `itertools.starmap`'s C `next`, which nothing
+    else in `build_share` calls: callgrind's inclusive count of `COUNTED_FUNCTION` is then the
+    instructions of the hooks alone (Python functions are invisible to callgrind, C ones are
+    not; `bench_build.COUNTED_BUILD` does the same for a whole build)."""
+    for name in HOOKS:
+        method = getattr(plugin, name)
+
+        def counted(*args: Any, _method: Callable[..., Any] = method, **kwargs: Any) -> Any:
+            return next(itertools.starmap(functools.partial(_method, *args, **kwargs), [()]))
+
+        setattr(plugin, name, counted)
+
+
+def count_instructions(count: int) -> int:
+    """The instructions of the hooks of one no-change build of `count` articles (callgrind)."""
+    from tests.benchmarks.bench_build import callgrind
+
+    full, empty, status = answers(count)
+    with tempfile.TemporaryDirectory(prefix="blogsvc-share-") as tmp:
+        for answer in (full, empty):  # the cache made and checked once, natively
+            config, plugin = site(Path(tmp))
+            build_share(config, plugin, answer, status)
+        command = [sys.executable, str(Path(__file__).resolve()), "--counted-build", tmp]
+        return callgrind(command, cwd=Path(tmp), functions={"hooks": COUNTED_FUNCTION})["hooks"]
+
+
+def counted_build(folder: Path) -> None:
+    """One no-change build of the site in `folder` with `counted_hooks` (what callgrind runs)."""
+    _full, empty, status = answers(0)
+    config, plugin = site(folder)
+    counted_hooks(plugin)
+    build_share(config, plugin, empty, status)
+
+
 def measure(count: int, runs: int) -> dict[str, Any]:
     full, empty, status = answers(count)
     cold, unchanged = [], []
@@ -276,9 +324,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--articles", type=int, nargs="+", default=[1000, 5000, 10000])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--instructions", action="store_true", help="count the hooks' instructions (callgrind)")
+    parser.add_argument("--counted-build", type=Path, help=argparse.SUPPRESS)  # the child callgrind runs
     args = parser.parse_args()
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
+    if args.counted_build is not None:
+        counted_build(args.counted_build)
+        return
     print(f"# bench_plugin_share: {' '.join(sys.argv[1:]) or '(defaults)'}")
+    if args.instructions:
+        print("Instructions of the plugin's hooks in one no-change build (callgrind, PYTHONHASHSEED=0):")
+        print()
+        print("| articles | instructions | per article |")
+        print("|---|---|---|")
+        for count in args.articles:
+            counted = count_instructions(count)
+            print(f"| {count:,} | {counted / 1e6:,.0f} M | {counted / count / 1e3:,.0f} k |")
+            sys.stdout.flush()
+        return
     print(
         f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at start; "
         f"Python {sys.version.split()[0]}; median of {args.runs} runs; every 10th article has a cover image"

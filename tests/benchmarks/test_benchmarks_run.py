@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -30,6 +31,20 @@ def test_plugin_share_builds_cold_then_with_nothing_changed(tmp_path: Path) -> N
     for phases in (cold, unchanged):  # each phase was reached and timed (the sync's end included)
         assert min(phases.sync, phases.files, phases.pages, phases.finish) > 0
         assert phases.cpu > 0
+
+    # What `--instructions` runs under callgrind: the same build, each hook inside starmap's `next`.
+    config, plugin = bench_plugin_share.site(tmp_path)
+    bench_plugin_share.counted_hooks(plugin)
+    counted = bench_plugin_share.build_share(config, plugin, empty, status)
+    assert counted.registered == 12 and plugin.last_report is not None and plugin.last_report.unchanged == 12
+
+
+def test_counted_hooks_pass_arguments_and_results_through() -> None:
+    hooks = SimpleNamespace(**{name: lambda *a, _n=name, **k: (_n, a, k) for name in bench_plugin_share.HOOKS})
+    bench_plugin_share.counted_hooks(hooks)  # type: ignore[arg-type]
+    for name in bench_plugin_share.HOOKS:
+        assert getattr(hooks, name)("html", page=1) == (name, ("html",), {"page": 1})
+        assert getattr(hooks, name).__name__ == "counted"
 
 
 def test_bench_build_measures_both_sites_and_reports_the_interval(tmp_path: Path) -> None:
