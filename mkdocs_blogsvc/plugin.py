@@ -151,7 +151,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         if self.session is None:
             return None
         with _as_plugin_error:  # a custom head_template that cannot be rendered, a damaged cache
-            return self.session.with_head(output, page, config.site_url or "")
+            return self.session.with_head(output, page)
 
     @event_priority(-100)  # last: other plugins' on_post_build may still read the cached files
     def on_post_build(self, *, config: MkDocsConfig) -> None:

@@ -27,6 +27,7 @@ from mkdocs_blogsvc.coordinator import SyncCoordinator
 from mkdocs_blogsvc.errors import CacheUnwritable, SiteUnwritable
 from mkdocs_blogsvc.exportrecord import read_record
 from mkdocs_blogsvc.imagemarkup import ImageMarkup
+from mkdocs_blogsvc.imagesizes import ImageInfo
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.manifest import Address
 from mkdocs_blogsvc.models import ArticleSummary, per_article
@@ -103,6 +104,8 @@ class BuildSession:
         #: docs-relative page path -> the article page (filled by `add_files`).
         self.pages: dict[str, ArticlePage] = {}
         self.files: Files | None = None
+        #: the site's URL (`site_url`, "" when unset), read once by `add_files`.
+        self.site_url = ""
         #: the sanitised HTML and head tags of the article pages, from `add_files` to `finish`.
         self.outputs: PageOutputs | None = None
         #: the article pages given their head tags: MkDocs writes each to site_dir just after.
@@ -150,6 +153,7 @@ class BuildSession:
         and keeping the article pages' external hosts from Material's privacy plugin); returns
         the sync's report, logged."""
         material.leave_out_exported(files, self.exported)
+        self.site_url = config.site_url or ""
         if fetching := privacy.fetching_plugins(config.plugins.values()):  # before any page is built
             hosts = remote_hosts(self.contents)
             privacy.exclude(fetching, hosts)
@@ -226,25 +230,16 @@ class BuildSession:
                 )
         return html if kept["text"] is None else str(kept["text"])
 
-    def with_head(self, output: str, page: Page, site_url: str) -> str | None:
+    def with_head(self, output: str, page: Page) -> str | None:
         """An article page with its JSON-LD, Open Graph and keywords before `</head>` (and a
         canonical link when the theme wrote none); None for other pages."""
         found = self.pages.get(page.file.src_uri)
         if found is None or self.outputs is None:
             return None
+        site_url = self.site_url
         page_url = headtags.absolute(site_url, page.url) if site_url else None
-
-        def on_site(src: str) -> str | None:
-            """The site's URL of a file (absolute with site_url, else relative to the page)."""
-            file = self.files.src_uris.get(src) if self.files else None
-            if file is None:
-                return None
-            return headtags.absolute(site_url, file.url) if site_url else get_relative_url(file.url, page.url)
-
-        local_cover = on_site(found.cover_src) if found.cover_src else None
-        images = {url: local for url, src in found.downloaded.items() if (local := on_site(src))}
+        local_cover, images, cover = self._on_site(found, page) if found.downloaded else (None, {}, None)
         article_id = found.summary.id
-        cover = self.site.image_table.by_src.get(found.cover_src) if local_cover and found.cover_src else None
         inputs = outputs.key(
             outputs.HEAD,
             article_id,
@@ -277,6 +272,23 @@ class BuildSession:
         else:  # a page with `</head>` is not empty: MkDocs writes it next
             self.built.add(page.file.src_uri)
         return inserted
+
+    def _on_site(self, found: ArticlePage, page: Page) -> tuple[str | None, dict[str, str], ImageInfo | None]:
+        """The site's URLs of an article page's cover and images (absolute with site_url, else
+        relative to the page), as the files are after every plugin's on_files; and the cover's
+        sizes and variants."""
+        site_url, by_uri = self.site_url, self.files.src_uris if self.files else {}
+
+        def on_site(src: str) -> str | None:
+            file = by_uri.get(src)
+            if file is None:
+                return None
+            return headtags.absolute(site_url, file.url) if site_url else get_relative_url(file.url, page.url)
+
+        local_cover = on_site(found.cover_src) if found.cover_src else None
+        images = {url: local for url, src in found.downloaded.items() if (local := on_site(src))}
+        cover = self.site.image_table.by_src.get(found.cover_src) if local_cover and found.cover_src else None
+        return local_cover, images, cover
 
     def finish(self, site_dir: Path, site_url: str | None) -> None:
         """Record where each article's page was built (`file.url` after every plugin ran, and
