@@ -95,6 +95,7 @@ def prepare(
     keep: set[str] = set()
     ends = clock() + budget
     postponed = 0
+    changed = False  # a record made or changed (else the table is saved only if images went or came)
     for relative in sorted(owners):
         path = cache.locate(relative)
         extension = relative.rsplit(".", 1)[-1]
@@ -110,7 +111,7 @@ def prepare(
             and record.get("size") == stat.st_size
             and record.get("mtimeNs") == stat.st_mtime_ns
         ):
-            record = _look_at(path, stat)
+            record, changed = _look_at(path, stat), True
             if "reason" in record:  # an image bomb: once, when first seen
                 log.warning(
                     "image %s of article %s keeps its original only, without a size: %s; "
@@ -134,7 +135,7 @@ def prepare(
                     variants = held  # the usual image of a build with nothing changed
                 elif clock() < ends:
                     variants = _make(cache, path, relative, record, wanted, owners[relative])
-                    table.made += len(variants)
+                    table.made, changed = table.made + len(variants), True
                 else:
                     postponed += 1
                 keep.update(f"variants/{v.name}" for v in variants)
@@ -154,7 +155,8 @@ def prepare(
     if postponed:
         log.info("%d images get their variants at the next build (%g s spent on images)", postponed, budget)
     cache.sweep_variants(existing, keep)
-    _save(cache, records)
+    if changed or records.keys() != old.keys():  # a build with nothing changed encodes nothing
+        _save(cache, records)
     return table
 
 

@@ -3,6 +3,7 @@ swept when no image needs them, image work bounded in time."""
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from types import SimpleNamespace
@@ -60,6 +61,27 @@ def test_variants_are_made_once_then_reused_and_swept_when_not_needed(
     assert len(list((cache.root / "variants").iterdir())) == 1
     off = imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=False)  # switched off: all go
     assert not list((cache.root / "variants").iterdir()) and off.by_src[f"blog/{B}"].variants == ()
+
+
+def test_the_table_is_encoded_only_when_a_record_changed_or_an_image_came_or_went(tmp_path: Path) -> None:
+    """A build with nothing changed leaves the table as it is, whatever its spelling (no
+    encoding of every record); a lost record, and an image gone, are saved."""
+    cache, manifest = cache_with(tmp_path, {A: photo_like(800, 450), B: photo_like(700, 400, seed=2)})
+    table = imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=False)
+    saved = json.loads(cache.image_table_path.read_text())
+    cache.image_table_path.write_text(json.dumps(saved, indent=2))  # the same records, spelled otherwise
+    spelled = cache.image_table_path.read_bytes()
+    assert imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=False).by_src == table.by_src
+    assert cache.image_table_path.read_bytes() == spelled
+
+    del saved["images"][A]  # a record lost: read again and saved
+    cache.image_table_path.write_text(json.dumps(saved))
+    assert imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=False).by_src == table.by_src
+    assert set(json.loads(cache.image_table_path.read_text())["images"]) == {A, B}
+
+    del manifest.entries["article-1"]  # B's article deleted: its record goes
+    imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=False)
+    assert set(json.loads(cache.image_table_path.read_text())["images"]) == {A}
 
 
 def test_image_work_is_bounded_in_time_and_the_rest_is_done_next_time(
