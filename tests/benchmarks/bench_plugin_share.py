@@ -3,6 +3,7 @@
     python tests/benchmarks/bench_plugin_share.py                  # 1,000, 5,000 and 10,000 articles
     python tests/benchmarks/bench_plugin_share.py --articles 500 2000 --runs 1
     python tests/benchmarks/bench_plugin_share.py --articles 10000 --instructions   # callgrind, minutes
+    python tests/benchmarks/bench_plugin_share.py --articles 10000 --floor          # against a lower bound
 
 MkDocs itself grows faster than linearly with the number of pages (the navigation is rendered
 into every page, Material's blog plugin compares posts pairwise), so a whole build of 10,000
@@ -32,6 +33,11 @@ repository root.
 With `--instructions`, instead: the instructions the hooks of one no-change build execute,
 counted by Valgrind's callgrind (`counted_hooks`), which no state of the machine moves (its
 speed drifts by half from hour to hour); the cache is made natively first.
+
+With `--floor`: the CPU time of the no-change hooks against `floor_steps`, the steps any design
+must take (parse what it keeps per article, stat each article file and page, register each
+page, hash each page's HTML, insert its head tags), in plain Python over the same cache: how
+much of the plugin's share is its own structure, and so what a redesign could gain.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import hashlib
 import itertools
 import json
 import logging
@@ -66,8 +73,10 @@ from mkdocs.structure.pages import Page
 from mkdocs_blogsvc import models
 from mkdocs_blogsvc.cache import Cache, CacheContents
 from mkdocs_blogsvc.config import Settings
+from mkdocs_blogsvc.manifest import PAGE_RECORD
 from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server.serialize import content_hash
+from mkdocs_blogsvc.session import generated_files
 from mkdocs_blogsvc.sync import SyncReport, sync_cache
 from tests.e2e.sites import write_credentials, write_site
 
@@ -296,6 +305,78 @@ def counted_build(folder: Path) -> None:
     build_share(config, plugin, empty, status)
 
 
+def floor_steps(config: MkDocsConfig, plugin: BlogServicePlugin) -> Callable[[], int]:
+    """The steps no design of a no-change build can leave out, in plain Python, over the cache a
+    build of this site made: what `--floor` compares the plugin's CPU time with. From a manifest
+    as lean as it can be (per article one list: content hash, article file and its stat, slug,
+    the page's stat, the HTML's key, the head tags' place in the pack), parsed; `knownArticles`
+    encoded; a stat of each article file and page and MkDocs' `File` of each page; then per page
+    its HTML hashed (the sanitised HTML's key) and its head tags taken from the pack and inserted.
+    The steps return how many pages they went through."""
+    coordinator = plugin.coordinator
+    assert coordinator is not None
+    cache, posts_dir = coordinator.cache, coordinator.settings.posts_dir
+    lean: dict[str, list[Any]] = {}
+    for article_id, entry in cache.load().entries.items():
+        assert entry.summary is not None and entry.article_stat is not None and entry.outputs is not None
+        assert entry.outputs_header is not None
+        page = entry.records[PAGE_RECORD]
+        lean[article_id] = [
+            entry.content_hash,
+            entry.article_file,
+            *entry.article_stat,
+            entry.summary.slug,
+            page["size"],
+            page["mtimeNs"],
+            entry.outputs_header["html"]["key"],
+            *entry.outputs,
+        ]
+    manifest, pack = json.dumps(lean).encode(), cache.outputs_path.read_bytes()
+    bodies = {entry[4]: body_html(f"{entry[4]}.md") for entry in lean.values()}
+    root, pages = f"{cache.root}/", f"{cache.page_file(posts_dir)}/"
+    generated = generated_files(config)  # the quickest way known to make MkDocs' `File`
+
+    def steps() -> int:
+        articles = json.loads(manifest)
+        json.dumps({"knownArticles": [{"id": key, "contentHash": entry[0]} for key, entry in articles.items()]})
+        files = []
+        for _hash, article_file, size, mtime, slug, page_size, page_mtime, *_rest in articles.values():
+            found = os.stat(root + article_file)
+            assert (found.st_size, found.st_mtime_ns) == (size, mtime)
+            found = os.stat(f"{pages}{slug}.md")
+            assert (found.st_size, found.st_mtime_ns) == (page_size, page_mtime)
+            files.append(generated(f"{posts_dir}/{slug}.md", f"{pages}{slug}.md"))
+        for entry in articles.values():
+            hashlib.sha256(bodies[entry[4]].encode("utf-8")).hexdigest()
+            offset, length = entry[8], entry[9]
+            HTML.replace("</head>", pack[offset : offset + length].decode("utf-8") + "</head>", 1)
+        return len(files)
+
+    return steps
+
+
+def measure_floor(count: int, runs: int) -> tuple[float, float]:
+    """The least CPU time of `runs` no-change builds' hooks and of `runs` runs of `floor_steps`,
+    taken alternately in one process (the machine's speed drifts)."""
+    full, empty, status = answers(count)
+    plugin_cpu, floor_cpu = [], []
+    with tempfile.TemporaryDirectory(prefix="blogsvc-share-") as tmp:
+        for answer in (full, empty):
+            config, plugin = site(Path(tmp))
+            build_share(config, plugin, answer, status)
+        steps = floor_steps(config, plugin)
+        for _ in range(runs):
+            config, plugin = site(Path(tmp))
+            plugin_cpu.append(build_share(config, plugin, empty, status).cpu)
+            gc.collect()
+            gc.disable()  # as the plugin pauses the collector around its bulk work
+            started = time.process_time()
+            steps()
+            floor_cpu.append(time.process_time() - started)
+            gc.enable()
+    return min(plugin_cpu), min(floor_cpu)
+
+
 def measure(count: int, runs: int) -> dict[str, Any]:
     full, empty, status = answers(count)
     cold, unchanged = [], []
@@ -325,6 +406,7 @@ def main() -> None:
     parser.add_argument("--articles", type=int, nargs="+", default=[1000, 5000, 10000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--instructions", action="store_true", help="count the hooks' instructions (callgrind)")
+    parser.add_argument("--floor", action="store_true", help="compare with the steps no design can leave out")
     parser.add_argument("--counted-build", type=Path, help=argparse.SUPPRESS)  # the child callgrind runs
     args = parser.parse_args()
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
@@ -340,6 +422,16 @@ def main() -> None:
         for count in args.articles:
             counted = count_instructions(count)
             print(f"| {count:,} | {counted / 1e6:,.0f} M | {counted / count / 1e3:,.0f} k |")
+            sys.stdout.flush()
+        return
+    if args.floor:
+        print("CPU time of a no-change build's hooks against the steps no design can leave out (`floor_steps`):")
+        print()
+        print("| articles | plugin | floor | ratio |")
+        print("|---|---|---|---|")
+        for count in args.articles:
+            plugin_cpu, floor_cpu = measure_floor(count, args.runs)
+            print(f"| {count:,} | {plugin_cpu:.3f} s | {floor_cpu:.3f} s | {plugin_cpu / floor_cpu:.1f} |")
             sys.stdout.flush()
         return
     print(

@@ -38,6 +38,12 @@ def test_plugin_share_builds_cold_then_with_nothing_changed(tmp_path: Path) -> N
     counted = bench_plugin_share.build_share(config, plugin, empty, status)
     assert counted.registered == 12 and plugin.last_report is not None and plugin.last_report.unchanged == 12
 
+    # What `--floor` compares with, over the same cache: its own checks fail if what it reads
+    # (the stats, the pack's places) is not what the cache holds.
+    assert bench_plugin_share.floor_steps(config, plugin)() == 12
+    plugin_cpu, floor_cpu = bench_plugin_share.measure_floor(3, runs=1)
+    assert plugin_cpu > floor_cpu > 0
+
 
 def test_counted_hooks_pass_arguments_and_results_through() -> None:
     hooks = SimpleNamespace(**{name: lambda *a, _n=name, **k: (_n, a, k) for name in bench_plugin_share.HOOKS})
