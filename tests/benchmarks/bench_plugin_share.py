@@ -55,7 +55,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -401,6 +401,27 @@ def median(phases: list[Phases], name: str) -> float:
     return float(statistics.median(getattr(p, name) for p in phases))
 
 
+def print_rows(title: str, columns: list[str], rows: Iterable[list[str]]) -> None:
+    """A Markdown table under `title`, each row printed as soon as it is measured."""
+    print(title)
+    print()
+    print(f"| {' | '.join(columns)} |")
+    print("|" + "---|" * len(columns))
+    for row in rows:
+        print(f"| {' | '.join(row)} |")
+        sys.stdout.flush()
+
+
+def instructions_row(count: int) -> list[str]:
+    counted = count_instructions(count)
+    return [f"{count:,}", f"{counted / 1e6:,.0f} M", f"{counted / count / 1e3:,.0f} k"]
+
+
+def floor_row(count: int, runs: int) -> list[str]:
+    plugin_cpu, floor_cpu = measure_floor(count, runs)
+    return [f"{count:,}", f"{plugin_cpu:.3f} s", f"{floor_cpu:.3f} s", f"{plugin_cpu / floor_cpu:.1f}"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--articles", type=int, nargs="+", default=[1000, 5000, 10000])
@@ -415,24 +436,18 @@ def main() -> None:
         return
     print(f"# bench_plugin_share: {' '.join(sys.argv[1:]) or '(defaults)'}")
     if args.instructions:
-        print("Instructions of the plugin's hooks in one no-change build (callgrind, PYTHONHASHSEED=0):")
-        print()
-        print("| articles | instructions | per article |")
-        print("|---|---|---|")
-        for count in args.articles:
-            counted = count_instructions(count)
-            print(f"| {count:,} | {counted / 1e6:,.0f} M | {counted / count / 1e3:,.0f} k |")
-            sys.stdout.flush()
+        print_rows(
+            "Instructions of the plugin's hooks in one no-change build (callgrind, PYTHONHASHSEED=0):",
+            ["articles", "instructions", "per article"],
+            (instructions_row(count) for count in args.articles),
+        )
         return
     if args.floor:
-        print("CPU time of a no-change build's hooks against the steps no design can leave out (`floor_steps`):")
-        print()
-        print("| articles | plugin | floor | ratio |")
-        print("|---|---|---|---|")
-        for count in args.articles:
-            plugin_cpu, floor_cpu = measure_floor(count, args.runs)
-            print(f"| {count:,} | {plugin_cpu:.3f} s | {floor_cpu:.3f} s | {plugin_cpu / floor_cpu:.1f} |")
-            sys.stdout.flush()
+        print_rows(
+            "CPU time of a no-change build's hooks against the steps no design can leave out (`floor_steps`):",
+            ["articles", "plugin", "floor", "ratio"],
+            (floor_row(count, args.runs) for count in args.articles),
+        )
         return
     print(
         f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at start; "
