@@ -107,19 +107,20 @@ def inputs_hash(*inputs: Any, text: str = "") -> str:
     every article page of every build, so a string input (most of them) is taken as it is,
     marked `s`, None as `n`, and any other value as its compact JSON, marked `j`, NUL between
     them (a string holding a NUL goes as JSON, which escapes it); then `text` (a page's HTML)
-    as it is."""
-    parts = [
-        f"s{value}"
-        if type(value) is str and "\0" not in value
-        else "n"
-        if value is None
-        else "j[]"
-        if value == []
-        else f"j{compact_json(value)}"
-        for value in inputs
-    ]
+    as it is. (A plain loop and `hashlib` called directly: half the time of a comprehension
+    of f-strings and `sha256`, three times per article page.)"""
+    parts = []
+    for value in inputs:
+        if type(value) is str and "\0" not in value:
+            parts.append("s" + value)
+        elif value is None:
+            parts.append("n")
+        elif value == []:
+            parts.append("j[]")
+        else:
+            parts.append("j" + compact_json(value))
     parts.append(text)
-    return sha256("\0".join(parts))
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
 
 
 def sha256(data: bytes | str) -> str:

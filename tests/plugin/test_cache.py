@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mkdocs_blogsvc.cache import Cache
-from mkdocs_blogsvc.fileio import inside, sha256
+from mkdocs_blogsvc.fileio import inputs_hash, inside, sha256
 from mkdocs_blogsvc.manifest import Entry, Manifest
 from mkdocs_blogsvc.models import Article, ArticleSummary
 from tests.plugin.test_render import article
@@ -194,3 +194,12 @@ def test_what_reading_the_cache_set_aside_from_the_collector_is_given_back_with_
             cache.read()
         assert gc.get_freeze_count() > 0
     assert gc.get_freeze_count() == 0
+
+
+def test_the_inputs_hash_encoding_stays_as_every_cached_key_was_made() -> None:
+    """Every page record and output key in users' caches was hashed this way: a change here
+    would render and sanitise every article again. Strings as they are (`s`), None as `n`, other
+    values (and a string holding a NUL) as compact JSON (`j`), NUL between, then the text."""
+    encoded = 'ss\0n\0j[]\0j[["u","é"]]\0j"a\\u0000b"\0j7\0<p>page</p>'
+    assert inputs_hash("s", None, [], [("u", "é")], "a\0b", 7, text="<p>page</p>") == sha256(encoded)
+    assert inputs_hash("only") == sha256("sonly\0")
