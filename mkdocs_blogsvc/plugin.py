@@ -159,7 +159,7 @@ class BlogServicePlugin(BasePlugin[BlogServiceConfig]):
         try:
             if session is not None:
                 with _as_plugin_error:
-                    session.finish(Path(config.site_dir), config.site_url)
+                    session.finish(Path(config.site_dir))
         finally:  # the cache lock is held until here: the manifest is saved under it
             self._end_build(session)
         if self.background is not None:  # `mkdocs serve`: mkdocs.yml may have switched the background sync on

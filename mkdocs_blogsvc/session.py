@@ -290,7 +290,7 @@ class BuildSession:
         cover = self.site.image_table.by_src.get(found.cover_src) if local_cover and found.cover_src else None
         return local_cover, images, cover
 
-    def finish(self, site_dir: Path, site_url: str | None) -> None:
+    def finish(self, site_dir: Path) -> None:
         """Record where each article's page was built (`file.url` after every plugin ran, and
         only if the file is in site_dir) and the outputs kept, then write a redirect page at
         each earlier address. Raises `SiteUnwritable`."""
@@ -318,7 +318,7 @@ class BuildSession:
             return
         planned = redirects.plan(histories, current)
         pages = [
-            (r, redirects.page(r, title=titles[r.article_id], site_url=site_url, language=self.language))
+            (r, redirects.page(r, title=titles[r.article_id], site_url=self.site_url or None, language=self.language))
             for r in planned
         ]
         try:
