@@ -66,7 +66,7 @@ from mkdocs_blogsvc.fileio import (
     write_if_changed,
 )
 from mkdocs_blogsvc.logs import log
-from mkdocs_blogsvc.manifest import MANIFEST_VERSION, Entry, Manifest
+from mkdocs_blogsvc.manifest import MANIFEST_VERSION, Entry, Manifest, OtherVersion
 from mkdocs_blogsvc.models import Article, ArticleSummary
 
 MANIFEST_NAME = "manifest.json"
@@ -330,23 +330,19 @@ class Cache:
     def _load(self) -> Manifest:
         path = self.manifest_path
         try:
-            data = json.loads(path.read_bytes())
+            return Manifest.decode(
+                path.read_bytes(),
+                lambda article_id, exc: log.info(
+                    "cache entry of article %r dropped (%s): it will be downloaded again", article_id, exc
+                ),
+            )
         except FileNotFoundError:
             log.debug("no manifest in %s: full sync", self.root)
-            return Manifest()
+        except OtherVersion as exc:
+            log.info("the cache manifest has format version %r, not %r: full sync", exc.version, MANIFEST_VERSION)
         except (OSError, ValueError) as exc:
             log.info("the cache manifest %s cannot be read (%s): full sync", path, exc)
-            return Manifest()
-        if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
-            version = data.get("version") if isinstance(data, dict) else None
-            log.info("the cache manifest has format version %r, not %r: full sync", version, MANIFEST_VERSION)
-            return Manifest()
-        return Manifest.from_json(
-            data,
-            lambda article_id, exc: log.info(
-                "cache entry of article %r dropped (%s): it will be downloaded again", article_id, exc
-            ),
-        )
+        return Manifest()
 
     def save(self, manifest: Manifest) -> None:
         """Replace the manifest atomically and durably (the commit point of a sync). Compact

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import msgspec
+
 from mkdocs_blogsvc.errors import InvalidResponse, UnusableTokenResponse
 
 T = TypeVar("T")
@@ -179,13 +181,15 @@ class Listed(Protocol):
     def published_at(self) -> datetime: ...
 
 
-@per_article
-class ArticleSummary:
+class ArticleSummary(msgspec.Struct, frozen=True, kw_only=True, gc=False, rename="camel"):
     """What a build needs of a cached article besides rendering it: where its page goes (id,
     slug, the title for a made-up slug, dates) and which images it wants. The cache manifest
-    keeps one per article, so a build with nothing changed reads no article file."""
+    keeps one per article, so a build with nothing changed reads no article file. A msgspec
+    `Struct`: the manifest's JSON is decoded straight into it (`manifest.decode`), fields
+    checked and dates parsed in C."""
 
-    id: str
+    #: the article's id: the manifest's key, not part of the summary's JSON (set when read).
+    id: str = ""
     slug: str
     title: str
     published_at: datetime
@@ -216,33 +220,6 @@ class ArticleSummary:
             "coverImageUrl": self.cover_image_url,
             "imageUrls": list(self.image_urls),
         }
-
-    @classmethod
-    def from_json(cls, article_id: str, data: Any) -> ArticleSummary:
-        """Raises `InvalidResponse` when a field is missing or of the wrong type. (Read for every
-        article of every build: checks written out rather than through `_get`.)"""
-        try:
-            slug, title, cover, urls = data["slug"], data["title"], data["coverImageUrl"], data["imageUrls"]
-            published, updated = parse_timestamp(data["publishedAt"]), parse_timestamp(data["updatedAt"])
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise InvalidResponse(f"summary of article {article_id!r} is incomplete ({exc})") from None
-        if not (
-            isinstance(slug, str)
-            and isinstance(title, str)
-            and (cover is None or isinstance(cover, str))
-            and isinstance(urls, list)
-            and (not urls or all(isinstance(url, str) for url in urls))
-        ):
-            raise InvalidResponse(f"summary of article {article_id!r} has fields of the wrong type")
-        return cls(
-            id=article_id,
-            slug=slug,
-            title=title,
-            published_at=published,
-            updated_at=updated,
-            cover_image_url=cover,
-            image_urls=tuple(urls),
-        )
 
 
 def format_timestamp(moment: datetime) -> str:

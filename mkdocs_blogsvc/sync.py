@@ -28,6 +28,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
+import msgspec
+
 from mkdocs_blogsvc import collector
 from mkdocs_blogsvc.api import display_url
 from mkdocs_blogsvc.cache import Cache, CacheContents, CachedArticles
@@ -233,7 +235,7 @@ def _commit(
             manifest.entries[article_id] = entry  # the common case of a build: nothing to copy
             continue
         unchanged = False
-        manifest.entries[article_id] = replace(
+        manifest.entries[article_id] = msgspec.structs.replace(
             entry,
             images=images,
             image_sizes=sizes,

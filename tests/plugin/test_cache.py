@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import gc
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.fileio import inputs_hash, inside, sha256
@@ -30,7 +30,14 @@ def cached(cache_dir: Path, item: Article, image: bytes | None = b"\x89PNG\r\n\x
     if image is not None:
         write(cache_dir / "images" / "c.png", image)
         images, sizes = {"https://img.test/cover.png": "images/c.png"}, {"https://img.test/cover.png": len(image)}
-    return Entry(item.id, item.content_hash, relative, sha256(data), images, sizes)
+    return Entry(
+        id=item.id,
+        content_hash=item.content_hash,
+        article_file=relative,
+        article_sha256=sha256(data),
+        images=images,
+        image_sizes=sizes,
+    )
 
 
 def test_round_trip(tmp_path: Path) -> None:
@@ -45,14 +52,16 @@ def test_round_trip(tmp_path: Path) -> None:
 
 
 def test_entries_and_summaries_compare_hash_and_change_like_frozen_dataclasses() -> None:
-    """`models.per_article`: built like plain dataclasses, used like frozen ones."""
+    """Frozen msgspec structs: changed by replacing them, compared by value, no dict each."""
     summary = ArticleSummary.of(article())
-    entry = Entry("c1", "h", "articles/a.json", "d", summary=summary)
+    entry = Entry(id="c1", content_hash="h", article_file="articles/a.json", article_sha256="d", summary=summary)
     assert replace(summary) == summary and hash(replace(summary)) == hash(summary)
     renamed = replace(summary, title="Renamed")
     assert (renamed.title, summary.title) == ("Renamed", article().title) and renamed != summary
     assert replace(entry, article_sha256="e") != entry and entry.article_sha256 == "d"
     assert not hasattr(entry, "__dict__") and not hasattr(summary, "__dict__")  # slots: no dict per article
+    with pytest.raises(AttributeError):
+        entry.article_sha256 = "e"  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("content", [b"", b"{not json", b"[]", b'{"version": 99, "articles": {}}', b"\xff\xfe"])
@@ -66,8 +75,10 @@ def test_a_broken_entry_is_dropped_and_the_others_kept(tmp_path: Path) -> None:
     good = cached(tmp_path, article())
     data = Manifest({good.id: good}).to_json()
     data["articles"]["broken"] = {"contentHash": 5}
+    data["articles"]["empty"] = {**data["articles"][good.id], "contentHash": ""}
     (tmp_path / "manifest.json").write_text(json.dumps(data))
-    assert list(Cache(tmp_path).load().entries) == [good.id]
+    loaded = Cache(tmp_path).load()
+    assert list(loaded.entries) == [good.id] and loaded.entries[good.id] == good  # read entry by entry, ids given
 
 
 @pytest.mark.parametrize(
@@ -111,7 +122,7 @@ def test_verify_drops_damaged_articles_so_they_are_sent_again(tmp_path: Path, da
     else:
         outside = tmp_path.parent / "outside.json"
         outside.write_text(json.dumps(article().to_json()))
-        entry = Entry(entry.id, entry.content_hash, "../outside.json", sha256(outside.read_bytes()))
+        entry = replace(entry, article_file="../outside.json", article_sha256=sha256(outside.read_bytes()), images={})
     loaded = Manifest({entry.id: entry, other.id: other})
     assert list(Cache(tmp_path).check(loaded)) == [other.id]
     assert [known.id for known in loaded.known_articles()] == [other.id]
@@ -134,15 +145,7 @@ def test_save_creates_the_folder_replaces_and_leaves_no_temp_file(tmp_path: Path
 
 def test_recorded_data_of_entries_and_of_the_blog_survives_a_round_trip(tmp_path: Path) -> None:
     entry = cached(tmp_path, article())
-    recorded = Entry(
-        entry.id,
-        entry.content_hash,
-        entry.article_file,
-        entry.article_sha256,
-        entry.images,
-        entry.image_sizes,
-        records={"urls": ["blog/posts/a/"], "renderHash": "abc"},
-    )
+    recorded = replace(entry, records={"urls": ["blog/posts/a/"], "renderHash": "abc"})
     saved = Manifest({entry.id: recorded}, records={"redirects": {"old/": "new/"}})
     Cache(tmp_path).save(saved)
     assert Cache(tmp_path).load() == saved

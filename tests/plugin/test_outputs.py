@@ -3,10 +3,10 @@ trusted when they do not match, compacted when mostly garbage, and the earlier l
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from mkdocs_blogsvc import outputs
 from mkdocs_blogsvc.cache import Cache

@@ -11,13 +11,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from msgspec.structs import replace
 from sqlalchemy import update
 
 from mkdocs_blogsvc import cache as cache_module
