@@ -259,7 +259,7 @@ class BlogServiceClient:
         7694); a 415 to a gzipped body sends it again plain, and the service is not sent gzip
         again by this process."""
         path = "/api/v1/sync"
-        body = json.dumps({"knownArticles": models.known_articles(known)}, separators=(",", ":")).encode("utf-8")
+        body = models.sync_body(known)
         plain = {"Content-Type": "application/json"}
         response = None
         if len(body) > GZIP_ABOVE_BYTES and self.encodings.takes_gzip(self.base_url):

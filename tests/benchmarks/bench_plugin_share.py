@@ -119,7 +119,7 @@ class AnswerClient:
         self.image = SAMPLE_COVER.read_bytes()
 
     def sync(self, known: Sequence[models.KnownArticle]) -> models.SyncResult:
-        json.dumps({"knownArticles": models.known_articles(known)})  # the request body, as the client encodes it
+        models.sync_body(known)  # the request body, as the client encodes it
         return models.SyncResult.from_json(json.loads(self.answer))
 
     def status(self) -> models.BlogStatus:

@@ -386,6 +386,15 @@ def test_a_large_sync_body_is_sent_gzip_and_answered(real_client) -> None:
     assert "Content-Encoding" not in requests[-1].headers and small.deleted == ()
 
 
+def test_the_sync_body_is_the_specs_json_whatever_the_ids_hold() -> None:
+    known = [models.KnownArticle("c1", "a" * 64), models.KnownArticle('é "\\ \u2028', "b" * 64)]
+    body = models.sync_body(known)
+    assert json.loads(body.decode("utf-8")) == {
+        "knownArticles": [{"id": "c1", "contentHash": "a" * 64}, {"id": 'é "\\ \u2028', "contentHash": "b" * 64}]
+    }
+    assert body.startswith(b'{"knownArticles":[{"id":"c1","contentHash":"') and b" " not in body[:40]
+
+
 # --- TLS: made when an https service is first called, verified as httpx verifies ----------------
 
 
