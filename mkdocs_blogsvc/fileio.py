@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 #: Windows opens files in text mode unless told otherwise; elsewhere this flag does not exist.
 _O_BINARY: int = getattr(os, "O_BINARY", 0)
 
@@ -103,24 +105,15 @@ def compact_json(value: Any) -> str:
 
 
 def inputs_hash(*inputs: Any, text: str = "") -> str:
-    """The hash of what a cached result depends on (a page's inputs, an output's): computed for
-    every article page of every build, so a string input (most of them) is taken as it is,
-    marked `s`, None as `n`, and any other value as its compact JSON, marked `j`, NUL between
-    them (a string holding a NUL goes as JSON, which escapes it); then `text` (a page's HTML)
-    as it is. (A plain loop and `hashlib` called directly: half the time of a comprehension
-    of f-strings and `sha256`, three times per article page.)"""
-    parts = []
-    for value in inputs:
-        if type(value) is str and "\0" not in value:
-            parts.append("s" + value)
-        elif value is None:
-            parts.append("n")
-        elif value == []:
-            parts.append("j[]")
-        else:
-            parts.append("j" + compact_json(value))
-    parts.append(text)
-    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+    """The hash of what a cached result depends on (a page's inputs, an output's): the inputs as
+    one compact JSON array (msgspec's encoder: a third of the time of a loop over them, three
+    times per article page of every build), a NUL, then `text` (a page's HTML) as it is."""
+    digest = hashlib.sha256(_INPUTS_ENCODER.encode(inputs))
+    digest.update(b"\0" + text.encode("utf-8"))
+    return digest.hexdigest()
+
+
+_INPUTS_ENCODER = msgspec.json.Encoder()
 
 
 def sha256(data: bytes | str) -> str:

@@ -201,8 +201,9 @@ def test_what_reading_the_cache_set_aside_from_the_collector_is_given_back_with_
 
 def test_the_inputs_hash_encoding_stays_as_every_cached_key_was_made() -> None:
     """Every page record and output key in users' caches was hashed this way: a change here
-    would render and sanitise every article again. Strings as they are (`s`), None as `n`, other
-    values (and a string holding a NUL) as compact JSON (`j`), NUL between, then the text."""
-    encoded = 'ss\0n\0j[]\0j[["u","é"]]\0j"a\\u0000b"\0j7\0<p>page</p>'
+    would render and sanitise every article again. The inputs as one compact JSON array (UTF-8,
+    tuples as arrays, a NUL escaped), a NUL, then the text."""
+    encoded = '["s",null,[],[["u","é"]],"a\\u0000b",7]\0<p>page</p>'
     assert inputs_hash("s", None, [], [("u", "é")], "a\0b", 7, text="<p>page</p>") == sha256(encoded)
-    assert inputs_hash("only") == sha256("sonly\0")
+    assert inputs_hash("only") == sha256('["only"]\0')
+    assert inputs_hash("a", "b") != inputs_hash("a\0b") != inputs_hash("ab")
