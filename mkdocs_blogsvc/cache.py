@@ -346,11 +346,10 @@ class Cache:
 
     def save(self, manifest: Manifest) -> None:
         """Replace the manifest atomically and durably (the commit point of a sync). Compact
-        JSON: indentation would send the dump through json's Python encoder (at 10,000
-        articles 0.4 s against 0.16 s) and make the file a fifth larger to read."""
-        text = compact_json(manifest.to_json()) + "\n"
+        JSON (`compact_json`): indented, the file would be a fifth larger to read."""
+        data = compact_json(manifest.to_json()) + b"\n"
         self.root.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.manifest_path, text.encode("utf-8"))
+        atomic_write(self.manifest_path, data)
         manifest.unsaved = False
 
     def check(self, manifest: Manifest) -> CachedArticles:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import secrets
 from collections.abc import Iterable
@@ -94,26 +93,23 @@ def safe_relative(relative: str) -> bool:
     )
 
 
-#: `compact_json`'s encoder, made once (`json.dumps` with options builds one on every call).
-_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+def compact_json(value: Any) -> bytes:
+    """`value` as compact JSON in UTF-8 (no spaces, non-ASCII as it is), by msgspec's encoder:
+    the cache's manifest and image table, and the text every inputs hash is taken over (at
+    10,000 articles the manifest in a tenth of the time of `json`'s C encoder, the same bytes)."""
+    return _ENCODER.encode(value)
 
 
-def compact_json(value: Any) -> str:
-    """`json.dumps(value, ensure_ascii=False, separators=(",", ":"))`: the text hashed for the
-    keys of pages and outputs, computed for every article page of every build."""
-    return _COMPACT_JSON.encode(value)
+_ENCODER = msgspec.json.Encoder()
 
 
 def inputs_hash(*inputs: Any, text: str = "") -> str:
     """The hash of what a cached result depends on (a page's inputs, an output's): the inputs as
-    one compact JSON array (msgspec's encoder: a third of the time of a loop over them, three
-    times per article page of every build), a NUL, then `text` (a page's HTML) as it is."""
-    digest = hashlib.sha256(_INPUTS_ENCODER.encode(inputs))
+    one compact JSON array (a third of the time of a loop over them, three times per article
+    page of every build), a NUL, then `text` (a page's HTML) as it is."""
+    digest = hashlib.sha256(compact_json(inputs))
     digest.update(b"\0" + text.encode("utf-8"))
     return digest.hexdigest()
-
-
-_INPUTS_ENCODER = msgspec.json.Encoder()
 
 
 def sha256(data: bytes | str) -> str:

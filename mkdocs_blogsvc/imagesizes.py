@@ -254,8 +254,8 @@ def _load(cache: Cache) -> dict[str, Any]:
 
 def _save(cache: Cache, records: Mapping[str, Any]) -> None:
     """Write the table when its bytes differ (a build with nothing changed writes nothing)."""
-    text = compact_json({"version": TABLE_VERSION, "images": dict(sorted(records.items()))}) + "\n"
+    data = compact_json({"version": TABLE_VERSION, "images": dict(sorted(records.items()))}) + b"\n"
     try:
-        write_if_changed(cache.image_table_path, text.encode("utf-8"), durable=False)
+        write_if_changed(cache.image_table_path, data, durable=False)
     except OSError as exc:
         log.debug("image table not saved (%s): read again next build", exc)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import msgspec
 
 from mkdocs_blogsvc.errors import InvalidResponse, UnusableTokenResponse
+from mkdocs_blogsvc.fileio import compact_json
 
 T = TypeVar("T")
 
@@ -437,8 +438,6 @@ def _access_lifetime(value: Any) -> tuple[float, str | None]:
 
 def sync_body(known: Sequence[KnownArticle]) -> bytes:
     """The JSON body of a sync request, compact UTF-8: `{"knownArticles": [...]}` (encoded by
-    msgspec: at 10,000 known articles 0.6 ms, where `json.dumps` of their dicts took 21 ms)."""
-    return _ENCODER.encode({"knownArticles": known})
-
-
-_ENCODER = msgspec.json.Encoder()
+    msgspec from the structs: at 10,000 known articles 0.6 ms, where `json.dumps` of their
+    dicts took 21 ms)."""
+    return compact_json({"knownArticles": known})
