@@ -379,7 +379,7 @@ class Manifest:
             typed: _ManifestFile | None = _MANIFEST_FILE.decode(raw)
         except msgspec.ValidationError:
             typed = None
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # not JSON, or nested too deep for it
             raise ValueError(str(exc)) from None
         if typed is not None:
             if typed.version != MANIFEST_VERSION:
@@ -387,7 +387,10 @@ class Manifest:
             manifest = cls._of_file(typed.blog_language, typed.blog_name, typed.rendered, typed.records)
             manifest.entries = {article_id: _with_id(entry, article_id) for article_id, entry in typed.articles.items()}
             return manifest
-        data = msgspec.json.decode(raw)
+        try:
+            data = msgspec.json.decode(raw)
+        except (msgspec.DecodeError, RecursionError) as exc:
+            raise ValueError(str(exc)) from None
         if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
             raise OtherVersion(data.get("version") if isinstance(data, dict) else None)
         manifest = cls._of_file(

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 
 import msgspec
 
@@ -182,6 +182,10 @@ class Listed(Protocol):
     def published_at(self) -> datetime: ...
 
 
+#: A timestamp with its offset (compared with the service's, which are all aware).
+_Aware = Annotated[datetime, msgspec.Meta(tz=True)]
+
+
 class ArticleSummary(msgspec.Struct, frozen=True, kw_only=True, gc=False, rename="camel"):
     """What a build needs of a cached article besides rendering it: where its page goes (id,
     slug, the title for a made-up slug, dates) and which images it wants. The cache manifest
@@ -193,8 +197,8 @@ class ArticleSummary(msgspec.Struct, frozen=True, kw_only=True, gc=False, rename
     id: str = ""
     slug: str
     title: str
-    published_at: datetime
-    updated_at: datetime
+    published_at: _Aware
+    updated_at: _Aware
     cover_image_url: str | None
     #: the cover's URL first, then the inline images', each once.
     image_urls: tuple[str, ...]

@@ -64,7 +64,20 @@ def test_entries_and_summaries_compare_hash_and_change_like_frozen_dataclasses()
         entry.article_sha256 = "e"  # type: ignore[misc]
 
 
-@pytest.mark.parametrize("content", [b"", b"{not json", b"[]", b'{"version": 99, "articles": {}}', b"\xff\xfe"])
+NESTED = b'{"version":1,"articles":{"a":{"contentHash":"h","article":"a","articleSha256":"s","records":{"x":'
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"{not json",
+        b"[]",
+        b'{"version": 99, "articles": {}}',
+        b"\xff\xfe",
+        NESTED + b"[" * 100_000 + b"]" * 100_000 + b"}}}}",  # deeper than any decoder recurses
+    ],
+)
 def test_missing_corrupt_or_unknown_version_is_an_empty_manifest(tmp_path: Path, content: bytes) -> None:
     assert Cache(tmp_path).load() == Manifest()
     (tmp_path / "manifest.json").write_bytes(content)
@@ -82,7 +95,14 @@ def test_a_broken_entry_is_dropped_and_the_others_kept(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "damage", [{"imageUrls": ["https://img.test/a.png", 1]}, {"coverImageUrl": 5}, {"title": None}]
+    "damage",
+    [
+        {"imageUrls": ["https://img.test/a.png", 1]},
+        {"coverImageUrl": 5},
+        {"title": None},
+        {"updatedAt": "2026-01-01T00:00:00"},  # no offset: never compared with the aware ones
+        {"publishedAt": "yesterday"},
+    ],
 )
 def test_a_summary_with_a_field_of_the_wrong_type_is_read_again_from_the_article(
     tmp_path: Path, damage: dict[str, object]
