@@ -4,6 +4,7 @@
     python tests/benchmarks/bench_plugin_share.py --articles 500 2000 --runs 1
     python tests/benchmarks/bench_plugin_share.py --articles 10000 --instructions   # callgrind, minutes
     python tests/benchmarks/bench_plugin_share.py --articles 10000 --floor          # against a lower bound
+    python tests/benchmarks/bench_plugin_share.py --articles 10000 --runs 2 --busy 3   # loaded
 
 MkDocs itself grows faster than linearly with the number of pages (the navigation is rendered
 into every page, Material's blog plugin compares posts pairwise), so a whole build of 10,000
@@ -34,6 +35,9 @@ With `--instructions`, instead: the instructions the hooks of one no-change buil
 counted by Valgrind's callgrind (`counted_hooks`), which no state of the machine moves (its
 speed drifts by half from hour to hour); the cache is made natively first.
 
+With `--busy N`: any of the above beside N processes that only burn CPU (`busy_loops`), the
+machine loaded by other work (on 2 cores, 3 of them leave the build about half a core).
+
 With `--floor`: the CPU time of the no-change hooks against `floor_steps`, the steps any design
 must take (parse what it keeps per article, stat each article file and page, register each
 page, hash each page's HTML, insert its head tags), in plain Python over the same cache: how
@@ -43,6 +47,7 @@ much of the plugin's share is its own structure, and so what a redesign could ga
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import gc
 import hashlib
@@ -51,11 +56,12 @@ import json
 import logging
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -397,6 +403,19 @@ def measure(count: int, runs: int) -> dict[str, Any]:
     return {"cold": cold, "no change": unchanged, "peaks": peaks, "answer": len(full)}
 
 
+@contextlib.contextmanager
+def busy_loops(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """`count` processes that only burn CPU while the block runs: the machine busy with other
+    work (`--busy`), the state a no-change build must also stay under 1 s in. Killed on the way out."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield loops
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
 def median(phases: list[Phases], name: str) -> float:
     return float(statistics.median(getattr(p, name) for p in phases))
 
@@ -428,6 +447,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--instructions", action="store_true", help="count the hooks' instructions (callgrind)")
     parser.add_argument("--floor", action="store_true", help="compare with the steps no design can leave out")
+    parser.add_argument("--busy", type=int, default=0, help="measure beside this many busy processes (loaded)")
     parser.add_argument("--counted-build", type=Path, help=argparse.SUPPRESS)  # the child callgrind runs
     args = parser.parse_args()
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
@@ -435,6 +455,12 @@ def main() -> None:
         counted_build(args.counted_build)
         return
     print(f"# bench_plugin_share: {' '.join(sys.argv[1:]) or '(defaults)'}")
+    with busy_loops(args.busy):
+        report(args)
+
+
+def report(args: argparse.Namespace) -> None:
+    """The table `args` ask for, printed row by row."""
     if args.instructions:
         print_rows(
             "Instructions of the plugin's hooks in one no-change build (callgrind, PYTHONHASHSEED=0):",
@@ -450,7 +476,8 @@ def main() -> None:
         )
         return
     print(
-        f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at start; "
+        f"machine: {os.cpu_count()} CPUs, {args.busy} busy processes beside, load average "
+        f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} at start; "
         f"Python {sys.version.split()[0]}; median of {args.runs} runs; every 10th article has a cover image"
     )
     print()

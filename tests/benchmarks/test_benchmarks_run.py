@@ -5,6 +5,8 @@ what is checked is what the benchmarks claim to measure, never a time."""
 from __future__ import annotations
 
 import argparse
+import os
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -43,6 +45,15 @@ def test_plugin_share_builds_cold_then_with_nothing_changed(tmp_path: Path) -> N
     assert bench_plugin_share.floor_steps(config, plugin)() == 12
     plugin_cpu, floor_cpu = bench_plugin_share.measure_floor(3, runs=1)
     assert plugin_cpu > floor_cpu > 0
+
+
+def test_busy_loops_burn_cpu_during_the_block_and_are_gone_after() -> None:
+    before = os.times().children_user  # CPU of reaped children
+    with bench_plugin_share.busy_loops(2) as loops:
+        time.sleep(0.5)
+        assert len(loops) == 2 and all(loop.poll() is None for loop in loops)
+    assert all(loop.returncode is not None for loop in loops)  # killed and reaped
+    assert os.times().children_user - before > 0.1  # more than starting Python twice: they looped
 
 
 def test_counted_hooks_pass_arguments_and_results_through() -> None:
