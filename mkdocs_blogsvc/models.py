@@ -190,7 +190,7 @@ class ArticleSummary(msgspec.Struct, frozen=True, kw_only=True, gc=False, rename
     """What a build needs of a cached article besides rendering it: where its page goes (id,
     slug, the title for a made-up slug, dates) and which images it wants. The cache manifest
     keeps one per article, so a build with nothing changed reads no article file. A msgspec
-    `Struct`: the manifest's JSON is decoded straight into it (`manifest.decode`), fields
+    `Struct`: the manifest's JSON is decoded straight into it (`Manifest.decode`), fields
     checked and dates parsed in C."""
 
     #: the article's id: the manifest's key, not part of the summary's JSON (set when read).
