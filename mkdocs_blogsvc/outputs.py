@@ -8,11 +8,11 @@ the article file's hash, the page's URL, the site's URLs of its images, the blog
 and the head template.
 
 Storage: one append-only file, `outputs.pack` (`Cache.outputs_path`), holding one record per
-article: its outputs' texts as raw UTF-8, one after the other. The article's manifest entry
-names its record (`Entry.outputs`: offset and length) and holds its header
-(`Entry.outputs_header`: per output its key, its size in bytes, what else it keeps, and the
-CRC-32 of the texts). So a build compares keys in the manifest it has parsed anyway (one JSON
-parse for all articles, not one per record), and reads the pack only for a text it needs: an
+article: its outputs' texts as raw UTF-8, the HTML's then the head tags'. The article's
+manifest entry names its record (`Entry.outputs`: offset and length) and holds its header
+(`Entry.outputs_header`, a `manifest.OutputsHeader`: per output its key, its size in bytes and
+what the sanitiser removed, and the CRC-32 of the texts). So a build compares keys in the
+manifest it has decoded anyway (typed, in the one pass over all articles), and reads the pack only for a text it needs: an
 HTML output equal to its input (the usual article: nothing to remove) keeps no text at all, so
 only the head tags are read. The pack is mapped once (about 1.3 kB an article), each record taken
 from memory: no file to open and no seek per article.
@@ -33,19 +33,29 @@ import secrets
 import zlib
 from typing import Any, BinaryIO
 
+import msgspec
+
 from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.fileio import inputs_hash
 from mkdocs_blogsvc.logs import log
-from mkdocs_blogsvc.manifest import Manifest
+from mkdocs_blogsvc.manifest import Entry, KeptOutput, Manifest, OutputsHeader
 
-#: The kinds of output.
+#: The kinds of output, in the order of their texts in a record (`OutputsHeader`'s fields).
 HTML = "html"
 HEAD = "head"
+KINDS = (HTML, HEAD)
 #: The pack is written again without its garbage when it is larger than twice its live records
 #: and than this (a small blog's pack is never worth rewriting).
 COMPACT_ABOVE = 1 << 20
-#: The header's key of the CRC-32 of the record's texts.
-_CHECK = "crc"
+
+
+class Output(msgspec.Struct, frozen=True, gc=False):
+    """One output of an article page: the hash of its inputs, its text (None: the output equals
+    its input, as the HTML of the usual article) and what the sanitiser removed (the HTML's)."""
+
+    key: str
+    text: str | None
+    removed: Any = None
 
 
 def key(*inputs: Any, text: str = "") -> str:
@@ -61,48 +71,52 @@ class PageOutputs:
     def __init__(self, cache: Cache, manifest: Manifest) -> None:
         self.cache = cache
         self.manifest = manifest
-        #: article id -> its outputs (kind -> data with its `key` and `text`: no `text` yet
-        #: when only its header was read) as read or changed this build, until flushed.
-        self._held: dict[str, dict[str, dict[str, Any]]] = {}
-        self._changed: set[str] = set()
+        #: article id -> its outputs by kind (texts read) since one was put this build, until flushed.
+        self._held: dict[str, dict[str, Output]] = {}
         #: the pack as it was when first read (mapped, not copied: at 10,000 articles 13 MB; the
         #: records appended since are read from the file).
         self._data: bytes | mmap.mmap | None = None
         self._reader: BinaryIO | None = None  # unbuffered: one seek and one read per record
         self._writer: BinaryIO | None = None
 
-    def get(self, article_id: str, kind: str, inputs: str) -> dict[str, Any] | None:
-        """The output of `kind` for this key (`inputs`): a dict with its `text` (None: the
-        output equals its input) and what else was kept; None when it must be computed."""
+    def get(self, article_id: str, kind: str, inputs: str) -> Output | None:
+        """The output of `kind` for this key (`inputs`); None when it must be computed."""
         held = self._held.get(article_id)
-        if held is None:  # nothing put or read for this article yet: the usual page of a build
-            return self._from_header(article_id, kind, inputs)
-        found = held.get(kind)
-        if found is None or found.get("key") != inputs:
+        if held is not None:  # an output of this article was put this build
+            found = held.get(kind)
+            return found if found is not None and found.key == inputs else None
+        entry = self.manifest.entries.get(article_id)  # the usual page of a build: straight from the header
+        if entry is None or entry.outputs_header is None:
             return None
-        if "text" not in found and not self._read_texts(article_id, held):
+        kept: KeptOutput | None = getattr(entry.outputs_header, kind)
+        if kept is None or kept.key != inputs:
             return None
-        return found
+        if kept.size is None:  # no text to read: the pack is not touched
+            return Output(inputs, None, kept.removed)
+        texts = self._texts(entry)
+        text = texts.get(kind) if texts is not None else None
+        return Output(inputs, text, kept.removed) if text is not None else None
 
-    def put(self, article_id: str, kind: str, inputs: str, data: dict[str, Any]) -> None:
-        """Keep `data` (with its `text`, str or None) as the output of `kind` for this key
-        (written by `flush`)."""
-        self._outputs(article_id)[kind] = {**data, "key": inputs}
-        self._changed.add(article_id)
+    def put(self, article_id: str, kind: str, output: Output) -> None:
+        """Keep `output` as the article's output of `kind` (written by `flush`)."""
+        held = self._held.get(article_id)
+        if held is None:  # the article's other outputs, as kept so far, go into its new record too
+            held = self._held[article_id] = self._kept(article_id)
+        held[kind] = output
 
     def flush(self, article_id: str | None = None) -> None:
         """Write the changed outputs of one article (after its last page hook), or of all and
         then the pack without its garbage when worthwhile, and forget them. An unwritable
         cache only means they are computed again next time."""
-        if article_id is not None and article_id not in self._held:
-            return  # the usual article page of a build: nothing read beyond the manifest, nothing changed
-        for found in [article_id] if article_id is not None else list(self._held):
-            held = self._held.pop(found, None)
-            if found in self._changed and held is not None:
-                self._changed.discard(found)
-                self._append(found, held)
-        if article_id is None:
-            self._compact_if_worthwhile()
+        if article_id is not None:
+            held = self._held.pop(article_id, None)
+            if held is not None:  # else the usual article page of a build: nothing changed
+                self._append(article_id, held)
+            return
+        for found, held in list(self._held.items()):
+            del self._held[found]
+            self._append(found, held)
+        self._compact_if_worthwhile()
 
     def close(self) -> None:
         if isinstance(self._data, mmap.mmap):
@@ -117,46 +131,21 @@ class PageOutputs:
 
     # --- reading ----------------------------------------------------------------------------
 
-    def _from_header(self, article_id: str, kind: str, inputs: str) -> dict[str, Any] | None:
-        """`get` straight from the header in the manifest, holding nothing (a build with nothing
-        changed calls this twice per article page: no copy of the other outputs)."""
+    def _kept(self, article_id: str) -> dict[str, Output]:
+        """Every output the article's record holds intact, texts read (none when it does not match)."""
         entry = self.manifest.entries.get(article_id)
-        if entry is None or entry.outputs is None or entry.outputs_header is None:
-            return None
+        texts = self._texts(entry) if entry is not None else None
+        if entry is None or entry.outputs_header is None or texts is None:
+            return {}
         header = entry.outputs_header
-        if type(header.get(_CHECK)) is not int:
-            return None
-        data = header.get(kind)
-        if type(data) is not dict or data.get("key") != inputs:
-            return None
-        size = data.get("size")
-        if size is None:
-            return {**data, "text": None}
-        record = self._record_bytes(entry.outputs) if type(size) is int else None
-        texts = _texts(record, header) if record is not None else None
-        return {**data, "text": texts[kind]} if texts is not None and kind in texts else None
+        return {kind: Output(kept.key, texts[kind], kept.removed) for kind in KINDS if (kept := getattr(header, kind))}
 
-    def _outputs(self, article_id: str) -> dict[str, dict[str, Any]]:
-        held = self._held.get(article_id)
-        if held is None:
-            entry = self.manifest.entries.get(article_id)
-            header = entry.outputs_header if entry is not None and entry.outputs is not None else None
-            held = self._held[article_id] = _outputs_of(header)
-        return held
-
-    def _read_texts(self, article_id: str, held: dict[str, dict[str, Any]]) -> bool:
-        """Give each output of `held` still without its text (as read from the header) its text
-        from the pack; False, and those outputs dropped, when the record does not match."""
-        entry = self.manifest.entries[article_id]
-        record = self._record_bytes(entry.outputs) if entry.outputs is not None else None
-        texts = _texts(record, entry.outputs_header) if record is not None else None
-        for kind, data in list(held.items()):
-            if "text" not in data:
-                if texts is None:
-                    del held[kind]
-                else:
-                    data["text"] = texts.get(kind)
-        return texts is not None
+    def _texts(self, entry: Entry) -> dict[str, str | None] | None:
+        """The texts of the entry's record by kind; None when it has none, or it does not match its header."""
+        if entry.outputs is None or entry.outputs_header is None:
+            return None
+        record = self._record_bytes(entry.outputs)
+        return _texts(record, entry.outputs_header) if record is not None else None
 
     def _record_bytes(self, where: tuple[int, int]) -> bytes | None:
         offset, length = where
@@ -175,12 +164,9 @@ class PageOutputs:
 
     # --- writing ----------------------------------------------------------------------------
 
-    def _append(self, article_id: str, outputs: dict[str, dict[str, Any]]) -> None:
-        entry = self.manifest.entries.get(article_id)
-        if entry is None:
+    def _append(self, article_id: str, outputs: dict[str, Output]) -> None:
+        if article_id not in self.manifest.entries:
             return
-        if any("text" not in data for data in outputs.values()):
-            self._read_texts(article_id, outputs)  # outputs kept but not asked for this build
         header, body = _record(outputs)
         try:
             if self._writer is None:
@@ -200,7 +186,7 @@ class PageOutputs:
         atomically; the manifest saved after it names the new offsets, and a manifest saved
         before names records that no longer match: they are computed again."""
         live = {
-            article_id: entry.outputs
+            article_id: (entry.outputs, entry.outputs_header)
             for article_id, entry in self.manifest.entries.items()
             if entry.outputs is not None and entry.outputs_header is not None
         }
@@ -208,7 +194,7 @@ class PageOutputs:
             size = os.path.getsize(self.cache.outputs_path)
         except OSError:
             return
-        if size <= max(COMPACT_ABOVE, 2 * sum(length for _offset, length in live.values())):
+        if size <= max(COMPACT_ABOVE, 2 * sum(length for (_offset, length), _header in live.values())):
             return
         self.close()
         path = self.cache.outputs_path
@@ -216,10 +202,10 @@ class PageOutputs:
         moved: dict[str, tuple[int, int]] = {}
         try:
             with open(path, "rb") as old, open(temp, "wb") as new:
-                for article_id, (offset, length) in sorted(live.items(), key=lambda item: item[1][0]):
+                for article_id, ((offset, length), header) in sorted(live.items(), key=lambda item: item[1][0]):
                     old.seek(offset)
                     record = old.read(length)
-                    if _texts(record, self.manifest.entries[article_id].outputs_header) is not None:  # else left behind
+                    if _texts(record, header) is not None:  # else left behind
                         moved[article_id] = (new.tell(), len(record))
                         new.write(record)
             os.replace(temp, path)
@@ -246,56 +232,37 @@ def _mapped(path: os.PathLike[str] | str) -> bytes | mmap.mmap:
             return b""
 
 
-def _record(outputs: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], bytes]:
-    """One record: its header (for the manifest) and its texts as UTF-8 (for the pack)."""
-    header: dict[str, Any] = {}
+def _record(outputs: dict[str, Output]) -> tuple[OutputsHeader, bytes]:
+    """One record: its header (for the manifest) and its texts as UTF-8 (for the pack), in the
+    order of `KINDS`."""
+    kept: dict[str, KeptOutput] = {}
     texts = []
-    for kind, data in outputs.items():
-        text = data.get("text")
-        encoded = text.encode("utf-8") if isinstance(text, str) else b""
-        header[kind] = {
-            **{k: v for k, v in data.items() if k != "text"},
-            "size": len(encoded) if isinstance(text, str) else None,
-        }
-        texts.append(encoded)
+    for kind in KINDS:
+        output = outputs.get(kind)
+        if output is not None:
+            encoded = output.text.encode("utf-8") if output.text is not None else None
+            kept[kind] = KeptOutput(output.key, len(encoded) if encoded is not None else None, output.removed)
+            texts.append(encoded or b"")
     body = b"".join(texts)
-    header[_CHECK] = zlib.crc32(body)  # a record's texts damaged, or another's, are noticed, not served
-    return header, body
+    # the CRC-32: a record's texts damaged, or another's, are noticed, not served
+    return OutputsHeader(zlib.crc32(body), **kept), body
 
 
-def _outputs_of(header: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """The outputs a record's header (as stored in the manifest) describes, their texts not yet
-    read (a text of size None is None: the output equals its input); none when it is malformed."""
-    if header is None or type(header.get(_CHECK)) is not int:
-        return {}  # none, or written before records had a checksum: computed again
-    outputs: dict[str, dict[str, Any]] = {}
-    for kind, data in header.items():
-        if kind == _CHECK:
-            continue
-        if not isinstance(data, dict) or not isinstance(data.get("key"), str):
-            return {}
-        size = data.get("size")
-        if size is None:
-            outputs[kind] = {**data, "text": None}
-        elif type(size) is int and size >= 0:
-            outputs[kind] = dict(data)
-        else:
-            return {}
-    return outputs
-
-
-def _texts(record: bytes, header: dict[str, Any] | None) -> dict[str, str] | None:
+def _texts(record: bytes, header: OutputsHeader) -> dict[str, str | None] | None:
     """The texts of `record` by kind when it is the whole record `header` describes, else None."""
-    if header is None or zlib.crc32(record) != header.get(_CHECK):
+    if zlib.crc32(record) != header.crc:
         return None  # damaged, shortened, or another article's
-    texts: dict[str, str] = {}
+    texts: dict[str, str | None] = {}
     position = 0
-    try:
-        for kind, data in header.items():
-            size = data.get("size") if kind != _CHECK else None
-            if size is not None:
-                texts[kind] = record[position : position + size].decode("utf-8")
-                position += size
-    except (AttributeError, TypeError, UnicodeDecodeError):
-        return None
+    for kind in KINDS:
+        kept: KeptOutput | None = getattr(header, kind)
+        if kept is not None:
+            if kept.size is None:
+                texts[kind] = None
+            else:
+                try:
+                    texts[kind] = record[position : position + kept.size].decode("utf-8")
+                except UnicodeDecodeError:
+                    return None
+                position += kept.size
     return texts if position == len(record) else None

@@ -31,7 +31,7 @@ from mkdocs_blogsvc.imagesizes import ImageInfo
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.manifest import Address
 from mkdocs_blogsvc.models import ArticleSummary, per_article
-from mkdocs_blogsvc.outputs import PageOutputs
+from mkdocs_blogsvc.outputs import Output, PageOutputs
 from mkdocs_blogsvc.pages import RenderedSite, markdown_removed, remote_hosts, render_pages
 from mkdocs_blogsvc.render import Renderer
 from mkdocs_blogsvc.sync import SyncReport
@@ -214,21 +214,21 @@ class BuildSession:
             )
 
             cleaned = clean_html(html)  # the text is kept only when it differs from the input
-            kept = {"text": cleaned.text if cleaned.text != html else None, "removed": cleaned.removed.to_json()}
-            self.outputs.put(article_id, outputs.HTML, inputs, kept)
+            kept = Output(inputs, cleaned.text if cleaned.text != html else None, cleaned.removed.to_json())
+            self.outputs.put(article_id, outputs.HTML, kept)
         entry = self.contents.manifest.entries.get(article_id)
         from_markdown = markdown_removed(entry) if entry is not None else None
-        if kept.get("removed") or from_markdown:  # the usual article: nothing to parse or log
+        if kept.removed or from_markdown:  # the usual article: nothing to parse or log
             from mkdocs_blogsvc.removals import Removed
 
-            removed = Removed.from_json(kept.get("removed"))
+            removed = Removed.from_json(kept.removed)
             removed.update(Removed.from_json(from_markdown))
             if removed:
                 log.info(
                     f"article {src_uri}: removed {removed.summary()} from its HTML "
                     "(trust_article_html: true keeps it; see the security page of the docs)"
                 )
-        return html if kept["text"] is None else str(kept["text"])
+        return html if kept.text is None else kept.text
 
     def with_head(self, output: str, page: Page) -> str | None:
         """An article page with its JSON-LD, Open Graph and keywords before `</head>` (and a
@@ -254,19 +254,18 @@ class BuildSession:
         kept = self.outputs.get(article_id, outputs.HEAD, inputs)
         if kept is None:
             article = self.contents.articles[article_id]
-            kept = {
-                "text": self.renderer.head(
-                    article,
-                    page_url=page_url,
-                    image_url=local_cover or article.cover_image_url,
-                    language=self.language,
-                    images=images,
-                    image_size=(cover.width, cover.height) if cover else None,
-                )
-            }
-            self.outputs.put(article_id, outputs.HEAD, inputs, kept)
+            head = self.renderer.head(
+                article,
+                page_url=page_url,
+                image_url=local_cover or article.cover_image_url,
+                language=self.language,
+                images=images,
+                image_size=(cover.width, cover.height) if cover else None,
+            )
+            kept = Output(inputs, head)
+            self.outputs.put(article_id, outputs.HEAD, kept)
         self.outputs.flush(article_id)  # the article page's last hook
-        inserted = headtags.insert(output, str(kept["text"]), page.canonical_url)
+        inserted = headtags.insert(output, kept.text or "", page.canonical_url)
         if inserted is None:
             log.debug(f"no </head> in {page.file.src_uri}: head tags not inserted")
         else:  # a page with `</head>` is not empty: MkDocs writes it next

@@ -334,7 +334,7 @@ def floor_steps(config: MkDocsConfig, plugin: BlogServicePlugin) -> Callable[[],
             entry.summary.slug,
             page["size"],
             page["mtimeNs"],
-            entry.outputs_header["html"]["key"],
+            entry.outputs_header.html.key if entry.outputs_header.html else None,
             *entry.outputs,
         ]
     manifest, pack = json.dumps(lean).encode(), cache.outputs_path.read_bytes()

@@ -3,6 +3,7 @@ trusted when they do not match, compacted when mostly garbage, and the earlier l
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from msgspec.structs import replace
 from mkdocs_blogsvc import outputs
 from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.manifest import Entry, Manifest
-from mkdocs_blogsvc.outputs import HEAD, HTML, PageOutputs
+from mkdocs_blogsvc.outputs import HEAD, HTML, Output, PageOutputs
 
 
 def manifest_of(*article_ids: str) -> Manifest:
@@ -28,9 +29,7 @@ def build(cache: Cache, manifest: Manifest, writes: dict[str, dict[str, tuple[st
     kept = PageOutputs(cache, manifest)
     for article_id, kinds in writes.items():
         for kind, (key, text) in kinds.items():
-            kept.put(
-                article_id, kind, key, {"text": text, "removed": [["element", "script", 1]] if kind == HTML else []}
-            )
+            kept.put(article_id, kind, Output(key, text, [["element", "script", 1]] if kind == HTML else None))
         kept.flush(article_id)
     kept.flush()
     kept.close()
@@ -43,7 +42,7 @@ def read(cache: Cache, manifest: Manifest, article_id: str, kind: str, key: str)
         found = kept.get(article_id, kind, key)
     finally:
         kept.close()
-    return False if found is None else found["text"]
+    return False if found is None else found.text
 
 
 def test_outputs_are_found_by_their_key_in_a_later_build(tmp_path: Path) -> None:
@@ -56,12 +55,17 @@ def test_outputs_are_found_by_their_key_in_a_later_build(tmp_path: Path) -> None
     assert read(cache, manifest, "a", HEAD, "another key") is False
     assert read(cache, manifest, "b", HTML, "k1") is False
     kept = PageOutputs(cache, manifest)
-    assert kept.get("a", HTML, "k1") == {"key": "k1", "text": None, "size": None, "removed": [["element", "script", 1]]}
+    assert kept.get("a", HTML, "k1") == Output("k1", None, [["element", "script", 1]])
     kept.close()
     pack = cache.outputs_path.read_bytes()
     assert pack == '<meta name="é">\n'.encode(), "the pack holds the texts only, the headers are in the manifest"
     saved = manifest.entries["a"].to_json()
-    assert Entry.from_json("a", saved).outputs_header == saved["outputsHeader"] == manifest.entries["a"].outputs_header
+    assert saved["outputsHeader"] == {
+        "crc": zlib.crc32('<meta name="é">\n'.encode()),
+        "html": {"key": "k1", "removed": [["element", "script", 1]]},
+        "head": {"key": "k2", "size": len('<meta name="é">\n'.encode())},
+    }
+    assert Entry.from_json("a", saved).outputs_header == manifest.entries["a"].outputs_header
 
 
 @pytest.mark.parametrize(
@@ -81,8 +85,10 @@ def test_a_record_that_does_not_match_is_computed_again(tmp_path: Path, damage: 
         with open(pack, "r+b") as file:
             file.truncate(pack.stat().st_size - 1)
     elif damage == "no checksum":  # a header written before records had one: not trusted
-        assert a.outputs_header is not None
-        manifest.entries["a"] = replace(a, outputs_header={k: v for k, v in a.outputs_header.items() if k != "crc"})
+        stored = a.to_json()
+        del stored["outputsHeader"]["crc"]
+        manifest.entries["a"] = Entry.from_json("a", stored)
+        assert manifest.entries["a"].outputs_header is None
     elif damage == "another article's record":
         manifest.entries["a"] = replace(a, outputs=b.outputs)  # a's header, b's texts (of a's length)
     else:
@@ -183,7 +189,7 @@ def test_only_outputs_changed_are_written_and_once(tmp_path: Path) -> None:
     kept = PageOutputs(cache, manifest)
     assert kept.get("a", HEAD, "k") is not None and kept.get("b", HEAD, "k") is not None
     kept.flush("a")
-    kept.put("b", HEAD, "k2", {"text": "new head of b"})
+    kept.put("b", HEAD, Output("k2", "new head of b"))
     kept.flush("b")
     assert kept.get("b", HEAD, "k2") is not None, "a record is readable at once by the build that wrote it"
     kept.flush()
@@ -252,12 +258,7 @@ def test_an_html_output_equal_to_its_input_is_found_without_the_pack(tmp_path: P
     cache.outputs_path.unlink()
     kept = PageOutputs(cache, manifest)
     try:
-        assert kept.get("a", HTML, "k1") == {
-            "key": "k1",
-            "text": None,
-            "size": None,
-            "removed": [["element", "script", 1]],
-        }
+        assert kept.get("a", HTML, "k1") == Output("k1", None, [["element", "script", 1]])
         assert kept.get("a", HEAD, "k2") is None, "a text that is not there is computed again"
     finally:
         kept.close()
