@@ -6,8 +6,9 @@ of a build learn something worth keeping in it. They all change it through `Mani
 methods, which keep entries immutable (each change replaces the entry) and set the one flag,
 `unsaved`, that says a save is worthwhile. Only `cache.Cache.save` writes it (and clears the
 flag), called by whoever owns the transaction: the sync, the build session, `sync
---forget-addresses`. The JSON format is `MANIFEST_VERSION` 1, unchanged by the typing: record
-data unknown to this version is kept as it is.
+--forget-addresses`. The JSON format is `MANIFEST_VERSION` 1, unchanged by the typing.
+Blog-wide record data unknown to this version is kept as it is; an article's records are typed
+(`EntryRecords`), and a kind this version does not know is dropped.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 
 from mkdocs_blogsvc.errors import InvalidResponse
-from mkdocs_blogsvc.models import ArticleSummary, KnownArticle, format_timestamp, parse_timestamp, per_article
+from mkdocs_blogsvc.models import ArticleSummary, KnownArticle, format_timestamp, parse_timestamp
 
 MANIFEST_VERSION = 1
 #: Keys of an entry's records: its page's (`PageRecord`) and the addresses its page had.
@@ -32,12 +33,12 @@ LAST_FULL_SYNC = "lastFullSync"
 BLOG_SLUG = "blogSlug"
 
 
-@per_article
-class PageRecord:
+class PageRecord(msgspec.Struct, frozen=True, gc=False, rename="camel", omit_defaults=True):
     """A page rendered into the cache: the hash of its inputs and the file's size and mtime
     (so a build with nothing changed renders nothing), and for article pages the links it
     holds (`(article id, whether it has a page)`), what the sanitiser's Markdown pass removed
-    (`Removed.to_json`) and the external hosts it names (kept from Material's privacy plugin)."""
+    (`Removed.to_json`) and the external hosts it names (kept from Material's privacy plugin).
+    A msgspec `Struct`: decoded with its entry, checked in C."""
 
     inputs: str
     size: int
@@ -46,38 +47,8 @@ class PageRecord:
     removed: Any = None
     remote: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"inputs": self.inputs, "size": self.size, "mtimeNs": self.mtime_ns}
-        if self.links is not None:
-            data["links"] = [list(link) for link in self.links]
-        if self.removed:
-            data["removed"] = self.removed
-        if self.remote:
-            data["remote"] = list(self.remote)
-        return data
 
-    @classmethod
-    def from_json(cls, data: Any) -> PageRecord | None:
-        """The record, or None for anything this version did not write."""
-        if not isinstance(data, dict):
-            return None
-        inputs, size, mtime = data.get("inputs"), data.get("size"), data.get("mtimeNs")
-        if not isinstance(inputs, str) or type(size) is not int or type(mtime) is not int:
-            return None
-        links, remote = data.get("links"), data.get("remote")
-        return cls(
-            inputs,
-            size,
-            mtime,
-            links=tuple((str(item[0]), bool(item[1])) for item in links if isinstance(item, list) and len(item) == 2)
-            if isinstance(links, list)
-            else None,
-            removed=data.get("removed"),
-            remote=tuple(url for url in remote if isinstance(url, str)) if isinstance(remote, list) else (),
-        )
-
-
-@per_article
+@dataclass(frozen=True)
 class Address:
     """Where a page is on the site: its URL and the file behind it, both relative to the site
     root (`blog/2025/03/04/slug/` and `blog/2025/03/04/slug/index.html`)."""
@@ -86,13 +57,18 @@ class Address:
     path: str
 
 
-@dataclass(frozen=True)
-class AddressRecord:
-    """An address an article's page had, and since when (the build that first put it there)."""
+class AddressRecord(msgspec.Struct, frozen=True, gc=False):
+    """An address an article's page had, and since when (the build that first put it there).
+    Only a relative path that stays inside the site and a URL relative to it are accepted
+    (`__post_init__`, run on every decode too): a redirect page is written at that path."""
 
     url: str
     path: str
-    since: datetime
+    since: Annotated[datetime, msgspec.Meta(tz=True)]
+
+    def __post_init__(self) -> None:
+        if not site_relative(self.path) or self.url.startswith(("/", "\\")) or "://" in self.url:
+            raise ValueError(f"address {self.path!r} is not a path inside the site")
 
     @property
     def address(self) -> Address:
@@ -105,18 +81,44 @@ class AddressRecord:
     def from_json(cls, data: Any) -> AddressRecord:
         """Raises ValueError for anything but `{"url": str, "path": str, "since": timestamp}`
         with a relative path that stays inside the site."""
-        if not isinstance(data, dict):
-            raise ValueError("address is not an object")
-        url, path, since = data.get("url"), data.get("path"), data.get("since")
-        if not isinstance(url, str) or not isinstance(path, str) or not isinstance(since, str):
-            raise ValueError("address has fields of the wrong type")
-        if not site_relative(path) or url.startswith(("/", "\\")) or "://" in url:
-            raise ValueError(f"address {path!r} is not a path inside the site")
         try:
-            moment = parse_timestamp(since)
-        except InvalidResponse as exc:
+            return msgspec.convert(data, cls)
+        except msgspec.ValidationError as exc:
             raise ValueError(str(exc)) from None
-        return cls(url, path, moment)
+
+
+class EntryRecords(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """What other features record in an article's entry: its page's record (`pages`) and the
+    addresses its page had, oldest first (`redirects`). A kind of record this version does not
+    know is dropped when the manifest is written again: records are derived data, and the one
+    that cannot be derived again, the addresses, is a kind this version knows."""
+
+    page: PageRecord | None = None
+    addresses: tuple[AddressRecord, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if self.page is not None:
+            data[PAGE_RECORD] = msgspec.to_builtins(self.page)
+        if self.addresses:
+            data[ADDRESSES] = [item.to_json() for item in self.addresses]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> EntryRecords:
+        """The records of their JSON as stored, read leniently: a page record that cannot be
+        read is left out (the page is rendered again), and so is an address that cannot."""
+        if not isinstance(data, dict):
+            return cls()
+        addresses = data.get(ADDRESSES)
+        return cls(
+            page=_converted(data.get(PAGE_RECORD), PageRecord),
+            addresses=tuple(
+                found
+                for item in (addresses if isinstance(addresses, list) else ())
+                if (found := _converted(item, AddressRecord)) is not None
+            ),
+        )
 
 
 def site_relative(path: str) -> bool:
@@ -172,8 +174,8 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False, rename="camel")
     images: dict[str, str] = {}
     #: size of each image file, checked by `check` (cheap, unlike hashing megabytes each build).
     image_sizes: dict[str, int] = {}
-    #: data other features record for this article (JSON values), kept as-is; see the module doc.
-    records: dict[str, Any] = {}
+    #: what other features record for this article: its page's record, its page's addresses.
+    records: EntryRecords = msgspec.field(default_factory=EntryRecords)
     #: (size, mtime in ns) of the article file when its hash was last checked or it was written:
     #: `check` hashes the file only when these differ.
     article_stat: tuple[int, int] | None = None
@@ -190,35 +192,10 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False, rename="camel")
         yield self.article_file
         yield from self.images.values()
 
-    @property
-    def page(self) -> PageRecord | None:
-        """The record of the article's page as last rendered (None: never, or unreadable)."""
-        return PageRecord.from_json(self.records.get(PAGE_RECORD))
-
-    @property
-    def addresses(self) -> tuple[AddressRecord, ...]:
-        """The addresses the article's page had, oldest first; unreadable items are dropped."""
-        value = self.records.get(ADDRESSES)
-        found: list[AddressRecord] = []
-        for item in value if isinstance(value, list) else ():
-            try:
-                found.append(AddressRecord.from_json(item))
-            except ValueError:
-                continue
-        return tuple(found)
-
     def always_at(self, address: Address) -> bool:
-        """Whether the entry records one address, this one (the common case of a build:
-        compared as stored, nothing parsed)."""
-        value = self.records.get(ADDRESSES)
-        return (
-            isinstance(value, list)
-            and len(value) == 1
-            and isinstance(value[0], dict)
-            and value[0].get("url") == address.url
-            and value[0].get("path") == address.path
-            and isinstance(value[0].get("since"), str)
-        )
+        """Whether the entry records one address, this one (the common case of a build)."""
+        addresses = self.records.addresses
+        return len(addresses) == 1 and addresses[0].url == address.url and addresses[0].path == address.path
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -228,8 +205,8 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False, rename="camel")
             "images": dict(sorted(self.images.items())),
             "imageSizes": dict(sorted(self.image_sizes.items())),
         }
-        if self.records:
-            data["records"] = dict(sorted(self.records.items()))
+        if records := self.records.to_json():
+            data["records"] = records
         if self.article_stat is not None:
             data["articleStat"] = list(self.article_stat)
         if self.summary is not None:
@@ -256,6 +233,7 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False, rename="camel")
             msgspec.structs.replace(
                 entry,
                 summary=_converted(loose.get("summary"), ArticleSummary),  # None: read from the article again
+                records=EntryRecords.from_json(loose.get("records")),
                 article_stat=_stat(loose.get("articleStat")),
                 outputs=_stat(loose.get("outputs")),  # an earlier version's file name: none
                 outputs_header=_converted(loose.get("outputsHeader"), OutputsHeader),  # None: computed again
@@ -265,7 +243,7 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False, rename="camel")
 
 
 #: The fields `Entry.from_json` reads leniently (one that cannot be read is left out).
-_LOOSE_FIELDS = ("summary", "articleStat", "outputs", "outputsHeader")
+_LOOSE_FIELDS = ("summary", "records", "articleStat", "outputs", "outputsHeader")
 
 
 def _with_id(entry: Entry, article_id: str) -> Entry:
@@ -324,20 +302,20 @@ class Manifest:
         self.unsaved = True
 
     def set_page(self, article_id: str, record: PageRecord) -> None:
-        entry = self.entries[article_id]
-        self.update_entry(article_id, records={**entry.records, PAGE_RECORD: record.to_json()})
+        records = self.entries[article_id].records
+        self.update_entry(article_id, records=msgspec.structs.replace(records, page=record))
 
     def set_addresses(self, article_id: str, history: tuple[AddressRecord, ...]) -> None:
-        entry = self.entries[article_id]
-        self.update_entry(article_id, records={**entry.records, ADDRESSES: [item.to_json() for item in history]})
+        records = self.entries[article_id].records
+        self.update_entry(article_id, records=msgspec.structs.replace(records, addresses=history))
 
     def forget_addresses(self) -> int:
         """Drop every article's recorded addresses; returns how many articles had more than one."""
         forgotten = 0
         for article_id, entry in list(self.entries.items()):
-            if ADDRESSES in entry.records:
-                forgotten += 1 if len(entry.addresses) > 1 else 0
-                self.update_entry(article_id, records={k: v for k, v in entry.records.items() if k != ADDRESSES})
+            if entry.records.addresses:
+                forgotten += 1 if len(entry.records.addresses) > 1 else 0
+                self.set_addresses(article_id, ())
         return forgotten
 
     def set_rendered(self, rendered: list[str]) -> None:
@@ -345,7 +323,7 @@ class Manifest:
         self.unsaved = True
 
     def set_index_page(self, record: PageRecord) -> None:
-        self.records[INDEX_RECORD] = record.to_json()
+        self.records[INDEX_RECORD] = msgspec.to_builtins(record)
         self.unsaved = True
 
     def learn_blog(self, *, language: str | None, name: str | None, slug: str) -> None:
@@ -362,7 +340,7 @@ class Manifest:
 
     @property
     def index_page(self) -> PageRecord | None:
-        return PageRecord.from_json(self.records.get(INDEX_RECORD))
+        return _converted(self.records.get(INDEX_RECORD), PageRecord)
 
     @property
     def blog_slug(self) -> str | None:

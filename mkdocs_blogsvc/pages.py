@@ -21,16 +21,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from mkdocs_blogsvc import imagesizes, privacy
 from mkdocs_blogsvc.cache import Cache, CacheContents
 from mkdocs_blogsvc.errors import CacheUnwritable
 from mkdocs_blogsvc.fileio import inputs_hash, write_if_changed
 from mkdocs_blogsvc.links import HostedBlog, Targets
-from mkdocs_blogsvc.manifest import INDEX_RECORD, PAGE_RECORD, Entry, PageRecord
+from mkdocs_blogsvc.manifest import Entry, PageRecord
 from mkdocs_blogsvc.models import Article, per_article
 from mkdocs_blogsvc.render import ArticleLinks, PagePaths, Renderer
 from mkdocs_blogsvc.slugs import assign_slugs
@@ -173,8 +175,8 @@ def plan(
         entry = manifest.entries[article_id]
         page_images = {url: image_src[url] for url in entry.images} if entry.images else {}
         file = SiteFile(src_uri, cache.page_file(src_uri), article_id)
-        previous = entry.records.get(PAGE_RECORD)  # read as stored: parsed only when it holds links
-        held = _held_links(previous)
+        previous = entry.records.page
+        held = previous.links or () if previous is not None else ()
         inputs = _inputs(
             fingerprint, entry.article_sha256, slug, src_uri, sorted(page_images.items()), *_link_inputs(links, held)
         )
@@ -194,9 +196,7 @@ def plan(
                 if page.file.article_id
             ),
         )
-        site.index = PlannedPage(
-            file, "", {}, inputs, _is_current(file.path, inputs, manifest.records.get(INDEX_RECORD))
-        )
+        site.index = PlannedPage(file, "", {}, inputs, _is_current(file.path, inputs, manifest.index_page))
     return site
 
 
@@ -276,7 +276,7 @@ def write(site: SitePlan, cache: Cache, contents: CacheContents, renderer: Rende
         written, record = _write_page(page.file.path, text, page.inputs)
         if links is not None:  # the links the page holds now
             now = tuple(links.found.get(article_id, ()))
-            record = replace(
+            record = msgspec.structs.replace(
                 record,
                 links=now,
                 inputs=_inputs(
@@ -292,7 +292,7 @@ def write(site: SitePlan, cache: Cache, contents: CacheContents, renderer: Rende
         rendered.written += written
         manifest.set_page(
             article_id,
-            replace(
+            msgspec.structs.replace(
                 record,
                 removed=removed.to_json() if removed else None,
                 remote=tuple(privacy.remote_hosts(text)),  # kept from Material's privacy plugin (`remote_hosts` below)
@@ -314,7 +314,7 @@ def remote_hosts(contents: CacheContents) -> set[str]:
     """The external hosts every article page names (`//host`), as recorded when each was rendered."""
     found: set[str] = set()
     for entry in contents.manifest.entries.values():
-        record = entry.page
+        record = entry.records.page
         if record is not None:
             found.update(record.remote)
     return found
@@ -322,10 +322,10 @@ def remote_hosts(contents: CacheContents) -> set[str]:
 
 def markdown_removed(entry: Entry) -> Any:
     """What the Markdown pass of the sanitiser took out of the article's page when it was
-    last rendered, as kept in its page record (`Removed.to_json`; empty or None: nothing).
-    Read as stored, for every article page of every build: `Removed.from_json` checks it."""
-    record = entry.records.get(PAGE_RECORD)
-    return record.get("removed") if isinstance(record, dict) else None
+    last rendered, as kept in its page record (`Removed.to_json`; empty or None: nothing;
+    `Removed.from_json` checks it)."""
+    record = entry.records.page
+    return record.removed if record is not None else None
 
 
 def _links(contents: CacheContents, slugs: dict[str, str], posts_dir: str, base_url: str | None) -> ArticleLinks | None:
@@ -354,28 +354,16 @@ def _inputs(*parts: Any) -> str:
     return inputs_hash(*parts)
 
 
-def _held_links(record: Any) -> tuple[tuple[str, bool], ...]:
-    """The links a page record (as stored) says the page holds; none for a page never rendered."""
-    if not isinstance(record, dict) or not record.get("links"):
-        return ()  # the usual page: no link to another article
-    parsed = PageRecord.from_json(record)
-    return parsed.links or () if parsed is not None else ()
-
-
-def _is_current(path: str, inputs: str, record: Any) -> bool:
-    """Whether `record` (a `PageRecord` as stored in the manifest) says the file at `path` is
-    the page of these `inputs`, and the file's size and mtime are still the ones recorded (so
-    it was not changed behind our back)."""
-    if not isinstance(record, dict) or record.get("inputs") != inputs:
-        return False
-    size, mtime = record.get("size"), record.get("mtimeNs")
-    if type(size) is not int or type(mtime) is not int:
+def _is_current(path: str, inputs: str, record: PageRecord | None) -> bool:
+    """Whether `record` says the file at `path` is the page of these `inputs`, and the file's
+    size and mtime are still the ones recorded (so it was not changed behind our back)."""
+    if record is None or record.inputs != inputs:
         return False
     try:
         stat = os.stat(path)
     except OSError:
         return False
-    return size == stat.st_size and mtime == stat.st_mtime_ns
+    return record.size == stat.st_size and record.mtime_ns == stat.st_mtime_ns
 
 
 def _write_page(path: str, text: str, inputs: str) -> tuple[int, PageRecord]:

@@ -71,7 +71,7 @@ def record(manifest: Manifest, current: Mapping[str, Address]) -> dict[str, tupl
         entry = manifest.entries.get(article_id)
         if entry is None or entry.always_at(address):
             continue
-        old = entry.addresses
+        old = entry.records.addresses
         updated = remember(old, address)
         if updated != old:
             manifest.set_addresses(article_id, updated)

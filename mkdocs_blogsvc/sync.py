@@ -36,7 +36,7 @@ from mkdocs_blogsvc.cache import Cache, CacheContents, CachedArticles
 from mkdocs_blogsvc.errors import BlogServiceError, CacheUnwritable
 from mkdocs_blogsvc.fileio import make_durable
 from mkdocs_blogsvc.logs import log
-from mkdocs_blogsvc.manifest import Entry, Manifest
+from mkdocs_blogsvc.manifest import Entry, EntryRecords, Manifest
 from mkdocs_blogsvc.models import (
     Article,
     BlogStatus,
@@ -239,7 +239,7 @@ def _commit(
             entry,
             images=images,
             image_sizes=sizes,
-            records=dict(previous.records) if previous is not None else {},
+            records=previous.records if previous is not None else EntryRecords(),
             outputs=previous.outputs if previous is not None else None,
         )
     if full_at is not None or manifest.blog_language is None or manifest.blog_slug is None:

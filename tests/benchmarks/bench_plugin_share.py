@@ -79,7 +79,6 @@ from mkdocs.structure.pages import Page
 from mkdocs_blogsvc import models
 from mkdocs_blogsvc.cache import Cache, CacheContents
 from mkdocs_blogsvc.config import Settings
-from mkdocs_blogsvc.manifest import PAGE_RECORD
 from mkdocs_blogsvc.plugin import BlogServicePlugin
 from mkdocs_blogsvc.server.serialize import content_hash
 from mkdocs_blogsvc.session import generated_files
@@ -326,14 +325,15 @@ def floor_steps(config: MkDocsConfig, plugin: BlogServicePlugin) -> Callable[[],
     for article_id, entry in cache.load().entries.items():
         assert entry.summary is not None and entry.article_stat is not None and entry.outputs is not None
         assert entry.outputs_header is not None
-        page = entry.records[PAGE_RECORD]
+        page = entry.records.page
+        assert page is not None
         lean[article_id] = [
             entry.content_hash,
             entry.article_file,
             *entry.article_stat,
             entry.summary.slug,
-            page["size"],
-            page["mtimeNs"],
+            page.size,
+            page.mtime_ns,
             entry.outputs_header.html.key if entry.outputs_header.html else None,
             *entry.outputs,
         ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from msgspec.structs import replace
 
 from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.fileio import inputs_hash, inside, sha256
-from mkdocs_blogsvc.manifest import Entry, Manifest
+from mkdocs_blogsvc.manifest import AddressRecord, Entry, EntryRecords, Manifest, PageRecord
 from mkdocs_blogsvc.models import Article, ArticleSummary
 from tests.plugin.test_render import article
 
@@ -165,12 +166,36 @@ def test_save_creates_the_folder_replaces_and_leaves_no_temp_file(tmp_path: Path
 
 def test_recorded_data_of_entries_and_of_the_blog_survives_a_round_trip(tmp_path: Path) -> None:
     entry = cached(tmp_path, article())
-    recorded = replace(entry, records={"urls": ["blog/posts/a/"], "renderHash": "abc"})
-    saved = Manifest({entry.id: recorded}, records={"redirects": {"old/": "new/"}})
+    page = PageRecord("abc", 10, 20, links=(("b", True),), removed=[["element", "script", 1]], remote=("//cdn",))
+    addresses = (AddressRecord("blog/posts/a/", "blog/posts/a/index.html", datetime(2026, 1, 1, tzinfo=timezone.utc)),)
+    recorded = replace(entry, records=EntryRecords(page=page, addresses=addresses))
+    saved = Manifest({entry.id: recorded}, records={"redirects": {"old/": "new/"}})  # a blog-wide record unknown
     Cache(tmp_path).save(saved)
     assert Cache(tmp_path).load() == saved
     plain = Manifest({entry.id: entry})
     assert "records" not in plain.to_json() and "records" not in plain.to_json()["articles"][entry.id]
+
+
+def test_an_entry_s_records_are_read_leniently_and_unknown_kinds_dropped(tmp_path: Path) -> None:
+    """A page record that cannot be read is left out (the page is rendered again), so is an
+    address that cannot; the addresses that can, the entry and the other entries are kept."""
+    good, other = cached(tmp_path, article()), cached(tmp_path, article(id="b"))
+    stored = good.to_json()
+    stored["records"] = {
+        "page": {"inputs": "abc", "size": "ten", "mtimeNs": 20},
+        "addresses": [
+            {"url": "blog/a/", "path": "blog/a/index.html", "since": "2026-01-01T00:00:00.000Z"},
+            {"url": "x/", "path": "../../etc/passwd", "since": "2026-01-01T00:00:00.000Z"},
+        ],
+        "renderHash": "a kind this version does not know",
+    }
+    raw = json.dumps({"version": 1, "articles": {good.id: stored, other.id: other.to_json()}}).encode()
+    manifest = Manifest.decode(raw, on_dropped=lambda article_id, exc: pytest.fail(f"{article_id} dropped: {exc}"))
+    records = manifest.entries[good.id].records
+    assert records.page is None
+    assert [(found.url, found.path) for found in records.addresses] == [("blog/a/", "blog/a/index.html")]
+    assert manifest.entries[good.id].to_json()["records"] == {"addresses": [records.addresses[0].to_json()]}
+    assert manifest.entries[other.id] == other
 
 
 def test_finish_pending_deletes_only_files_named_as_the_plugin_names_them(tmp_path: Path) -> None:

@@ -302,5 +302,9 @@ def test_page_records_keep_what_was_removed_and_the_remote_hosts(cache: Cache) -
     assert markdown_removed(contents.manifest.entries[IDS[0]])
     assert not markdown_removed(contents.manifest.entries[IDS[1]])
     assert remote_hosts(contents) == {"//cdn.example", "//img.test"}  # the others show https://img.test/a.png
-    contents.manifest.entries[IDS[1]].records["page"]["remote"] = [1, None, "//odd.example"]  # a tampered record
-    assert remote_hosts(contents) == {"//cdn.example", "//img.test", "//odd.example"}
+    saved = json.loads(cache.manifest_path.read_bytes())
+    saved["articles"][IDS[1]]["records"]["page"]["remote"] = [1, None, "//odd.example"]  # a tampered record
+    cache.manifest_path.write_text(json.dumps(saved))
+    contents = cache.read()
+    assert contents.manifest.entries[IDS[1]].records.page is None, "a record that cannot be read is not trusted"
+    assert remote_hosts(contents) == {"//cdn.example", "//img.test"}

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from mkdocs_blogsvc.api import BlogServiceClient
 from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.connection import connect
 from mkdocs_blogsvc.errors import CacheBusy, CacheUnwritable, InvalidResponse, TransportError
+from mkdocs_blogsvc.manifest import AddressRecord, EntryRecords, PageRecord
 from mkdocs_blogsvc.models import format_timestamp
 from mkdocs_blogsvc.pages import render_pages
 from mkdocs_blogsvc.render import Renderer
@@ -504,6 +505,15 @@ def test_the_cache_lock_excludes_other_holders_and_names_the_cache_when_it_gives
         assert not Cache(cache_dir).try_acquire(0)
 
 
+def recorded(article_id: str) -> EntryRecords:
+    """Records of an article's page: where it was, and its inputs."""
+    since = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    return EntryRecords(
+        page=PageRecord("inputs", 1, 2),
+        addresses=(AddressRecord(f"blog/posts/{article_id}/", f"blog/posts/{article_id}/index.html", since),),
+    )
+
+
 def test_recorded_data_follows_its_article_through_updates_and_goes_with_it(db: Database, blog) -> None:
     owner, client, cache_dir = blog
     kept = add_article(db, owner.blog_id, "Kept")
@@ -512,9 +522,7 @@ def test_recorded_data_follows_its_article_through_updates_and_goes_with_it(db: 
     sync_cache(cache, client)
     manifest = cache.load()
     for article_id in (kept, gone):
-        manifest.entries[article_id] = replace(
-            manifest.entries[article_id], records={"urls": [f"blog/posts/{article_id}/"]}
-        )
+        manifest.entries[article_id] = replace(manifest.entries[article_id], records=recorded(article_id))
     manifest.records = {**manifest.records, "redirects": {"old/": "new/"}}  # blogSlug kept
     cache.save(manifest)
     with db.session(write=True) as session:
@@ -526,8 +534,8 @@ def test_recorded_data_follows_its_article_through_updates_and_goes_with_it(db: 
         session.execute(tables.Article.__table__.delete().where(tables.Article.id == gone))
     contents, report = sync_cache(cache, client)
     assert (report.updated, report.deleted) == ([kept], [gone])
-    assert contents.manifest.entries[kept].records == {"urls": [f"blog/posts/{kept}/"]}
-    assert cache.load().entries[kept].records == {"urls": [f"blog/posts/{kept}/"]}
+    assert contents.manifest.entries[kept].records == recorded(kept)
+    assert cache.load().entries[kept].records == recorded(kept)
     assert gone not in cache.load().entries and cache.load().records == manifest.records
 
 
