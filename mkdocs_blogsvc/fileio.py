@@ -107,9 +107,9 @@ def inputs_hash(*inputs: Any, text: str = "") -> str:
     """The hash of what a cached result depends on (a page's inputs, an output's): the inputs as
     one compact JSON array (a third of the time of a loop over them, three times per article
     page of every build), a NUL, then `text` (a page's HTML) as it is."""
-    digest = hashlib.sha256(compact_json(inputs))
-    digest.update(b"\0")
-    digest.update(text.encode("utf-8"))  # not joined to the NUL: a page's HTML is not copied again
+    digest = hashlib.sha256(_ENCODER.encode(inputs) + b"\0")  # `compact_json`, without a call more
+    if text:  # not joined to the rest: a page's HTML is not copied again
+        digest.update(text.encode("utf-8"))
     return digest.hexdigest()
 
 

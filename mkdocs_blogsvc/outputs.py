@@ -58,10 +58,9 @@ class Output(msgspec.Struct, frozen=True, gc=False):
     removed: Any = None
 
 
-def key(*inputs: Any, text: str = "") -> str:
-    """The hash of an output's inputs (`fileio.inputs_hash`), a long `text` (a page's HTML)
-    hashed as it is."""
-    return inputs_hash(*inputs, text=text)
+#: The hash of an output's inputs, a long `text` (a page's HTML) hashed as it is: the same as a
+#: page's (`fileio.inputs_hash`; a name, not a function around it, as it runs twice per page).
+key = inputs_hash
 
 
 class PageOutputs:
@@ -185,17 +184,19 @@ class PageOutputs:
         them (changed and deleted articles' records). The new file replaces the old one
         atomically; the manifest saved after it names the new offsets, and a manifest saved
         before names records that no longer match: they are computed again."""
+        try:
+            size = os.path.getsize(self.cache.outputs_path)
+        except OSError:
+            return
+        entries = self.manifest.entries.values()
+        live_bytes = sum(entry.outputs[1] for entry in entries if entry.outputs and entry.outputs_header)
+        if size <= max(COMPACT_ABOVE, 2 * live_bytes):
+            return  # every build asks: no record per article made to answer
         live = {
             article_id: (entry.outputs, entry.outputs_header)
             for article_id, entry in self.manifest.entries.items()
             if entry.outputs is not None and entry.outputs_header is not None
         }
-        try:
-            size = os.path.getsize(self.cache.outputs_path)
-        except OSError:
-            return
-        if size <= max(COMPACT_ABOVE, 2 * sum(length for (_offset, length), _header in live.values())):
-            return
         self.close()
         path = self.cache.outputs_path
         temp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")  # a killed writer's: swept

@@ -177,7 +177,7 @@ def plan(
         file = SiteFile(src_uri, cache.page_file(src_uri), article_id)
         previous = entry.records.page
         held = previous.links or () if previous is not None else ()
-        inputs = _inputs(
+        inputs = inputs_hash(
             fingerprint, entry.article_sha256, slug, src_uri, sorted(page_images.items()), *_link_inputs(links, held)
         )
         pages.append(PlannedPage(file, slug, page_images, inputs, _is_current(file.path, inputs, previous)))
@@ -186,7 +186,7 @@ def plan(
         src_uri = f"{blog_dir}/index.md"
         site.index_title = manifest.blog_name or DEFAULT_INDEX_TITLE
         file = SiteFile(src_uri, cache.page_file(src_uri))
-        inputs = _inputs(
+        inputs = inputs_hash(
             fingerprint,
             site.index_title,
             src_uri,
@@ -279,7 +279,7 @@ def write(site: SitePlan, cache: Cache, contents: CacheContents, renderer: Rende
             record = msgspec.structs.replace(
                 record,
                 links=now,
-                inputs=_inputs(
+                inputs=inputs_hash(
                     fingerprint,
                     entry.article_sha256,
                     page.slug,
@@ -347,11 +347,6 @@ def _link_inputs(links: ArticleLinks | None, held: tuple[tuple[str, bool], ...])
     if links is None:
         return (None,)
     return links.blog.base_url, links.blog.blog_slug, links.targets.resolve(held) if held else []
-
-
-def _inputs(*parts: Any) -> str:
-    """The hash of a page's inputs (`fileio.inputs_hash`)."""
-    return inputs_hash(*parts)
 
 
 def _is_current(path: str, inputs: str, record: PageRecord | None) -> bool:
