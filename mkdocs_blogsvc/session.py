@@ -299,13 +299,11 @@ class BuildSession:
             return
         built = os.path.join(site_dir, "")
         current: dict[str, Address] = {}
-        titles: dict[str, str] = {}
         for src_uri, found in self.pages.items():
             file = self.files.src_uris.get(src_uri)
             if file is None or (src_uri not in self.built and not os.path.isfile(built + file.dest_uri)):
                 continue  # not built (Material's blog plugin may leave a post out)
             current[found.summary.id] = Address(file.url, file.dest_uri)
-            titles[found.summary.id] = found.summary.title
         manifest, cache = self.contents.manifest, self.coordinator.cache
         histories = redirects.record(manifest, current)
         if manifest.unsaved:  # addresses recorded, outputs kept
@@ -316,8 +314,14 @@ class BuildSession:
         if not self.settings.redirects:
             return
         planned = redirects.plan(histories, current)
+        summaries = self.contents.articles.summaries
         pages = [
-            (r, redirects.page(r, title=titles[r.article_id], site_url=self.site_url or None, language=self.language))
+            (
+                r,
+                redirects.page(
+                    r, title=summaries[r.article_id].title, site_url=self.site_url or None, language=self.language
+                ),
+            )
             for r in planned
         ]
         try:
