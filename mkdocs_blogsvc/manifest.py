@@ -183,7 +183,7 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False, rename="camel")
     #: before summaries existed: `check` reads the file once and records it).
     summary: ArticleSummary | None = None
     #: (offset, length) of the record in `OUTPUTS_NAME` of the outputs derived from the
-    #: article's page (see `outputs`), kept like `records`.
+    #: article's page (see `outputs`).
     outputs: tuple[int, int] | None = None
     #: that record's header.
     outputs_header: OutputsHeader | None = None

@@ -12,9 +12,9 @@ article: its outputs' texts as raw UTF-8, the HTML's then the head tags'. The ar
 manifest entry names its record (`Entry.outputs`: offset and length) and holds its header
 (`Entry.outputs_header`, a `manifest.OutputsHeader`: per output its key, its size in bytes and
 what the sanitiser removed, and the CRC-32 of the texts). So a build compares keys in the
-manifest it has decoded anyway (typed, in the one pass over all articles), and reads the pack only for a text it needs: an
-HTML output equal to its input (the usual article: nothing to remove) keeps no text at all, so
-only the head tags are read. The pack is mapped once (about 1.3 kB an article), each record taken
+manifest it has decoded anyway (typed, in the one pass over all articles), and reads the pack
+only for a text it needs: an HTML output equal to its input (the usual article: nothing to
+remove) keeps no text at all, so only the head tags are read. The pack is mapped once (about 1.3 kB an article), each record taken
 from memory: no file to open and no seek per article.
 
 A changed record is appended, never written over, so whatever manifest is on disk names
