@@ -149,12 +149,18 @@ class CachedArticles(Mapping[str, Article]):
 
 @dataclass
 class CacheContents:
-    """The cache as checked against the disk: the manifest, the intact articles, and every
-    file any manifest entry owned before the check (so dropped entries get cleaned up too)."""
+    """The cache as checked against the disk: the manifest, the intact articles, and the files
+    of the entries the check dropped (damaged articles: cleaned up with the others)."""
 
     manifest: Manifest
     articles: CachedArticles
-    owned: set[str]
+    dropped: frozenset[str] = frozenset()
+
+    @property
+    def owned(self) -> set[str]:
+        """Every file a manifest entry owned before the check. Made when asked (a sync that
+        saved, a killed sync's files): a build with nothing changed never asks."""
+        return self.manifest.owned_files() | self.dropped
 
 
 class Cache:
@@ -360,8 +366,8 @@ class Cache:
         parsed (and its stat and summary recorded when intact). An entry whose article JSON is
         missing, altered, unparsable or for another id, or whose image files are missing or of
         the wrong size, is removed from `manifest.entries`: it is then left out of
-        `knownArticles` and the service sends it again as new. (`read` takes `owned_files()`
-        before calling this, so the files of a dropped entry are still cleaned up.)
+        `knownArticles` and the service sends it again as new. (`read` keeps the files of a
+        dropped entry in `CacheContents.dropped`, so they are still cleaned up.)
         """
         summaries: dict[str, ArticleSummary] = {}
         loaded: dict[str, Article] = {}
@@ -387,8 +393,15 @@ class Cache:
         """The manifest, checked against the disk."""
         with collector.paused():
             manifest = self.load()
-            owned = manifest.owned_files()
-            return CacheContents(manifest, self.check(manifest), owned)
+            before = dict(manifest.entries)
+            articles = self.check(manifest)
+            dropped = frozenset(
+                path
+                for article_id, entry in before.items()
+                if article_id not in manifest.entries
+                for path in entry.files()
+            )
+            return CacheContents(manifest, articles, dropped)
 
     def read_article(self, article_id: str, relative: str) -> Article:
         """An article file `check` found intact (without reading it). Raises `CacheDamaged`

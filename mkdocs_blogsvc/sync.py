@@ -129,8 +129,8 @@ def sync_cache(
     except OSError as exc:
         raise CacheUnwritable(cache.root, exc) from None
     diff.report.duration = time.perf_counter() - started
-    owned = manifest.owned_files() if saved else contents.owned  # unsaved: the same entries and files
-    return CacheContents(manifest, diff.articles, owned), diff.report
+    # saved: the new manifest owns every file kept; unsaved: the same entries, the same files dropped
+    return CacheContents(manifest, diff.articles, frozenset() if saved else contents.dropped), diff.report
 
 
 def _diff(contents: CacheContents, result: SyncResult) -> _Diff:

@@ -194,6 +194,25 @@ def test_damaged_cache_is_repaired_by_the_next_sync(db: Database, blog) -> None:
     assert len(list((cache_dir / "articles").iterdir())) == 1
 
 
+def test_the_files_of_a_damaged_entry_are_cleaned_up_when_its_article_is_gone(db: Database, blog) -> None:
+    """The check drops a damaged entry, so the service is not asked about it and never says it
+    was deleted: its files are still the cache's to clean up (`CacheContents.dropped`)."""
+    owner, client, cache_dir = blog
+    gone = with_cover(db, owner, "Gone")
+    kept = add_article(db, owner.blog_id, "Kept")
+    state, _ = sync_cache(Cache(cache_dir), client)
+    entry = state.manifest.entries[gone]
+    (cache_dir / entry.article_file).write_text("{}")  # damaged: the check drops the entry
+    with db.session(write=True) as session:
+        session.execute(tables.Article.__table__.delete().where(tables.Article.id == gone))
+    contents = Cache(cache_dir).read()
+    assert set(entry.files()) <= contents.dropped and set(entry.files()) <= contents.owned
+    state, report = sync_cache(Cache(cache_dir), client, contents=contents)
+    assert list(state.manifest.entries) == [kept] and report.new == [] and report.deleted == []
+    assert not any((cache_dir / path).exists() for path in entry.files()), "a dropped entry's file was left behind"
+    assert files_on_disk(cache_dir) == Cache(cache_dir).load().owned_files()
+
+
 def test_a_failed_sync_leaves_the_cache_untouched(db: Database, blog, tmp_path: Path) -> None:
     owner, client, cache_dir = blog
     add_article(db, owner.blog_id, "One")
