@@ -186,16 +186,9 @@ def plan(
         src_uri = f"{blog_dir}/index.md"
         site.index_title = manifest.blog_name or DEFAULT_INDEX_TITLE
         file = SiteFile(src_uri, cache.page_file(src_uri))
-        inputs = inputs_hash(
-            fingerprint,
-            site.index_title,
-            src_uri,
-            sorted(
-                (page.file.src_uri, manifest.entries[page.file.article_id].article_sha256)
-                for page in pages
-                if page.file.article_id
-            ),
-        )
+        # every article page's inputs (its article file's hash, its path among them), in the
+        # pages' order: the index changes with any of them
+        inputs = inputs_hash(fingerprint, site.index_title, src_uri, [page.inputs for page in pages])
         site.index = PlannedPage(file, "", {}, inputs, _is_current(file.path, inputs, manifest.index_page))
     return site
 

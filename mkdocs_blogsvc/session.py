@@ -71,7 +71,8 @@ def generated_files(config: MkDocsConfig) -> Callable[[str, str], File]:
 
 def _plain_path(src_uri: str) -> bool:
     """Whether pathlib gives `src_uri` back unchanged (a relative POSIX path, no empty or `.` part)."""
-    return bool(src_uri) and "." not in src_uri.split("/") and "" not in src_uri.split("/")
+    parts = src_uri.split("/")
+    return bool(src_uri) and "." not in parts and "" not in parts
 
 
 class BuildSession:
