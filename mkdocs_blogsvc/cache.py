@@ -513,7 +513,7 @@ class Cache:
         path = self.root / PENDING_NAME
         if not path.exists():
             return
-        named = contents.owned | contents.manifest.owned_files()
+        named = contents.owned
         for folder, own_name in _OWN_FILE.items():
             with contextlib.suppress(FileNotFoundError):
                 for found in os.scandir(self.root / folder):

@@ -259,7 +259,7 @@ def _commit(
 def _cleanup(cache: Cache, contents: CacheContents, manifest: Manifest) -> None:
     """Phase 4, after a saved manifest: only files a manifest said we created, and only inside
     the cache. (Temp files of a killed writer wait for the next sync that changes something.)"""
-    dropped = (contents.owned | contents.manifest.owned_files()) - manifest.owned_files()
+    dropped = contents.owned - manifest.owned_files()
     if dropped:
         cache.mark_pending()
         cache.remove_unowned(dropped, set())
