@@ -13,7 +13,7 @@ import click
 
 from mkdocs_blogsvc import __version__
 from mkdocs_blogsvc.errors import BlogServiceError, prefixed
-from mkdocs_blogsvc.shared import counted
+from mkdocs_blogsvc.shared import DEV_ADDR_BESIDE_SERVICE, counted
 
 if TYPE_CHECKING:  # imported where used: `--help` and the server commands stay fast
     from datetime import datetime
@@ -292,6 +292,8 @@ def new(folder: Path, base_url: str | None, client_id: str | None, site_name: st
         "  mkdocs serve --livereload\n"
         "For CI, see .github/workflows/publish.yml (the secrets it needs are listed at its top)."
     )
+    for step in site.to_do:
+        click.echo(f"To do: {step}")
 
 
 # --- sync, export (the plugin's cache; README "Commands") -----------------------------
@@ -661,6 +663,18 @@ main.add_command(_LazyServerGroup("server", help="Run and script the reference B
 # --- the demo -------------------------------------------------------------------------------
 
 
+def _dev_addr(value: str) -> str:
+    """`demo --dev-addr` is HOST:PORT: anything else is a usage error, as other malformed options are."""
+    from mkdocs_blogsvc.demo import check_dev_addr
+    from mkdocs_blogsvc.errors import ConfigurationError
+
+    try:
+        check_dev_addr(value)
+    except ConfigurationError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--dev-addr ")) from None
+    return value
+
+
 @main.command()
 @click.option(
     "-f",
@@ -684,10 +698,11 @@ main.add_command(_LazyServerGroup("server", help="Run and script the reference B
 @click.option(
     "-a",
     "--dev-addr",
-    default="127.0.0.1:8001",
+    default=DEV_ADDR_BESIDE_SERVICE,
     show_default=True,
     metavar="HOST:PORT",
     help="Where --serve serves the site.",
+    callback=lambda _context, _parameter, value: _dev_addr(value),
 )
 @reports_errors
 def demo(config_file: Path | None, into: Path, serve: bool, dev_addr: str) -> None:

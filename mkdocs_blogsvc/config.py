@@ -216,7 +216,10 @@ def _base_url(value: str) -> str:
     surfacing later as a failed request."""
     base_url = value.strip()
     if not base_url.startswith(("http://", "https://")):
-        raise ConfigurationError(f"base_url must start with http:// or https://, not {value!r}")
+        raise ConfigurationError(
+            f"base_url must start with http:// or https://, not {value!r}: set it in mkdocs.yml to the "
+            "service's address, such as https://blogs.example.com"
+        )
     try:
         parts = urlsplit(base_url)
         host, _port = parts.hostname, parts.port  # `port` raises ValueError unless 0 to 65535
@@ -319,6 +322,7 @@ def load_site(config_file: str | None) -> Site:
         site = load_config(config_file)
     except MkDocsException as exc:
         detail = "; ".join(problems) or exc.format_message()
+        detail = " ".join(detail.split())  # YAML's messages run over several lines: the error is one
         raise ConfigurationError(f"cannot load {shown}: {detail}") from None
     finally:
         mkdocs_log.removeHandler(collector)

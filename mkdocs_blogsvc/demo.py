@@ -27,18 +27,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mkdocs_blogsvc import config
 from mkdocs_blogsvc.errors import BlogServiceError, ConfigurationError, LoginError, prefixed
-from mkdocs_blogsvc.shared import counted
+from mkdocs_blogsvc.shared import DEV_ADDR_BESIDE_SERVICE, counted
 
 if TYPE_CHECKING:  # the server side is imported where used: it needs the [server] extra
     from mkdocs_blogsvc.server import content
     from mkdocs_blogsvc.server.database import Database
     from mkdocs_blogsvc.sync import SyncReport
 
-DEFAULT_DEV_ADDR = "127.0.0.1:8001"
 DEFAULT_SITE = Path("example-site") / "mkdocs.yml"
 #: Where the demo writes the packaged example site when there is no clone.
 DEFAULT_COPY = Path("blogsvc-demo")
@@ -247,7 +246,7 @@ def run_demo(
     *,
     echo: Callable[[str], None] = print,
     serve: bool = False,
-    dev_addr: str = DEFAULT_DEV_ADDR,
+    dev_addr: str = DEV_ADDR_BESIDE_SERVICE,
     into: Path = DEFAULT_COPY,
 ) -> DemoResult:
     """Run the demo on the site of `config_file` (default: `choose_site`); returns the built
@@ -256,7 +255,6 @@ def run_demo(
     if serve:
         _check_free(dev_addr)  # before any work: a busy port is the likeliest failure of --serve
     config_file = choose_site(config_file, into, echo)
-    from mkdocs_blogsvc.login import login
     from mkdocs_blogsvc.server.seed import seed
 
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
@@ -273,35 +271,61 @@ def run_demo(
         shutil.rmtree(settings.cache_dir, ignore_errors=True)
         settings.credentials_file.unlink(missing_ok=True)
         try:
-            result = login(settings, open_browser=approve_as(sample["user"], sample["password"]), timeout=60)
-        except LoginError as exc:
-            raise LoginError(f"the demo's login failed: {exc}") from None
-        echo(f"Logged in: {result.status.blog.name} connected, credentials in {result.credentials_file}")
-        site_dir = config_file.parent / "site"
-        summaries = [_summary(build_site(config_file))]
-        echo(summaries[-1])
-        _change_blog(db, sample["blog"]["slug"])
-        echo("Changed the blog: edited one article, unpublished one, published a new one")
-        summaries.append(_summary(build_site(config_file)))
-        echo(summaries[-1])
-        echo(f"Built site: {site_dir.resolve()}")
-        if not serve:
-            echo(
-                f"  look at it with `python -m http.server -d {site_dir} 8001` and http://127.0.0.1:8001/, "
-                "or run `mkdocs-blogsvc demo --serve`"
-            )
-        else:
-            _serve(config_file, url, db, dev_addr)
-        return DemoResult(site_dir, tuple(summaries), url)
+            return _log_in_and_build(config_file, settings, sample, url, db, echo, serve=serve, dev_addr=dev_addr)
+        finally:  # they belong to this service, gone when the demo ends: a later build warns instead of failing
+            settings.credentials_file.unlink(missing_ok=True)
 
 
-def _check_free(address: str) -> None:
+def _log_in_and_build(
+    config_file: Path,
+    settings: config.Settings,
+    sample: dict[str, Any],
+    url: str,
+    db: Database,
+    echo: Callable[[str], None],
+    *,
+    serve: bool,
+    dev_addr: str,
+) -> DemoResult:
+    """The demo's steps against its service: log in, build, change the blog, build again (and serve)."""
+    from mkdocs_blogsvc.login import login
+
+    try:
+        result = login(settings, open_browser=approve_as(sample["user"], sample["password"]), timeout=60)
+    except LoginError as exc:
+        raise LoginError(f"the demo's login failed: {exc}") from None
+    echo(f"Logged in: {result.status.blog.name} connected, credentials in {result.credentials_file}")
+    site_dir = config_file.parent / "site"
+    summaries = [_summary(build_site(config_file))]
+    echo(summaries[-1])
+    _change_blog(db, sample["blog"]["slug"])
+    echo("Changed the blog: edited one article, unpublished one, published a new one")
+    summaries.append(_summary(build_site(config_file)))
+    echo(summaries[-1])
+    echo(f"Built site: {site_dir.resolve()}")
+    if not serve:
+        echo(
+            f"  look at it with `python -m http.server -d {site_dir} 8001` and http://127.0.0.1:8001/, "
+            "or run `mkdocs-blogsvc demo --serve`"
+        )
+    else:
+        _serve(config_file, url, db, dev_addr)
+    return DemoResult(site_dir, tuple(summaries), url)
+
+
+def check_dev_addr(address: str) -> tuple[str, int]:
+    """`--dev-addr`'s host and port; one line if it is not HOST:PORT."""
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit() or int(port) > 65535:
         raise ConfigurationError(f"--dev-addr must be HOST:PORT, such as 127.0.0.1:8001, not {address!r}")
+    return host, int(port)
+
+
+def _check_free(address: str) -> None:
+    host, port = check_dev_addr(address)
     with socket.socket() as probe:
         try:
-            probe.bind((host, int(port)))
+            probe.bind((host, port))
         except (OSError, ValueError) as exc:
             raise ConfigurationError(
                 f"cannot serve the example site on {address} ({getattr(exc, 'strerror', None) or exc}): "

@@ -40,6 +40,25 @@ def install_command(extra: str, *, direct_url: dict[str, Any] | None = None, pyt
     return f"{pip} {shlex.quote(f'{DISTRIBUTION}[{extra}]')}"
 
 
+def requirement(version: str, *, direct_url: dict[str, Any] | None = None) -> str | None:
+    """What another machine (a CI runner) installs to get this copy, as a PEP 508 requirement:
+    the same release from the index, the same commit of the same repository, or the same
+    archive; None when this copy came from a folder, which no other machine can reach.
+
+    `direct_url` is for tests; by default it is read from this installation."""
+    source = _direct_url() if direct_url is None else direct_url
+    url = source.get("url") if isinstance(source, dict) else None
+    if not isinstance(url, str) or not url:
+        return f"{DISTRIBUTION}=={version}"
+    if url.startswith("file://"):
+        return None
+    vcs = source.get("vcs_info")
+    if isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str):
+        commit = vcs.get("commit_id")
+        return f"{DISTRIBUTION} @ {vcs['vcs']}+{url}" + (f"@{commit}" if isinstance(commit, str) and commit else "")
+    return f"{DISTRIBUTION} @ {url}"
+
+
 def _direct_url() -> dict[str, Any]:
     """This distribution's PEP 610 record, or {} (installed from an index, or not installed).
 

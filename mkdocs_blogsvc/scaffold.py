@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import jinja2
 
-from mkdocs_blogsvc import __version__, config
+from mkdocs_blogsvc import __version__, config, installed
 from mkdocs_blogsvc.errors import ConfigurationError
 from mkdocs_blogsvc.fileio import atomic_write
+from mkdocs_blogsvc.shared import DEFAULT_BASE_URL, DEV_ADDR_BESIDE_SERVICE
 
 #: Each file written (relative to DIR) and its template in templates/scaffold/ (flat, and with
 #: no leading dot: package data globs skip dot files).
@@ -34,12 +36,17 @@ FILES = {
 OVERRIDES = "overrides"
 
 
+#: What the workflow installs when this copy came from a folder (the CI recipe's form, to fill in).
+FROM_A_REPOSITORY = f"{installed.DISTRIBUTION} @ git+https://github.com/OWNER/mkdocs-blogsvc@COMMIT"
+
+
 @dataclass(frozen=True)
 class NewSite:
-    """What `new` wrote, for the command's output."""
+    """What `new` wrote, and what its owner must still do (one line each), for the command's output."""
 
     folder: Path
     written: list[Path]
+    to_do: list[str]
 
 
 def check_base_url(value: str) -> str:
@@ -47,7 +54,8 @@ def check_base_url(value: str) -> str:
     try:
         return config._base_url(value)  # the one definition of a valid base_url
     except ConfigurationError as exc:
-        raise ConfigurationError(f"--base-url: {str(exc).removeprefix('blogsvc: ')}") from None
+        message = str(exc).removeprefix("blogsvc: ").replace("set it in mkdocs.yml to", "pass")
+        raise ConfigurationError(f"--base-url: {message}") from None
 
 
 def check_client_id(value: str) -> str:
@@ -79,6 +87,7 @@ def _environment() -> jinja2.Environment:
         variable_start_string="[[",
         variable_end_string="]]",
         keep_trailing_newline=True,
+        trim_blocks=True,  # a `{% if %}` line leaves no empty line behind
         undefined=jinja2.StrictUndefined,
         autoescape=False,
     )
@@ -94,7 +103,21 @@ def write_site(folder: Path, *, base_url: str, client_id: str, site_name: str | 
     base_url, client_id = check_base_url(base_url), check_client_id(client_id)
     check_folder(folder)
     name = site_name or folder.resolve().name.replace("-", " ").replace("_", " ").strip().title() or "My Site"
-    values = {"site_name": name, "base_url": base_url, "client_id": client_id, "version": __version__}
+    requirement = installed.requirement(__version__)
+    values = {
+        "site_name": name,
+        "base_url": base_url,
+        "client_id": client_id,
+        "requirement": requirement or FROM_A_REPOSITORY,
+        "requirement_to_fill": requirement is None,
+        "dev_addr": DEV_ADDR_BESIDE_SERVICE if _on_the_serve_port(base_url) else None,
+    }
+    to_do = []
+    if requirement is None:
+        to_do.append(
+            "this copy of mkdocs-blogsvc was installed from a folder, which CI cannot reach: in "
+            ".github/workflows/publish.yml, replace OWNER and COMMIT by the repository and commit to install"
+        )
     env = _environment()
     written: list[Path] = []
     try:
@@ -109,4 +132,12 @@ def write_site(folder: Path, *, base_url: str, client_id: str, site_name: str | 
             f"cannot write the new site into {folder} ({exc.strerror or exc}): choose a folder this user can "
             "write to, on a disk with free space"
         ) from None
-    return NewSite(folder, written)
+    return NewSite(folder, written, to_do)
+
+
+def _on_the_serve_port(base_url: str) -> bool:
+    """Whether the service listens where `mkdocs serve` would by default (the reference
+    service's default address), so that the new site must serve elsewhere."""
+    parts, default = urlsplit(base_url), urlsplit(DEFAULT_BASE_URL)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return parts.hostname in ("127.0.0.1", "localhost") and port == default.port

@@ -163,6 +163,28 @@ def test_demo_prints_both_summaries_and_builds_the_site(demo_site: tuple[Path, s
     assert (site / "index.html").is_file() and (site / "blog" / "index.html").is_file()
 
 
+def test_after_the_demo_its_site_builds_from_the_cache_with_one_warning(demo_site: tuple[Path, str]) -> None:
+    """Found by review: the demo left the credentials of its stopped service behind, and the
+    next `mkdocs build` of the example site failed with `client_id is not set`. They go with
+    the service; the cache stays, so a later build is a build without credentials."""
+    site, _out = demo_site
+    folder = site.parent
+    assert not (folder / ".blogsvc" / "credentials.json").exists()
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-f", str(folder / "mkdocs.yml"), "-d", str(folder / "later")],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 1 and "blogsvc: no credentials for the blog" in warnings[0], result.stderr
+    assert "12 unchanged" in result.stderr and "(no credentials: built from the cache)" in result.stderr
+    assert (folder / "later" / "blog" / "index.html").is_file()
+
+
 @contextlib.contextmanager
 def static_server(folder: Path) -> Iterator[str]:
     """`folder` on a loopback port, as any static host would serve it."""

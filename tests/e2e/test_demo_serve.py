@@ -116,5 +116,8 @@ def test_a_malformed_dev_addr_stops_the_demo_before_anything_starts_with_one_lin
     from mkdocs_blogsvc.cli import main
 
     result = CliRunner().invoke(main, ["demo", "--serve", "--dev-addr", address])
-    assert result.exit_code == 1
-    assert result.output == f"Error: --dev-addr must be HOST:PORT, such as 127.0.0.1:8001, not {address!r}\n"
+    assert result.exit_code == 2, result.output  # a usage error, as every malformed option (found by review)
+    assert result.output.startswith("Usage: ")
+    assert result.output.endswith(
+        f"Error: Invalid value for '-a' / '--dev-addr': must be HOST:PORT, such as 127.0.0.1:8001, not {address!r}\n"
+    )

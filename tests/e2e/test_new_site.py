@@ -14,7 +14,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from mkdocs_blogsvc import cli
+from mkdocs_blogsvc import __version__, cli, installed
 from mkdocs_blogsvc.cli import main
 from mkdocs_blogsvc.server.consent_driver import drive_consent
 from mkdocs_blogsvc.server.database import Database
@@ -127,7 +127,8 @@ def test_new_refuses_a_folder_that_is_not_empty_in_one_line(tmp_path: Path) -> N
     [
         (
             ["--base-url", "ftp://b.example", "--client-id", "x"],
-            "Error: --base-url: base_url must start with http:// or https://",
+            "Error: --base-url: base_url must start with http:// or https://, not 'ftp://b.example': pass the "
+            "service's address, such as https://blogs.example.com",
         ),
         (
             ["--base-url", "https://b.example", "--client-id", "two words"],
@@ -153,3 +154,69 @@ def test_new_asks_for_what_is_left_out_at_a_terminal(tmp_path: Path, monkeypatch
     assert "Error: --base-url: base_url must start with http:// or https://" in result.output  # asked again
     text = (tmp_path / "site" / "mkdocs.yml").read_text()
     assert 'base_url: "https://blogs.example.com"' in text and 'client_id: "client-123"' in text
+
+
+def _workflow_install_line(site: Path) -> str:
+    workflow = yaml.safe_load((site / ".github" / "workflows" / "publish.yml").read_text())
+    [line] = [step["run"] for step in workflow["jobs"]["build"]["steps"] if "pip install" in step.get("run", "")]
+    return str(line)
+
+
+@pytest.mark.parametrize(
+    ("direct_url", "expected"),
+    [
+        ({}, f'pip install "mkdocs-blogsvc=={__version__}"'),
+        (
+            {"url": "https://github.com/ana/mkdocs-blogsvc.git", "vcs_info": {"vcs": "git", "commit_id": "0123abc"}},
+            'pip install "mkdocs-blogsvc @ git+https://github.com/ana/mkdocs-blogsvc.git@0123abc"',
+        ),
+    ],
+    ids=["from-pypi", "from-git"],
+)
+def test_the_workflow_installs_this_copy_where_ci_can_reach_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, direct_url: dict[str, object], expected: str
+) -> None:
+    """Found by review: the workflow pinned `mkdocs-blogsvc==0.1.0`, a release not on PyPI, so a
+    site started from a clone failed its first CI run. It installs what this copy was installed
+    from (pip's PEP 610 record), the same release or the same commit."""
+    monkeypatch.setattr(installed, "_direct_url", lambda: direct_url)
+    result = CliRunner().invoke(
+        main, ["new", str(tmp_path / "s"), "--base-url", "https://b.example", "--client-id", "x"]
+    )
+    assert result.exit_code == 0, result.output
+    assert _workflow_install_line(tmp_path / "s").startswith(expected)
+    assert "To do:" not in result.output
+
+
+def test_a_copy_installed_from_a_folder_leaves_the_workflow_to_fill_in_and_says_so(tmp_path: Path) -> None:
+    """This test environment is an editable install of the clone: no machine but this one can
+    install that folder, so the workflow gets the CI recipe's form to fill in, and `new` says so."""
+    result = CliRunner().invoke(
+        main, ["new", str(tmp_path / "s"), "--base-url", "https://b.example", "--client-id", "x"]
+    )
+    assert result.exit_code == 0, result.output
+    assert _workflow_install_line(tmp_path / "s").startswith(
+        'pip install "mkdocs-blogsvc @ git+https://github.com/OWNER/mkdocs-blogsvc@COMMIT"'
+    )
+    [to_do] = [line for line in result.output.splitlines() if line.startswith("To do: ")]
+    assert "installed from a folder" in to_do and "replace OWNER and COMMIT" in to_do
+
+
+@pytest.mark.parametrize(
+    ("base_url", "dev_addr"),
+    [
+        ("http://127.0.0.1:8000", "127.0.0.1:8001"),
+        ("http://localhost:8000/", "127.0.0.1:8001"),
+        ("http://127.0.0.1:9000", None),
+        ("https://blogs.example.com", None),
+    ],
+)
+def test_a_site_of_a_service_on_the_serve_port_serves_elsewhere(
+    tmp_path: Path, base_url: str, dev_addr: str | None
+) -> None:
+    """Found by review: with the reference service on its default port, `mkdocs serve` of a new
+    site stopped with `Address already in use` (MkDocs' default is the same 127.0.0.1:8000)."""
+    result = CliRunner().invoke(main, ["new", str(tmp_path / "s"), "--base-url", base_url, "--client-id", "x"])
+    assert result.exit_code == 0, result.output
+    config = yaml.load((tmp_path / "s" / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)
+    assert config.get("dev_addr") == dev_addr

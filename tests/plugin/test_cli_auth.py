@@ -253,6 +253,17 @@ def test_an_unusable_credentials_folder_is_one_line_not_a_traceback(tmp_path: Pa
     assert "`credentials_file`" in line
 
 
+@pytest.mark.parametrize("command", ["status", "sync"])
+def test_a_yaml_syntax_error_in_mkdocs_yml_is_one_line(tmp_path: Path, command: str) -> None:
+    """Found by review: YAML's message runs over several lines (the problem, then where)."""
+    config_file = tmp_path / "mkdocs.yml"
+    config_file.write_text("site_name: Broken\nplugins: [blogsvc\n  - search\n")
+    result = CliRunner().invoke(main, [command, "-f", str(config_file)])
+    assert result.exit_code == 1, result.output
+    [line] = result.output.strip().splitlines()
+    assert line.startswith(f"Error: cannot load {config_file}: ") and "line 2, column 10" in line, line
+
+
 def test_several_instances_need_a_choice(tmp_path: Path) -> None:
     config_file = write_site(tmp_path / "site", "http://127.0.0.1:9", "client-1", extra_instance=True)
     instances = config.load_site_settings(str(config_file))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mkdocs_blogsvc.installed import install_command
+from mkdocs_blogsvc.installed import install_command, requirement
 
 PYTHON = "/home/me/site/.venv/bin/python"
 
@@ -41,6 +41,30 @@ PYTHON = "/home/me/site/.venv/bin/python"
 )
 def test_the_hint_repeats_the_source_of_the_installation(direct_url: dict[str, object], expected: str) -> None:
     assert install_command("server", direct_url=direct_url, python=PYTHON) == expected
+
+
+@pytest.mark.parametrize(
+    ("direct_url", "expected"),
+    [
+        ({"url": "file:///home/me/mkdocs-blogsvc", "dir_info": {"editable": True}}, None),
+        ({"url": "file:///home/me/mkdocs-blogsvc", "dir_info": {}}, None),
+        (
+            {"url": "https://github.com/example/mkdocs-blogsvc.git", "vcs_info": {"vcs": "git", "commit_id": "abc"}},
+            "mkdocs-blogsvc @ git+https://github.com/example/mkdocs-blogsvc.git@abc",
+        ),
+        (
+            {"url": "https://example.com/mkdocs_blogsvc-0.1.tar.gz", "archive_info": {}},
+            "mkdocs-blogsvc @ https://example.com/mkdocs_blogsvc-0.1.tar.gz",
+        ),
+        ({}, "mkdocs-blogsvc==1.2.3"),
+    ],
+    ids=["editable-clone", "clone-folder", "git-url", "archive", "index"],
+)
+def test_another_machine_installs_the_same_release_or_commit(
+    direct_url: dict[str, object], expected: str | None
+) -> None:
+    """What `new`'s CI workflow installs: only a folder is out of another machine's reach (None)."""
+    assert requirement("1.2.3", direct_url=direct_url) == expected
 
 
 def test_this_installation_is_named_as_it_was_made() -> None:
