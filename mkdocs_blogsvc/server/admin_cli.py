@@ -31,14 +31,27 @@ _DB_HELP = (
     "An empty database gets the schema on first use; a missing SQLite file is created only by "
     "create-user, create-client, seed and `server run`."
 )
-DB_OPTION = click.option("--db", "db_target", required=True, metavar="PATH_OR_URL", help=_DB_HELP)
+#: `server run`'s `--db`: required, with the same message as `server admin`'s when left out.
+DB_OPTION = click.option(
+    "--db",
+    "db_target",
+    metavar="PATH_OR_URL",
+    help=_DB_HELP,
+    callback=lambda _context, _parameter, value: _named(value, "server run --db blogs.db"),
+)
+
+
+def _named(target: str | None, example: str) -> str:
+    """`--db` as given; a usage error naming an example when it is missing."""
+    if target is None:
+        raise click.UsageError(f"Missing option '--db': name the database, such as {example}")
+    return target
 
 
 def open_database(target: str | None, *, check_schema: bool = True, create: bool = True) -> Database:
     """The database named by `--db`, or a one-line click error naming it. `server admin` takes
     `--db` as optional and checks it here, so that `server admin COMMAND --help` works without it."""
-    if target is None:
-        raise click.UsageError("Missing option '--db': name the database, such as server admin --db blogs.db COMMAND")
+    target = _named(target, "server admin --db blogs.db COMMAND")
     try:
         return Database.open(target, check_schema=check_schema, create=create)
     except DatabaseError as exc:
@@ -65,6 +78,7 @@ def _command(name: str, *, creates: bool = False) -> Callable[[F], F]:
         @admin_group.command(name, help=function.__doc__)
         @functools.wraps(function)
         def wrapper(*args: Any, **kwargs: Any) -> None:
+            _check_text(kwargs)
             database = open_database(click.get_current_context().obj, create=creates)
             try:
                 result = function(database, *args, **kwargs)
@@ -79,6 +93,34 @@ def _command(name: str, *, creates: bool = False) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]  # wraps keeps the signature
 
     return decorate
+
+
+def _check_text(options: dict[str, Any]) -> None:
+    """Every text option is UTF-8: other bytes (a terminal set to another encoding) reach Python
+    as lone surrogates, which no database stores."""
+    for name, value in options.items():
+        for text in value if isinstance(value, tuple) else (value,):
+            if isinstance(text, str) and not _is_utf8(text):
+                raise click.ClickException(
+                    f"--{name.replace('_', '-')} {text!r} is not UTF-8 text: give it in UTF-8 (check the terminal's encoding)"
+                )
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _stdin_text(what: str, *, line: bool = False) -> str:
+    """Standard input (or its first line) as UTF-8 text; one line if it is not."""
+    data = sys.stdin.buffer.readline() if line else sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ContentError(f"the {what} on standard input is not UTF-8 text: save it as UTF-8") from None
 
 
 @_command("create-user", creates=True)
@@ -100,7 +142,7 @@ def _new_password() -> str:
     if sys.stdin.isatty():
         password: str = click.prompt("Password", hide_input=True, confirmation_prompt=True)
         return password
-    line = sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+    line = _stdin_text("password", line=True).removesuffix("\n").removesuffix("\r")
     if not line:
         raise ContentError("no password: give --password, or the password as a line of standard input")
     return line
@@ -171,7 +213,7 @@ def _article_input(options: dict[str, Any]) -> content.ArticleInput:
     if options["content"] is not None:
         data.content = options["content"]
     elif options["content_file"] == "-":
-        data.content = sys.stdin.read()
+        data.content = _stdin_text("content")
     elif options["content_file"] is not None:
         try:
             data.content = read_file(options["content_file"], "content file").decode("utf-8")

@@ -123,6 +123,12 @@ def run(
 ) -> None:
     """Serve the service until Ctrl-C or SIGTERM."""
     host = host.strip("[]")  # an IPv6 literal may be given as in a URL
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)  # a typo is named as one, not as a remote host
+    except (OSError, UnicodeError) as exc:
+        raise click.ClickException(
+            f"cannot listen on {host}: {getattr(exc, 'strerror', None) or exc}; check --host"
+        ) from None
     if not allow_remote and not is_loopback_host(host):
         raise click.ClickException(
             f"refusing to listen on {host}: the reference service speaks plain HTTP and is meant for "

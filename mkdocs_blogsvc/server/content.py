@@ -245,10 +245,22 @@ _NO_REDIRECT_SCHEMES = frozenset({"javascript", "vbscript", "data", "blob", "fil
 
 
 def check_redirect_uri(uri: str) -> None:
-    """RFC 6749 3.1.2: absolute, no fragment; plain http only for loopback (RFC 8252 7.3)."""
-    parts = urlsplit(uri)
-    if not parts.scheme or parts.fragment or (parts.scheme in ("http", "https") and not parts.hostname):
-        raise ContentError(f"invalid redirect URI {uri!r}: it must be an absolute URI without a fragment")
+    """RFC 6749 3.1.2: absolute, no fragment; plain http only for loopback (RFC 8252 7.3). A
+    host name, a port (0 to 65535) and no spaces or control characters, as a browser would
+    follow it."""
+    not_absolute = ContentError(
+        f"invalid redirect URI {uri!r}: it must be an absolute URI without a fragment (a valid host and port, "
+        "no spaces)"
+    )
+    try:
+        parts = urlsplit(uri)
+        _port = parts.port  # raises ValueError outside 0 to 65535
+    except ValueError:  # a bracketed host that is not an IPv6 address, a port that is not one
+        raise not_absolute from None
+    if not parts.scheme or parts.fragment or not uri.isprintable() or " " in uri:
+        raise not_absolute
+    if parts.scheme in ("http", "https") and not parts.hostname:
+        raise not_absolute
     if parts.scheme in _NO_REDIRECT_SCHEMES:  # urlsplit gives it in lower case
         raise ContentError(
             f"invalid redirect URI {uri!r}: a browser runs or reads {parts.scheme}: URIs itself; "
@@ -529,7 +541,7 @@ def revoke_connection(db: Database, connection_id: int) -> dict[str, Any]:
     request is refused and its user must authorize again. For a leaked or lost refresh token
     (the spec has no revocation endpoint). Revoking a revoked connection changes nothing."""
     with db.session(write=True) as session:
-        grant = session.get(tables.Grant, connection_id)
+        grant = session.get(tables.Grant, connection_id) if 0 < connection_id < 2**63 else None  # an id fits 64 bits
         if grant is None:
             raise ContentError(f"no connection {connection_id}: list them with list-connections")
         was_revoked = grant.revoked_at is not None
@@ -537,9 +549,19 @@ def revoke_connection(db: Database, connection_id: int) -> dict[str, Any]:
         return {"id": grant.id, "client_id": grant.client_id, "revoked": True, "alreadyRevoked": was_revoked}
 
 
+#: How far ahead the test clock may run in all: 100 years (every date the service writes stays
+#: in range; and as it never moves back, a typo must not leave a database unusable).
+MAX_CLOCK_OFFSET = 100 * 365.25 * 86400
+
+
 def advance_clock(db: Database, seconds: float) -> dict[str, Any]:
     """Move the service's clock forward (never back: expired tokens stay expired)."""
     if not math.isfinite(seconds) or seconds < 0:
         raise ContentError("the test clock only moves forward: give a number of seconds >= 0")
-    offset = db.advance_clock(seconds)
+    offset = db.advance_clock(seconds, at_most=MAX_CLOCK_OFFSET)
+    if offset is None:
+        raise ContentError(
+            f"the test clock may run at most 100 years ({MAX_CLOCK_OFFSET:.0f} seconds) ahead in all, and "
+            f"{seconds:g} seconds more would pass that: give fewer seconds"
+        )
     return {"offset_seconds": offset, "now": format_timestamp(db.now())}

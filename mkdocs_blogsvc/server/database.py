@@ -10,6 +10,7 @@ the database, never by a lock in one process, so they hold on both.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 import secrets
@@ -138,7 +139,7 @@ class Database:
                     f" (another process held a write lock for {DEFAULT_LOCK_TIMEOUT:g} s: a sqlite3 shell or "
                     "an admin command in a transaction; end it and try again)"
                 )
-            raise DatabaseError(f"cannot open database {shown}: {reason}") from None
+            raise DatabaseError(f"cannot open database {shown}: {reason}{_next_step(reason, url.drivername)}") from None
 
     @property
     def shown(self) -> str:
@@ -236,18 +237,32 @@ class Database:
             offset = connection.scalar(select(ClockOffset.offset_seconds).where(ClockOffset.id == 1))
         return datetime.now(timezone.utc) + timedelta(seconds=offset or 0.0)
 
-    def advance_clock(self, seconds: float) -> float:
-        """Move the test clock forward; returns the new total offset in seconds."""
+    def advance_clock(self, seconds: float, *, at_most: float = math.inf) -> float | None:
+        """Move the test clock forward; returns the new total offset in seconds, or None (and
+        the clock left as it is) when that would be more than `at_most`."""
         with self.session(write=True) as session:
             clock = session.get(ClockOffset, 1)
             if clock is None:
                 clock = ClockOffset(id=1, offset_seconds=0.0)
                 session.add(clock)
+            if clock.offset_seconds + seconds > at_most:
+                return None
             clock.offset_seconds += seconds
             return clock.offset_seconds
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _next_step(reason: str, driver: str) -> str:
+    """What to do about a database that would not open, after its reason (none when the reason says it)."""
+    if "database is locked" in reason:
+        return ""
+    if driver.startswith("sqlite"):
+        return "; check --db: a file this user can read and write, in a folder it can write to"
+    if "does not exist" in reason:
+        return "; create it first (createdb NAME, as the deployment section shows), then start again"
+    return "; check --db (host, port, user, password, database name) and that the server runs"
 
 
 def _begin(connection: Any) -> None:

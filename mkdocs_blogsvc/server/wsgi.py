@@ -63,10 +63,16 @@ def session_secret(target: str, database: Database | None = None) -> str:
     if "://" not in target:
         path = Path(target)
         path = path.with_name(path.name + ".secret")
-        if not path.exists():
-            with contextlib.suppress(FileExistsError):  # another worker wrote it first
-                atomic_write(path, secrets.token_hex(32).encode("ascii"), mode=0o600, overwrite=False)
-        secret = path.read_text().strip()
+        try:
+            if not path.exists():
+                with contextlib.suppress(FileExistsError):  # another worker wrote it first
+                    atomic_write(path, secrets.token_hex(32).encode("ascii"), mode=0o600, overwrite=False)
+            secret = path.read_text(errors="replace").strip()
+        except OSError as exc:  # a dangling link, a folder of that name, no permission
+            raise DeploymentError(
+                f"cannot read the session key file {path} ({exc.strerror or exc}): remove what is there "
+                "(a new key is made) or make it readable, and start again"
+            ) from None
         if len(secret) < 32:
             raise DeploymentError(f"the session key file {path} is damaged: delete it and start again")
         return secret

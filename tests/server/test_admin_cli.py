@@ -253,6 +253,17 @@ def test_seed_prints_the_sample_credentials(tmp_path: Path) -> None:
         (["unpublish", "nope"], "unknown article 'nope'"),
         (["delete-article", "nope"], "unknown article 'nope'"),
         (["advance-clock", "--", "-5"], "only moves forward"),
+        # found by review: each of these was a traceback, or was stored
+        (["advance-clock", "1e300"], "the test clock may run at most 100 years"),
+        (["advance-clock", "3e11"], "the test clock may run at most 100 years"),
+        (["create-client", "--name", "N", "--redirect-uri", "http://[::1/cb"], "must be an absolute URI"),
+        (["create-client", "--name", "N", "--redirect-uri", "http://127.0.0.1:99999/cb"], "must be an absolute URI"),
+        (["create-client", "--name", "N", "--redirect-uri", "https://exa mple.com/cb"], "must be an absolute URI"),
+        (["revoke-connection", "99999999999999999999"], "no connection 99999999999999999999"),
+        (
+            ["add-article", "--blog", "notes", "--title", "bad\udcff", "--content", "C"],
+            "--title 'bad\\udcff' is not UTF-8",
+        ),
     ],
 )
 def test_refusals_are_one_line_with_exit_status_1(
@@ -266,6 +277,29 @@ def test_refusals_are_one_line_with_exit_status_1(
     assert message in result.stderr
     with Database.from_path(blog_db).session() as session:
         assert session.query(tables.Article).count() == 0
+
+
+def test_a_refused_clock_step_leaves_the_clock_as_it_was(blog_db: Path) -> None:
+    """Found by review: `advance-clock 1e300` saved its offset, then every command and request
+    failed on dates out of range, and the clock cannot be moved back."""
+    assert invoke(blog_db, "advance-clock", "1e300").exit_code == 1
+    result = invoke(blog_db, "advance-clock", "60")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["offset_seconds"] == 60
+
+
+@pytest.mark.parametrize("what", ["content", "password"])
+def test_standard_input_that_is_not_utf8_is_one_line(blog_db: Path, what: str) -> None:
+    """Found by review: `--content-file -` (and a piped password) with bytes that are not UTF-8
+    was a traceback (lone surrogates reached the database)."""
+    args = (
+        ["add-article", "--blog", "notes", "--title", "T", "--content-file", "-"]
+        if what == "content"
+        else ["create-user", "--username", "zed"]
+    )
+    result = CliRunner().invoke(main, ["server", "admin", "--db", str(blog_db), *args], input=b"\xff\xfe\n")
+    assert result.exit_code == 1, result.output
+    assert result.stderr == f"Error: the {what} on standard input is not UTF-8 text: save it as UTF-8\n"
 
 
 def test_a_database_in_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode, urljoin
 
 import httpx
@@ -188,6 +189,46 @@ def test_session_key_is_private_and_stable(tmp_path: Path) -> None:
     if os.name == "posix":
         assert key_file.stat().st_mode & 0o777 == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.db.secret"]  # no staging file left
+
+
+def _run_in_process(*args: str) -> Any:
+    from click.testing import CliRunner
+
+    from mkdocs_blogsvc.cli import main
+
+    return CliRunner().invoke(main, ["server", "run", "--port", "0", *args])
+
+
+@pytest.mark.parametrize("kind", ["folder", "dangling-link"])
+def test_a_key_file_that_cannot_be_read_is_one_line(tmp_path: Path, kind: str) -> None:
+    """Found by review: a folder or a dangling link where the key file goes was a traceback."""
+    key_file = tmp_path / "k.db.secret"
+    if kind == "folder":
+        key_file.mkdir()
+    else:
+        key_file.symlink_to(tmp_path / "nowhere" / "key")
+    result = _run_in_process("--db", str(tmp_path / "k.db"))
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith(f"Error: cannot read the session key file {key_file} (")
+    assert result.stderr.endswith("remove what is there (a new key is made) or make it readable, and start again\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        ([], 2, "Error: Missing option '--db': name the database, such as server run --db blogs.db"),
+        (["--db", "{tmp}/x.db", "--host", "nosuch.invalid"], 1, "Error: cannot listen on nosuch.invalid: "),
+        (["--db", "{tmp}"], 1, "check --db: a file this user can read and write, in a folder it can write to"),
+    ],
+    ids=["no-db", "host-typo", "folder-as-db"],
+)
+def test_run_names_what_to_fix(tmp_path: Path, args: list[str], status: int, message: str) -> None:
+    """Found by review: `--host` with a typo was refused as a remote address, a folder as `--db`
+    and a missing `--db` gave no next step."""
+    result = _run_in_process(*(arg.format(tmp=tmp_path) for arg in args))
+    assert result.exit_code == status, result.output
+    assert message in result.stderr.splitlines()[-1], result.stderr
+    assert "Traceback" not in result.output
 
 
 def test_a_sign_in_survives_a_restart(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import LiveServer, start_live_server
+from tests.postgres import PostgresCluster
 
 #: SQL behaviour: every test here runs on SQLite and on PostgreSQL (tests/server/conftest.py).
 pytestmark = pytest.mark.postgres
@@ -42,3 +43,14 @@ def test_a_server_on_postgresql_serves_what_the_admin_commands_write(
         assert len(db.service_key("session")) == 64
     finally:
         db.dispose()
+
+
+def test_a_database_that_does_not_exist_names_the_next_step(postgres_cluster: PostgresCluster) -> None:
+    """Found by review: the message stopped at PostgreSQL's `database "..." does not exist`."""
+    from mkdocs_blogsvc.server.errors import DatabaseError
+
+    with pytest.raises(DatabaseError) as raised:
+        Database.open(postgres_cluster.url("nosuchdb"))
+    message = str(raised.value)
+    assert 'database "nosuchdb" does not exist' in message and "\n" not in message
+    assert message.endswith("; create it first (createdb NAME, as the deployment section shows), then start again")
