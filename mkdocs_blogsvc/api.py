@@ -41,6 +41,7 @@ import httpx
 from mkdocs_blogsvc import __version__, errors, models
 from mkdocs_blogsvc.deadline import Deadline
 from mkdocs_blogsvc.logs import log
+from mkdocs_blogsvc.redaction import redact
 from mkdocs_blogsvc.transport import StdlibTransport, proxy_mounts
 
 USER_AGENT = f"mkdocs-blogsvc/{__version__} (+https://pypi.org/project/mkdocs-blogsvc/)"
@@ -61,8 +62,6 @@ MAX_IMAGE_SECONDS = 20.0
 _NOT_TLS = re.compile(r"WRONG_VERSION_NUMBER|UNEXPECTED_EOF_WHILE_READING|HTTP_REQUEST|RECORD_LAYER_FAILURE")
 #: httpx errors raised before the request was written: safe to retry even a refresh.
 _NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
-#: Token-looking substrings, scrubbed from any text the service sends back to us.
-_TOKEN_PATTERN = re.compile(r"svc_(?:at|rt)_[A-Za-z0-9\-._~+/]+=*")  # the spec's prefixes, then a b64token (RFC 6750)
 _MAX_DESCRIPTION = 300
 
 
@@ -161,11 +160,6 @@ def accepts_gzip(accept_encoding: str) -> bool:
     if "gzip" in weights:
         return weights["gzip"] > 0
     return weights.get("*", 0.0) > 0
-
-
-def redact(text: str) -> str:
-    """`text` with anything shaped like a token replaced, for messages built from remote text."""
-    return _TOKEN_PATTERN.sub("svc_***", text)
 
 
 class BlogServiceClient:

@@ -18,6 +18,7 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 
 from mkdocs_blogsvc.errors import ConfigurationError
+from mkdocs_blogsvc.redaction import hold
 from mkdocs_blogsvc.shared import DEFAULT_BASE_URL
 
 DEFAULT_SCOPE = "articles:read blog:read"
@@ -93,6 +94,9 @@ class Settings:
     redirects: bool = True
     full_sync_interval: int = 86400
     optimize_images: bool = False
+
+    def __post_init__(self) -> None:
+        hold(self.client_secret)  # masked in every message, whatever a service repeats back
 
     @classmethod
     def from_config(cls, config: BlogServiceConfig, config_file_path: str | os.PathLike[str] | None) -> Settings:

@@ -27,7 +27,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from mkdocs_blogsvc import access, connection, watch
-from mkdocs_blogsvc.api import redact
 from mkdocs_blogsvc.cache import Cache, CacheContents
 from mkdocs_blogsvc.config import Settings
 from mkdocs_blogsvc.errors import (
@@ -40,6 +39,7 @@ from mkdocs_blogsvc.errors import (
     SyncFailed,
 )
 from mkdocs_blogsvc.logs import log
+from mkdocs_blogsvc.redaction import redact
 from mkdocs_blogsvc.shared import counted
 from mkdocs_blogsvc.sync import SyncReport, ever_synced, sync_cache
 

@@ -28,9 +28,10 @@ from typing import Any
 
 import filelock
 
-from mkdocs_blogsvc import config, errors, fileio, models
+from mkdocs_blogsvc import config, errors, fileio, models, redaction
 from mkdocs_blogsvc.api import BlogServiceClient
 from mkdocs_blogsvc.logs import log
+from mkdocs_blogsvc.redaction import redact
 
 FORMAT_VERSION = 1
 #: An access token with less than this left is refreshed before use.
@@ -81,6 +82,9 @@ class StoredCredentials:
     refresh_expires_at: float
     scope: tuple[str, ...] = ()
     saved_at: float = field(default_factory=time.time)
+
+    def __post_init__(self) -> None:
+        redaction.hold(self.access_token, self.refresh_token)  # masked in every message from now on
 
     @classmethod
     def from_token_set(
@@ -434,9 +438,9 @@ class TokenManager:
         try:
             tokens = self.client.token_request(form, now=now, previous_refresh_token=stored.refresh_token)
         except errors.InvalidGrant as exc:
-            # remote text: `redact` masks tokens of the spec's shape only, not one of another
-            # shape repeated back (a secret pasted from elsewhere); the message reaches CI logs
-            reason = _masked(exc.description, stored.refresh_token, self.settings.client_secret)
+            # remote text, repeated in CI logs: the refresh token and the client secret sent back
+            # are masked whatever their shape (both are held: see `redaction`)
+            reason = redact(exc.description)
             raise errors.ReauthorizationRequired(refused(what, reason, before=before), reason=reason) from None
         except errors.AnswerLost as exc:
             raise errors.AnswerLost(
@@ -476,14 +480,6 @@ class TokenManager:
                 f"the tokens were rotated but not saved, so the previous refresh token is now dead: {exc}; "
                 "then run `mkdocs-blogsvc login`"
             ) from None
-
-
-def _masked(text: str, *secrets: str | None) -> str:
-    """`text` with every occurrence of `secrets` replaced by `***`."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
 
 
 def _mismatch(path: Path, stored: StoredCredentials, base_url: str, client_id: str) -> str:

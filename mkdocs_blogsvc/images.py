@@ -22,13 +22,13 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Protocol
-from urllib.parse import urlsplit
 
 from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.errors import BlogServiceError
 from mkdocs_blogsvc.fileio import write_if_changed
 from mkdocs_blogsvc.imagetypes import looks_like_svg, sniff
 from mkdocs_blogsvc.logs import log
+from mkdocs_blogsvc.models import is_web_url
 from mkdocs_blogsvc.shared import counted
 
 #: Largest image accepted (10 MiB): covers photos at web sizes, stops a runaway download.
@@ -44,14 +44,6 @@ _CACHE_UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EA
 
 class Downloader(Protocol):
     def download(self, url: str, *, max_bytes: int) -> tuple[bytes, str]: ...
-
-
-def is_fetchable(url: str) -> bool:
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 @dataclass
@@ -75,7 +67,7 @@ def download_all(
     result = Downloads()
     pending_urls = list(dict.fromkeys(urls))
     for url in pending_urls:
-        if not is_fetchable(url):
+        if not is_web_url(url):  # `Article` leaves them out: a cache of an older version may hold one
             result.failed[url] = "not an http(s) URL"
     todo = [url for url in pending_urls if url not in result.failed]
     if not todo:

@@ -42,9 +42,9 @@ from typing import IO, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from mkdocs_blogsvc import config, errors, models, preflight
-from mkdocs_blogsvc.api import redact
 from mkdocs_blogsvc.connection import connect
 from mkdocs_blogsvc.credentials import CredentialStore, StoredCredentials
+from mkdocs_blogsvc.redaction import redact
 
 CALLBACK_PATH = "/callback"
 DEFAULT_TIMEOUT = 300.0

@@ -15,11 +15,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 import msgspec
 
 from mkdocs_blogsvc.errors import InvalidResponse, UnusableTokenResponse
 from mkdocs_blogsvc.fileio import compact_json
+from mkdocs_blogsvc.logs import log
+from mkdocs_blogsvc.redaction import hold
 
 T = TypeVar("T")
 
@@ -51,7 +54,29 @@ def parse_timestamp(value: str) -> datetime:
         return parsed
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
+    try:
+        return parsed.astimezone(timezone.utc)
+    except OverflowError:  # 9999-12-31T23:59:59-14:00 is past the last date Python has
+        raise InvalidResponse(f"timestamp out of range: {value[:40]!r}") from None
+
+
+def is_web_url(url: str) -> bool:
+    """An absolute http(s) URL with a host: the only image URL a page may show or the plugin
+    fetch (`javascript:`, `data:`, `file:` and relative URLs are not)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def _web_urls(article_id: str, what: str, urls: Sequence[str]) -> tuple[str, ...]:
+    """The image URLs a page may use; the others are left out, each said once."""
+    kept = tuple(url for url in urls if is_web_url(url))
+    for url in urls:
+        if url not in kept:
+            log.info(f"article {article_id}: its {what} URL {url[:80]!r} is not an http(s) URL: left out")
+    return kept
 
 
 #: Longest article id accepted (ids name files and show in messages: a line feed or an escape
@@ -130,14 +155,16 @@ class Article:
             raise InvalidResponse(
                 f"{what} has an id that is not a plain identifier (printable, no spaces, at most {MAX_ID_LENGTH})"
             )
+        cover = _get(data, "coverImageUrl", str, what, nullable=True)
+        covers = _web_urls(article_id, "cover image", [cover] if cover is not None else [])
         return cls(
             id=article_id,
             slug=_get(data, "slug", str, what),
             title=_get(data, "title", str, what),
             description=_get(data, "description", str, what, nullable=True),
             content=_get(data, "content", str, what),
-            cover_image_url=_get(data, "coverImageUrl", str, what, nullable=True),
-            inline_image_urls=_str_list(data, "inlineImageUrls", what),
+            cover_image_url=covers[0] if covers else None,
+            inline_image_urls=_web_urls(article_id, "inline image", _str_list(data, "inlineImageUrls", what)),
             tags=_str_list(data, "tags", what),
             seo_keywords=_str_list(data, "seoKeywords", what),
             seo_score=_get(data, "seoScore", (int, float), what, nullable=True),
@@ -384,6 +411,7 @@ class TokenSet:
             raise InvalidResponse("token response is not a JSON object")
         now = time.time() if now is None else now
         what = "token response"
+        hold(*(data.get(key) for key in ("access_token", "refresh_token") if isinstance(data.get(key), str)))
         refresh_token = data.get("refresh_token")
         if not (isinstance(refresh_token, str) and refresh_token.strip()):
             if previous_refresh_token is None:

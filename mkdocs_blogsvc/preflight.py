@@ -28,7 +28,8 @@ from collections.abc import Mapping
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 from mkdocs_blogsvc import errors
-from mkdocs_blogsvc.api import Answer, BlogServiceClient, display_url, redact
+from mkdocs_blogsvc.api import Answer, BlogServiceClient, display_url
+from mkdocs_blogsvc.redaction import redact
 
 STATUS_PATH = "/api/v1/status"
 AUTHORIZE_PATH = "/api/oauth/authorize"

@@ -19,7 +19,7 @@ from typing import Any
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
-from mkdocs.utils import get_relative_url
+from mkdocs.utils import get_build_datetime, get_relative_url
 
 from mkdocs_blogsvc import collector, headtags, material, outputs, privacy, redirects
 from mkdocs_blogsvc.cache import CacheContents
@@ -189,13 +189,16 @@ class BuildSession:
 
     def date_pages(self, files: Files) -> None:
         """An article page's sitemap `lastmod` is its `updatedAt` (MkDocs' sitemap template
-        prints `page.update_date`, the build date unless a plugin sets it); and a warning for
-        a page of docs_dir written where an article page is."""
+        prints `page.update_date`, the build date unless a plugin sets it), never after the
+        build's date (MkDocs' gzip header of the sitemap takes the latest, and a date past 2106
+        does not fit it); and a warning for a page of docs_dir written where an article page is."""
+        latest = get_build_datetime().date()  # SOURCE_DATE_EPOCH, as MkDocs reads it
         at: dict[str, str] = {}  # where each article page is written -> its src_uri
         for src_uri, found in self.pages.items():
             file = files.src_uris.get(src_uri)
             if file is not None and file.page is not None:
-                file.page.update_date = found.summary.updated_at.astimezone(timezone.utc).date().isoformat()
+                updated = found.summary.updated_at.astimezone(timezone.utc).date()
+                file.page.update_date = min(updated, latest).isoformat()
                 at[file.dest_uri] = src_uri
         material.warn_about_shared_addresses(files, at)
 

@@ -54,6 +54,8 @@ class SpecArticle:
     description: str | None = None
     tags: list[str] = field(default_factory=list)
     cover: bool = False
+    #: fields sent as given, over the computed ones: a service that breaks the spec's rules.
+    raw: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self, base_url: str) -> dict[str, Any]:
         digest = hashlib.sha256(
@@ -75,6 +77,7 @@ class SpecArticle:
             "updatedAt": stamp(self.published_at),
             "viewCount": 0,
             "contentHash": digest,
+            **self.raw,
         }
 
 

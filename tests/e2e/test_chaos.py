@@ -77,6 +77,14 @@ def sync_began(service: Service, before: int, timeout: float = 120.0) -> float:
     return time.monotonic()
 
 
+@pytest.fixture(autouse=True)
+def one_build_date(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every build of a test on one date, as MkDocs reads it (`SOURCE_DATE_EPOCH`, inherited by
+    the forked builds): the sitemap's dates and its gzip header are the build's, and a test run
+    across midnight UTC compared sites built on either side of it (found in CI)."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(time.time())))
+
+
 @pytest.fixture
 def forker() -> Iterator[BuildForker]:
     """Every build of the random kills but the recoveries: `mkdocs build` in a process of its own,

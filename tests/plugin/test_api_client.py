@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mkdocs_blogsvc import api, errors, models
+from mkdocs_blogsvc import api, errors, models, redaction
 from mkdocs_blogsvc.api import USER_AGENT, BlogServiceClient
 from mkdocs_blogsvc.cache import Cache
 from mkdocs_blogsvc.images import download_all
@@ -781,7 +781,7 @@ def test_a_token_answer_with_an_access_token_no_header_can_carry_keeps_its_refre
 
 
 def test_redaction_covers_every_bearer_token_character() -> None:
-    assert api.redact("Bearer svc_at_a.b~c+d/e== and svc_rt_x-y_z") == "Bearer svc_*** and svc_***"
+    assert redaction.redact("Bearer svc_at_a.b~c+d/e== and svc_rt_x-y_z") == "Bearer svc_*** and svc_***"
 
 
 @pytest.mark.parametrize("status", [200, 401, 503])
@@ -1105,3 +1105,27 @@ def test_a_service_that_never_answers_is_given_only_what_is_left_of_the_sync_s_d
         with pytest.raises(errors.BlogServiceError, match="within its 1 s"):
             client.status()
         assert time.monotonic() - started < 3.0
+
+
+def test_tokens_of_any_shape_that_the_service_echoes_are_masked() -> None:
+    """Found by review: a service that issued tokens without the spec's prefixes (or a refresh
+    token with spaces) and echoed them in an error's description had them printed whole in the
+    build's warning. Every token this process received is masked, whatever its shape."""
+    access, refresh = "PLAINACCESSTOKEN0123456789abcdef", "rt with spaces SECRETREFRESH0123456789"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/oauth/token"):
+            return httpx.Response(
+                200, json={"access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": refresh}
+            )
+        description = f"bad token {access} rejected; refresh was {refresh}"
+        return httpx.Response(400, json={"error": "invalid_request", "error_description": description})
+
+    client, _ = mock_client(handler)
+    with client:
+        client.token_request({"grant_type": "refresh_token", "refresh_token": "old", "client_id": "c"}, now=0.0)
+        with pytest.raises(errors.ServiceError) as caught:
+            client.status()
+    text = str(caught.value)
+    assert access not in text and "SECRETREFRESH" not in text, text
+    assert "bad token *** rejected; refresh was ***" in text

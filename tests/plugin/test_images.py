@@ -11,8 +11,9 @@ import pytest
 
 from mkdocs_blogsvc.api import BlogServiceClient, display_url
 from mkdocs_blogsvc.cache import Cache
-from mkdocs_blogsvc.images import download_all, is_fetchable
+from mkdocs_blogsvc.images import download_all
 from mkdocs_blogsvc.imagetypes import looks_like_svg, sniff
+from mkdocs_blogsvc.models import is_web_url
 from mkdocs_blogsvc.server import media
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import IN_PROCESS_URL, add_owner
@@ -93,7 +94,7 @@ def test_svg_is_recognised_to_name_the_refusal(data: bytes, svg: bool) -> None:
 
 
 def test_only_http_urls_are_fetched() -> None:
-    assert is_fetchable("https://a.test/x.png") and is_fetchable("http://a.test/x")
+    assert is_web_url("https://a.test/x.png") and is_web_url("http://a.test/x")
     for url in (
         "https:///x.png",
         "http:x.png",
@@ -103,7 +104,7 @@ def test_only_http_urls_are_fetched() -> None:
         "//a.test/x",
         "data:image/png;base64,xx",
     ):
-        assert not is_fetchable(url)
+        assert not is_web_url(url)
 
 
 def test_file_name_is_a_hash_of_the_url() -> None:
