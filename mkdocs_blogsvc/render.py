@@ -245,6 +245,7 @@ class Renderer:
             markdown.__version__,
             Path(__file__).read_text(encoding="utf-8"),  # this code writes the pages
             _SUMMARY_SOURCE.read_text(encoding="utf-8"),  # the description of an article without one
+            _MODELS_SOURCE.read_text(encoding="utf-8"),  # what an article keeps of the service's fields
             # what a page's record keeps for Material's privacy plugin (`privacy.remote_hosts`):
             # a cache written by a version that read fewer addresses, or none, is read again
             _PRIVACY_SOURCE.read_text(encoding="utf-8"),
@@ -256,6 +257,7 @@ class Renderer:
             Path(jsonld.__file__).read_text(encoding="utf-8"),
             Path(__file__).read_text(encoding="utf-8"),
             _SUMMARY_SOURCE.read_text(encoding="utf-8"),
+            _MODELS_SOURCE.read_text(encoding="utf-8"),
         )
         self.html_fingerprint = _fingerprint(*sanitiser)
 
@@ -398,6 +400,9 @@ _SANITIZE_SOURCE = Path(__file__).with_name("sanitize.py")
 _PRIVACY_SOURCE = Path(__file__).with_name("privacy.py")
 #: How an article without a description gets one (see `description`).
 _SUMMARY_SOURCE = Path(__file__).with_name("summary.py")
+#: How an article is read from the service's JSON (an image URL that is not http(s) is left out):
+#: pages and head tags made by a version that kept more are made again.
+_MODELS_SOURCE = Path(__file__).with_name("models.py")
 
 
 #: A line pymdownx.snippets would read as an include (`--8<-- "file"`, or a block of file names
