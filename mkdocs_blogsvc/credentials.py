@@ -31,7 +31,6 @@ import filelock
 from mkdocs_blogsvc import config, errors, fileio, models, redaction
 from mkdocs_blogsvc.api import BlogServiceClient
 from mkdocs_blogsvc.logs import log
-from mkdocs_blogsvc.redaction import redact
 
 FORMAT_VERSION = 1
 #: An access token with less than this left is refreshed before use.
@@ -440,7 +439,7 @@ class TokenManager:
         except errors.InvalidGrant as exc:
             # remote text, repeated in CI logs: the refresh token and the client secret sent back
             # are masked whatever their shape (both are held: see `redaction`)
-            reason = redact(exc.description)
+            reason = redaction.redact(exc.description)
             raise errors.ReauthorizationRequired(refused(what, reason, before=before), reason=reason) from None
         except errors.AnswerLost as exc:
             raise errors.AnswerLost(
