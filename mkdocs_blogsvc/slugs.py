@@ -81,13 +81,17 @@ def _short_hash(text: str) -> str:
 
 def assign_slugs(articles: Iterable[Listed]) -> dict[str, str]:
     """Article id -> unique safe slug. Deterministic: the oldest article keeps a shared slug,
-    later ones get `-2`, `-3`... (ordered by publication time, then id)."""
+    later ones get `-2`, `-3`... (ordered by publication time, then id), never one that
+    another article has of its own (`dup-2` on the service keeps `dup-2`)."""
     from mkdocs_blogsvc.logs import log  # not for the service, which imports slugify only
 
+    ordered = sorted(articles, key=lambda a: (a.published_at, a.id))
+    wanted = {article.id: safe_slug(article) for article in ordered}
+    held = set(wanted.values())
     taken: set[str] = set()
     slugs: dict[str, str] = {}
-    for article in sorted(articles, key=lambda a: (a.published_at, a.id)):
-        slug = safe_slug(article)
+    for article in ordered:
+        slug = wanted[article.id]
         if slug != article.slug:
             log.warning(
                 "article %r has an unusable slug %r; using %r instead (change the slug on the service to choose)",
@@ -97,7 +101,7 @@ def assign_slugs(articles: Iterable[Listed]) -> dict[str, str]:
             )
         if slug in taken:
             base, number = slug[: MAX_SLUG_LENGTH - 4].rstrip("-"), 2
-            while f"{base}-{number}" in taken:
+            while f"{base}-{number}" in taken or f"{base}-{number}" in held:
                 number += 1
             log.warning(
                 "articles share the slug %r; article %s uses %r (give one of them another slug on the service)",

@@ -338,6 +338,17 @@ def test_the_oldest_article_keeps_a_shared_slug_whatever_the_ids() -> None:
     assert assign_slugs([newer, older]) == {"z9": "same", "a1": "same-2"}
 
 
+def test_a_made_up_suffix_never_takes_another_article_s_own_slug(caplog: pytest.LogCaptureFixture) -> None:
+    """Found by review: `dup` shared by two articles gave the newer one `dup-2`, and an article
+    whose slug on the service really is `dup-2` was moved to `dup-2-2`, with a warning that
+    articles shared `dup-2`."""
+    older = article(id="a1", slug="dup", publishedAt="2024-01-01T00:00:00.000Z")
+    newer = article(id="b2", slug="dup", publishedAt="2024-06-01T00:00:00.000Z")
+    its_own = article(id="c3", slug="dup-2", publishedAt="2024-07-01T00:00:00.000Z")
+    assert assign_slugs([its_own, newer, older]) == {"a1": "dup", "b2": "dup-3", "c3": "dup-2"}
+    assert "share the slug 'dup';" in caplog.text and "share the slug 'dup-2'" not in caplog.text
+
+
 def test_many_articles_sharing_a_long_slug_get_distinct_safe_slugs() -> None:
     shared = [article(id=f"id{n}", slug="x" * 100, publishedAt=f"2024-01-0{n + 1}T00:00:00.000Z") for n in range(4)]
     slugs = assign_slugs(shared)
