@@ -107,6 +107,16 @@ def _str_list(data: Mapping[str, Any], key: str, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+#: Control characters no page shows (C0 but tab, line feed and carriage return; DEL): a NUL in a
+#: title reached `<title>` and the navigation as it was.
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _text(value: str) -> str:
+    """An article's text without control characters."""
+    return _CONTROL_CHARACTERS.sub("", value)
+
+
 def _timestamp(data: Mapping[str, Any], key: str, what: str, *, nullable: bool = False) -> datetime | None:
     value = _get(data, key, str, what, nullable=nullable)
     if value is None:
@@ -155,18 +165,19 @@ class Article:
             raise InvalidResponse(
                 f"{what} has an id that is not a plain identifier (printable, no spaces, at most {MAX_ID_LENGTH})"
             )
+        description = _get(data, "description", str, what, nullable=True)
         cover = _get(data, "coverImageUrl", str, what, nullable=True)
         covers = _web_urls(article_id, "cover image", [cover] if cover is not None else [])
         return cls(
             id=article_id,
             slug=_get(data, "slug", str, what),
-            title=_get(data, "title", str, what),
-            description=_get(data, "description", str, what, nullable=True),
-            content=_get(data, "content", str, what),
+            title=_text(_get(data, "title", str, what)),
+            description=_text(description) if description is not None else None,
+            content=_text(_get(data, "content", str, what)),
             cover_image_url=covers[0] if covers else None,
             inline_image_urls=_web_urls(article_id, "inline image", _str_list(data, "inlineImageUrls", what)),
-            tags=_str_list(data, "tags", what),
-            seo_keywords=_str_list(data, "seoKeywords", what),
+            tags=tuple(_text(tag) for tag in _str_list(data, "tags", what)),
+            seo_keywords=tuple(_text(keyword) for keyword in _str_list(data, "seoKeywords", what)),
             seo_score=_get(data, "seoScore", (int, float), what, nullable=True),
             schema_org_json=_get(data, "schemaOrgJson", dict, what, nullable=True),
             published_at=published,

@@ -40,6 +40,16 @@ def test_hostile_dates_and_image_urls_leave_a_whole_site(
         article(3, "out-of-range", publishedAt="9999-12-31T23:59:59.000-14:00"),
         # images that are not web URLs: Material's blog index renders the Markdown of the post again
         article(4, "script-cover", coverImageUrl="javascript:alert(1)"),
+        # control characters: a NUL reached <title> and the navigation as it was
+        SpecArticle(
+            id=f"c{6:024d}",
+            slug="controls",
+            title="Bad\x00Title\x1b[31m",
+            content="Body of controls.\x00\n",
+            description="Say\x07 it",
+            tags=["tag\x00"],
+            published_at=START,
+        ),
         article(
             5,
             "data-cover",
@@ -63,6 +73,7 @@ def test_hostile_dates_and_image_urls_leave_a_whole_site(
     every_page = "\n".join(path.read_text(encoding="utf-8") for path in site.rglob("*.html"))
     assert "javascript:alert" not in every_page and "data:image" not in every_page and "file:///" not in every_page
     assert "Body of data-cover." in every_page and "Body of script-cover." in every_page  # the articles stay
+    assert "BadTitle[31m" in every_page and not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", every_page)
     messages = [record.getMessage() for record in caplog.records]
     assert any("timestamp out of range" in m and "9999-12-31" in m for m in messages), messages
     left_out = "cover image URL 'javascript:alert(1)' is not an http(s) URL: left out"
