@@ -26,18 +26,12 @@ def install_command(extra: str, *, direct_url: dict[str, Any] | None = None, pyt
     """
     source = _direct_url() if direct_url is None else direct_url
     pip = f"{shlex.quote(python or sys.executable)} -m pip install"
-    url = source.get("url") if isinstance(source, dict) else None
-    if isinstance(url, str) and url.startswith("file://"):
-        folder = unquote(urlsplit(url).path)
-        editable = isinstance(source.get("dir_info"), dict) and source["dir_info"].get("editable") is True
-        return f"{pip} {'-e ' if editable else ''}{shlex.quote(f'{folder}[{extra}]')}"
-    vcs = source.get("vcs_info") if isinstance(source, dict) else None
-    if isinstance(url, str) and isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str):
-        requirement = f"{DISTRIBUTION}[{extra}] @ {vcs['vcs']}+{url}"
-        return f"{pip} {shlex.quote(requirement)}"
-    if isinstance(url, str) and url:  # an archive URL
-        return f"{pip} {shlex.quote(f'{DISTRIBUTION}[{extra}] @ {url}')}"
-    return f"{pip} {shlex.quote(f'{DISTRIBUTION}[{extra}]')}"
+    folder = _folder(source)
+    if folder is not None:
+        path, editable = folder
+        return f"{pip} {'-e ' if editable else ''}{shlex.quote(f'{path}[{extra}]')}"
+    remote = _remote(source, with_commit=False)
+    return f"{pip} {shlex.quote(f'{DISTRIBUTION}[{extra}]' + (f' @ {remote}' if remote else ''))}"
 
 
 def requirement(version: str, *, direct_url: dict[str, Any] | None = None) -> str | None:
@@ -47,16 +41,33 @@ def requirement(version: str, *, direct_url: dict[str, Any] | None = None) -> st
 
     `direct_url` is for tests; by default it is read from this installation."""
     source = _direct_url() if direct_url is None else direct_url
-    url = source.get("url") if isinstance(source, dict) else None
+    if _folder(source) is not None:
+        return None
+    remote = _remote(source, with_commit=True)
+    return f"{DISTRIBUTION} @ {remote}" if remote else f"{DISTRIBUTION}=={version}"
+
+
+def _folder(source: dict[str, Any]) -> tuple[str, bool] | None:
+    """The folder this copy was installed from, and whether editably; None when not from one."""
+    url = source.get("url")
+    if not (isinstance(url, str) and url.startswith("file://")):
+        return None
+    dir_info = source.get("dir_info")
+    return unquote(urlsplit(url).path), isinstance(dir_info, dict) and dir_info.get("editable") is True
+
+
+def _remote(source: dict[str, Any], *, with_commit: bool) -> str | None:
+    """Where pip fetched this copy (`git+URL`, with `@COMMIT` if asked, or an archive's URL);
+    None when it came from an index (or a folder: see `_folder`)."""
+    url = source.get("url")
     if not isinstance(url, str) or not url:
-        return f"{DISTRIBUTION}=={version}"
-    if url.startswith("file://"):
         return None
     vcs = source.get("vcs_info")
     if isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str):
         commit = vcs.get("commit_id")
-        return f"{DISTRIBUTION} @ {vcs['vcs']}+{url}" + (f"@{commit}" if isinstance(commit, str) and commit else "")
-    return f"{DISTRIBUTION} @ {url}"
+        pinned = with_commit and isinstance(commit, str) and commit
+        return f"{vcs['vcs']}+{url}" + (f"@{commit}" if pinned else "")
+    return url
 
 
 def _direct_url() -> dict[str, Any]:
