@@ -26,6 +26,30 @@ IGNORE_SIGINT_THEN_EXEC = (
 )
 
 
+def descendants(pid: int) -> dict[int, str]:
+    """Every process below `pid` (Linux's /proc children lists), each with its start time (the
+    22nd field of its stat line), so that a pid reused later is not taken for it."""
+    found: dict[int, str] = {}
+    pending = [pid]
+    while pending:
+        parent = pending.pop()
+        for children in Path(f"/proc/{parent}/task").glob("*/children"):
+            for child in map(int, children.read_text().split()):
+                if (started := start_time(child)) is not None:
+                    found[child] = started
+                    pending.append(child)
+    return found
+
+
+def start_time(pid: int) -> str | None:
+    """The start time of a live process (None: gone, or a zombie nobody reaped)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return fields[19] if fields[0] != "Z" else None
+
+
 def answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -87,6 +111,8 @@ def test_a_signal_to_the_demo_alone_stops_mkdocs_serve_and_the_service_and_remov
         assert answers(f"http://{address}/blog/"), log_path.read_text(errors="replace")
         service_folder = re.search(r"--db (\S+)/\S+ add-article", log_path.read_text(errors="replace"))
         assert service_folder is not None and Path(service_folder.group(1)).is_dir()
+        started = descendants(demo.pid)  # mkdocs serve among them
+        assert started, "the demo runs mkdocs serve as a process of its own"
 
         demo.send_signal(stop_signal)  # to the demo only, as `kill` sends it
         try:  # mkdocs serve first ends a rebuild in progress (the demo's edits start one)
@@ -102,7 +128,10 @@ def test_a_signal_to_the_demo_alone_stops_mkdocs_serve_and_the_service_and_remov
     output = log_path.read_text(errors="replace")
     assert code == 0, output
     assert "Traceback" not in output
-    assert not answers(f"http://{address}/blog/"), "mkdocs serve still runs"
+    # what the demo started is gone (the address itself may already serve another test's server:
+    # the suite runs on parallel workers, and a freed port can be handed out again at once)
+    left = [pid for pid, started_at in started.items() if start_time(pid) == started_at]
+    assert not left, f"processes the demo started still run: {left}"
     assert not Path(service_folder.group(1)).exists(), "the demo's temporary folder is left"
     assert not list(temp.glob("mkdocs_*")), "mkdocs serve was killed rather than stopped: its build folder is left"
 
