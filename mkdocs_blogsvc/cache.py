@@ -55,7 +55,7 @@ from pathlib import Path
 
 import filelock
 
-from mkdocs_blogsvc import collector
+from mkdocs_blogsvc import collector, models
 from mkdocs_blogsvc.errors import CacheBusy, CacheDamaged, CacheUnwritable, InvalidResponse
 from mkdocs_blogsvc.fileio import (
     atomic_write,
@@ -96,6 +96,10 @@ _LEGACY_OUTPUTS_DIR = "outputs"
 _LEGACY_OUTPUT_FILE = re.compile(r"[0-9a-f]{24}\.json")
 #: Longest wait for another process's hold on the cache: one sync plus one build of a big site.
 LOCK_TIMEOUT = 300.0
+#: What an article's summary is made by (its parsing, `ArticleSummary.of`): when this code
+#: changes, `check` makes every summary again from its article file, once, so that a summary
+#: an older version made (a title with control characters, a `javascript:` cover) is not kept.
+_SUMMARIES_MADE_BY = Path(models.__file__)
 #: Temp files of `fileio.atomic_write` (`.<name>.<16 hex digits>.tmp`), left only by a killed writer.
 _TEMP_FILE = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")
 
@@ -363,7 +367,8 @@ class Cache:
 
         An article file whose size and mtime are the ones recorded (`Entry.article_stat`) is
         trusted without being read (its summary is in the manifest); any other is hashed and
-        parsed (and its stat and summary recorded when intact). An entry whose article JSON is
+        parsed (and its stat and summary recorded when intact), as is every file once after
+        the code that makes summaries changed (`_SUMMARIES_MADE_BY`). An entry whose article JSON is
         missing, altered, unparsable or for another id, or whose image files are missing or of
         the wrong size, is removed from `manifest.entries`: it is then left out of
         `knownArticles` and the service sends it again as new. (`read` keeps the files of a
@@ -372,8 +377,10 @@ class Cache:
         summaries: dict[str, ArticleSummary] = {}
         loaded: dict[str, Article] = {}
         files: dict[str, str] = {}
+        made_by = sha256(_SUMMARIES_MADE_BY.read_bytes())
+        trusted = manifest.summaries_from == made_by
         for article_id, entry in list(manifest.entries.items()):
-            problem = self._check_entry(entry)
+            problem = self._check_entry(entry, trust_summary=trusted)
             if isinstance(problem, str):
                 log.info("cached article %s is damaged (%s): it will be downloaded again", article_id, problem)
                 manifest.drop_entry(article_id)  # the next save drops it, and its files are cleaned up
@@ -387,6 +394,8 @@ class Cache:
             assert entry.summary is not None
             summaries[article_id] = entry.summary
             files[article_id] = entry.article_file
+        if not trusted:
+            manifest.set_summaries_from(made_by)
         return CachedArticles(summaries, lambda article_id: self.read_article(article_id, files[article_id]), loaded)
 
     def read(self) -> CacheContents:
@@ -425,9 +434,10 @@ class Cache:
             return None
         return found.st_size, found.st_mtime_ns
 
-    def _check_entry(self, entry: Entry) -> Article | str | None:
+    def _check_entry(self, entry: Entry, *, trust_summary: bool) -> Article | str | None:
         """None when the article file is the one recorded (by size and mtime) and the entry has
-        its summary; the article when the file had to be read and is intact; else what is wrong."""
+        its summary, trusted; the article when the file had to be read and is intact; else what
+        is wrong."""
         path = self.locate(entry.article_file)
         if path is None:
             return "article path outside the cache"
@@ -445,7 +455,7 @@ class Cache:
             found = os.stat(path)
         except OSError:
             return "article file missing"
-        if (found.st_size, found.st_mtime_ns) == entry.article_stat and entry.summary is not None:
+        if (found.st_size, found.st_mtime_ns) == entry.article_stat and entry.summary is not None and trust_summary:
             return None
         try:
             raw = _read(path)

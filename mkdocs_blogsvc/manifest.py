@@ -27,10 +27,12 @@ MANIFEST_VERSION = 1
 #: Keys of an entry's records: its page's (`PageRecord`) and the addresses its page had.
 PAGE_RECORD = "page"
 ADDRESSES = "addresses"
-#: Keys of the blog-wide records: the index page's, the last full sync, the blog's slug.
+#: Keys of the blog-wide records: the index page's, the last full sync, the blog's slug, and
+#: what the articles' summaries were made by (`Cache.check`).
 INDEX_RECORD = "indexPage"
 LAST_FULL_SYNC = "lastFullSync"
 BLOG_SLUG = "blogSlug"
+SUMMARIES_FROM = "summariesFrom"
 
 
 class PageRecord(msgspec.Struct, frozen=True, gc=False, rename="camel", omit_defaults=True):
@@ -336,6 +338,10 @@ class Manifest:
         self.records[LAST_FULL_SYNC] = format_timestamp(moment)
         self.unsaved = True
 
+    def set_summaries_from(self, made_by: str) -> None:
+        self.records[SUMMARIES_FROM] = made_by
+        self.unsaved = True
+
     # --- typed reads --------------------------------------------------------------------------
 
     @property
@@ -346,6 +352,12 @@ class Manifest:
     def blog_slug(self) -> str | None:
         slug = self.records.get(BLOG_SLUG)
         return slug if isinstance(slug, str) else None
+
+    @property
+    def summaries_from(self) -> str | None:
+        """The hash of the code the entries' summaries were made by (None: an older version's)."""
+        made_by = self.records.get(SUMMARIES_FROM)
+        return made_by if isinstance(made_by, str) else None
 
     @property
     def last_full_sync(self) -> datetime | None:

@@ -8,6 +8,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+import msgspec
 import pytest
 from msgspec.structs import replace
 
@@ -252,3 +253,37 @@ def test_the_inputs_hash_encoding_stays_as_every_cached_key_was_made() -> None:
     assert inputs_hash("s", None, [], [("u", "é")], "a\0b", 7, text="<p>page</p>") == sha256(encoded)
     assert inputs_hash("only") == sha256('["only"]\0')
     assert inputs_hash("a", "b") != inputs_hash("a\0b") != inputs_hash("ab")
+
+
+def test_summaries_an_older_version_made_are_made_again_from_the_article_files_once(tmp_path: Path) -> None:
+    """Found by review: a summary is trusted by every build that reads no article file, so one an
+    older version made (before non-web image URLs and control characters were left out when an
+    article is read) had stayed until the article changed: a `javascript:` cover warned at
+    every sync. The code that makes summaries is recorded; when it differs, each is made again."""
+    entry = cached(tmp_path, article(), image=None)
+    stale = msgspec.structs.replace(
+        ArticleSummary.of(article()), title="Bad\x00Title", cover_image_url="javascript:alert(1)"
+    )
+    older = Manifest({entry.id: replace(entry, summary=stale, article_stat=Cache(tmp_path)._article_stat(entry))})
+    Cache(tmp_path).save(older)
+    assert "summariesFrom" not in (tmp_path / "manifest.json").read_text()
+
+    manifest = Cache(tmp_path).load()
+    Cache(tmp_path).check(manifest)
+    remade = manifest.entries[entry.id].summary
+    assert (
+        remade == ArticleSummary.of(article())
+        and remade is not None
+        and remade.cover_image_url == article().cover_image_url
+    )
+    assert manifest.unsaved and manifest.summaries_from is not None
+
+    Cache(tmp_path).save(manifest)
+    again = Cache(tmp_path).load()
+    Cache(tmp_path).check(again)
+    assert not again.unsaved  # the summaries of this code are trusted: no article file read, nothing to save
+
+    again.set_summaries_from("0" * 64)  # another version's
+    again.update_entry(entry.id, summary=stale)
+    Cache(tmp_path).check(again)
+    assert again.entries[entry.id].summary == ArticleSummary.of(article())
