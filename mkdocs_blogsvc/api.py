@@ -287,7 +287,14 @@ class BlogServiceClient:
             raise errors.InvalidResponse(f"image URL {display_url(url)} is not http or https")
         own = min(self._timeout, MAX_IMAGE_SECONDS)
         what = f"the download of image {display_url(url)}"
-        deadline = self.deadline.within(own, what=what) if self.deadline else Deadline(own, what=what)
+        limit = (
+            "the `timeout` setting" if own == self._timeout else f"each image's limit, at most {MAX_IMAGE_SECONDS:g} s"
+        )
+        deadline = (
+            self.deadline.within(own, what=what, limit=limit)
+            if self.deadline
+            else Deadline(own, what=what, limit=limit)
+        )
         for attempt in range(self.retries + 1):
             try:
                 with self._http.stream(

@@ -19,9 +19,18 @@ from mkdocs_blogsvc.errors import DeadlineExceeded
 class Deadline:
     """`seconds` from now on a monotonic clock (immune to wall-clock changes)."""
 
-    def __init__(self, seconds: float, *, what: str = "the sync", clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        seconds: float,
+        *,
+        what: str = "the sync",
+        limit: str = "the `timeout` setting",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._clock = clock
         self.seconds = seconds
+        #: where `seconds` comes from, for the message (`exceeded`).
+        self.limit = limit
         self.what = what
         self.ends = clock() + seconds
 
@@ -44,13 +53,13 @@ class Deadline:
 
     def exceeded(self) -> DeadlineExceeded:
         """The error that says this deadline passed."""
-        return DeadlineExceeded(f"{self.what} did not finish within its {self.seconds:g} s (the `timeout` setting)")
+        return DeadlineExceeded(f"{self.what} did not finish within its {self.seconds:g} s ({self.limit})")
 
-    def within(self, seconds: float, *, what: str) -> Deadline:
-        """A child deadline: `seconds` from now, but never later than this one."""
-        child = Deadline(seconds, what=what, clock=self._clock)
+    def within(self, seconds: float, *, what: str, limit: str) -> Deadline:
+        """A child deadline: `seconds` from now (set by `limit`), but never later than this one."""
+        child = Deadline(seconds, what=what, limit=limit, clock=self._clock)
         if self.ends < child.ends:
-            child.ends, child.seconds, child.what = self.ends, self.seconds, self.what
+            child.ends, child.seconds, child.what, child.limit = self.ends, self.seconds, self.what, self.limit
         return child
 
     def __repr__(self) -> str:

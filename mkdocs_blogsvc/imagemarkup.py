@@ -11,8 +11,11 @@ page and excerpt of the site, and touches only `<img>` elements naming one of th
 images (by file name: a hash, see `Cache.image_name`). Variants sit next to the original in the
 site, so their URLs are the rewritten `src` with another file name.
 
-The first image of a page (the cover, when there is one: likely the largest paint) is never
-lazy; every later one gets `loading="lazy"` and `decoding="async"`. An author's own `width` or
+With the sizes it writes `style="height:auto"`, so that a theme that caps images at the
+column's width without it (MkDocs' own) keeps their aspect ratio. The first image of a page
+(the cover, when there is one: likely the largest paint) is never lazy; every later one gets
+`loading="lazy"` and `decoding="async"`. On the pages of Material's blog (index, archive,
+categories) only the first post's excerpt has an eager first image. An author's own `width` or
 `height` (attr_list) wins. An image whose header could not be read has no entry: its `<img>`
 stays as it is.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as etree
 from collections.abc import Mapping
+from typing import Any
 
 from markdown import Markdown
 from markdown.extensions import Extension
@@ -31,6 +35,10 @@ from mkdocs_blogsvc.imagesizes import ImageInfo
 #: How wide the image shows, for the browser to pick a variant before layout: the full
 #: viewport on narrow screens, at most the article column (Material's is about 720 px wide).
 SIZES = "(max-width: 800px) 100vw, 800px"
+#: Beside the sizes written: a theme that caps an image's width (`max-width: 100%`) without
+#: `height: auto` (MkDocs' own theme) would keep the `height` attribute and squash the image.
+#: The sanitiser keeps exactly this value on `<img>`.
+HEIGHT_AUTO = "height:auto"
 #: After MkDocs' `relpath` (0) and Material's excerpt one (1): `src` is final here.
 PRIORITY = -5
 
@@ -60,7 +68,7 @@ class _Annotate(Treeprocessor):  # type: ignore[misc]  # untyped base class
         if not found:
             return
         parents = {child: parent for parent in root.iter() for child in parent}
-        first = found[0]
+        first = found[0] if _first_on_its_page(self.md) else None
         for img in found:
             info = lookup(images, img.get("src", ""))
             if info is None:
@@ -69,6 +77,17 @@ class _Annotate(Treeprocessor):  # type: ignore[misc]  # untyped base class
             parent = parents.get(img)
             if info.variants and parent is not None and parent.tag != "picture":
                 _wrap(parent, img, info)
+
+
+def _first_on_its_page(md: Markdown) -> bool:
+    """Whether this run's first image is the first of the page it is shown on: not for an
+    excerpt on a page of Material's blog (each excerpt is a run of its own, found by Material's
+    `excerpt` treeprocessor) unless it is the excerpt of that page's first post."""
+    if "excerpt" not in md.treeprocessors:
+        return True
+    excerpt = md.treeprocessors["excerpt"]
+    posts: Any = getattr(getattr(excerpt, "base", None), "posts", None)
+    return bool(posts) and posts[0] is getattr(excerpt, "page", None)
 
 
 def lookup(images: Mapping[str, ImageInfo], src: str) -> ImageInfo | None:
@@ -82,6 +101,8 @@ def annotate(img: etree.Element, info: ImageInfo, *, lazy: bool) -> None:
     if img.get("width") is None and img.get("height") is None:
         img.set("width", str(info.width))
         img.set("height", str(info.height))
+        if img.get("style") is None:  # the aspect ratio kept where a theme only caps the width
+            img.set("style", HEIGHT_AUTO)
     if lazy:
         img.set("loading", "lazy")
         img.set("decoding", "async")

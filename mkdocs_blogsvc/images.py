@@ -10,7 +10,12 @@ Decisions:
   reference service uses too); the extension comes from those bytes, never from the URL or
   the Content-Type;
 - SVG is refused: it can carry scripts, and served from the site's own origin it would run
-  with the site's privileges. A refused image keeps its remote URL (with a warning).
+  with the site's privileges;
+- so is an image whose header Pillow cannot read (a polyglot: an HTML page behind a JPEG's
+  first bytes) or that claims more than `variants.MAX_PIXELS` pixels (an image bomb: a few
+  hundred bytes that would take gigabytes in every reader's browser).
+
+A refused image keeps its remote URL (with a warning).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from mkdocs_blogsvc.imagetypes import looks_like_svg, sniff
 from mkdocs_blogsvc.logs import log
 from mkdocs_blogsvc.models import is_web_url
 from mkdocs_blogsvc.shared import counted
+from mkdocs_blogsvc.variants import refusal
 
 #: Largest image accepted (10 MiB): covers photos at web sizes, stops a runaway download.
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
@@ -135,6 +141,9 @@ def _fetch_one(client: Downloader, url: str, cache: Cache, max_bytes: int, stop:
             else "not a PNG, JPEG, GIF, WebP or AVIF image"
         )
         raise _Refused(what)
+    reason = refusal(data, extension)
+    if reason is not None:
+        raise _Refused(reason)
     relative = cache.image_name(url, extension)
     if stop.is_set():
         raise _Stopped

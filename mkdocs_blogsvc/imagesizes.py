@@ -95,6 +95,10 @@ def prepare(
     keep: set[str] = set()
     ends = clock() + budget
     postponed = 0
+    #: variants by their names (so by content) made or found this build, and the names listed:
+    #: images with the same bytes under several URLs share them, decoded once, added once.
+    shared: dict[tuple[str, ...], tuple[Variant, ...]] = {}
+    listed: set[str] = set()
     changed = False  # a record made or changed (else the table is saved only if images went or came)
     for relative in sorted(owners):
         path = cache.locate(relative)
@@ -128,16 +132,21 @@ def prepare(
         if optimize and extension in RASTER_TYPES and not record.get("animated"):
             wanted = _wanted(cache, record, width)
             if wanted and record.get("refused") != SETTINGS:
+                names = tuple(name for _w, name in wanted)
                 held = _variants(record)
-                if [v.name for v in held] == [name for _w, name in wanted] and all(
-                    f"variants/{name}" in existing for _w, name in wanted
-                ):
+                if names in shared:  # the same bytes under another URL: made or found this build
+                    variants = shared[names]
+                    if held != variants:
+                        record["variants"], changed = [[v.width, v.height, v.name, v.size] for v in variants], True
+                elif tuple(v.name for v in held) == names and all(f"variants/{name}" in existing for name in names):
                     variants = held  # the usual image of a build with nothing changed
                 elif clock() < ends:
                     variants = _make(cache, path, relative, record, wanted, owners[relative])
                     table.made, changed = table.made + len(variants), True
                 else:
                     postponed += 1
+                if variants:
+                    shared[names] = variants
                 keep.update(f"variants/{v.name}" for v in variants)
             elif record.get("refused") == SETTINGS:  # warned about when it was refused
                 log.debug(
@@ -149,9 +158,11 @@ def prepare(
         info = ImageInfo(width, height, stat.st_size, variants)
         table.by_src[f"{blog_dir}/{relative}"] = info
         for variant in variants:
-            table.variant_files.append(
-                (f"{blog_dir}/images/{variant.name}", str(cache.root / "variants" / variant.name))
-            )
+            if variant.name not in listed:  # once, however many URLs have these bytes
+                listed.add(variant.name)
+                table.variant_files.append(
+                    (f"{blog_dir}/images/{variant.name}", str(cache.root / "variants" / variant.name))
+                )
     if postponed:
         log.info("%d images get their variants at the next build (%g s spent on images)", postponed, budget)
     cache.sweep_variants(existing, keep)

@@ -134,8 +134,10 @@ ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     "path": {"d", "fill", "fill-rule", "clip-rule"},
     "g": {"fill"},
 }
-#: `type` of `<input>` is restricted to the two kinds Markdown extensions write.
-_ATTRIBUTE_VALUES = {"input": {"type": {"checkbox", "radio"}}}
+#: `type` of `<input>` is restricted to the two kinds Markdown extensions write; an image's
+#: `style` to the one `imagemarkup` writes beside the sizes it adds (a theme with
+#: `max-width: 100%` and no `height: auto` would squash the image otherwise).
+_ATTRIBUTE_VALUES = {"input": {"type": {"checkbox", "radio"}}, "img": {"style": {"height:auto"}}}
 #: In the Markdown pass, md_in_html's switch is kept so `<details markdown>` still renders.
 _MARKDOWN_ATTRIBUTES = {**ALLOWED_ATTRIBUTES, "*": ALLOWED_ATTRIBUTES["*"] | {"markdown"}}
 
@@ -147,7 +149,7 @@ _CLEAN_OPTIONS = {
     "clean_content_tags": set(DROPPED_WITH_CONTENT),
     "tag_attribute_values": _ATTRIBUTE_VALUES,
     "url_schemes": set(URL_SCHEMES),
-    "filter_style_properties": {"text-align"},
+    "filter_style_properties": {"text-align", "height"},  # `height` for an image's `height:auto` only
     "link_rel": None,
 }
 

@@ -156,3 +156,73 @@ def test_the_browser_fetches_the_variant_for_its_width_and_nothing_moves(
         if not (shift["moved"] and all(".md-sidebar " in f"{moved} " for moved in shift["moved"]))
     ]
     assert sum(shift["value"] for shift in ours) == 0, shifts
+
+
+#: Every plugin image of the page: the box its pixels fill (the theme's padding and border
+#: taken off) and its natural (shown) size, once all have loaded.
+SHAPES = """() => [...document.querySelectorAll("img")].filter((img) => img.getAttribute("src").includes("images/"))
+  .map((img) => {
+    const box = img.getBoundingClientRect(), style = getComputedStyle(img);
+    const edge = (a, b) => ["padding", "border"].reduce((sum, kind) =>
+      sum + parseFloat(style[`${kind}${a}${kind === "border" ? "Width" : ""}`]) +
+            parseFloat(style[`${kind}${b}${kind === "border" ? "Width" : ""}`]), 0);
+    return {box: [box.width - edge("Left", "Right"), box.height - edge("Top", "Bottom")],
+            natural: [img.naturalWidth, img.naturalHeight]};
+  })"""
+
+
+def test_mkdocs_own_theme_keeps_each_images_shape_and_a_turned_photo_its_shown_size(
+    browser: object,
+    tmp_path: Path,
+    service: Service,
+    db: Database,
+    owner: Owner,
+) -> None:
+    """Found by review: MkDocs' own theme caps images at the column's width without `height:
+    auto`, so the `height` the plugin writes squashed every wide image (1600 x 900 shown at
+    831 x 900); and a phone's portrait photo (stored landscape, with an EXIF orientation) had its
+    stored size in the <img>, and the page moved by 836 px when it arrived."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    from tests.conftest import issue_access_token
+    from tests.e2e.sites import write_credentials, write_site
+    from tests.plugin.test_imagesizes import rotated_photo
+
+    turned, _shown = rotated_photo()
+    cover, inline = store(db, owner, photo()), store(db, owner, turned)
+    add_article(
+        db,
+        owner.blog_id,
+        "Shapes",
+        cover_media_key=cover,
+        inline_media_keys=[inline],
+        content=f"# Shapes\n\nFirst paragraph.\n\n![Portrait](blogsvc-media:{inline})\n\nThe last paragraph.",
+    )
+    config = write_site(tmp_path, service.url, material=False, plugin={"optimize_images": True})
+    write_credentials(tmp_path / "credentials.json", service.url, issue_access_token(db, owner))
+    build(load_config(str(config)))
+    site = tmp_path / "site"
+    page = next(site.rglob("shapes/index.html")).relative_to(site).parent.as_posix() + "/"
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, device_scale_factor=1)
+    try:
+        tab = context.new_page()
+        tab.goto(f"http://127.0.0.1:{server.server_port}/{page}", wait_until="load")
+        tab.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # the lazy one loads too
+        tab.wait_for_function(
+            "[...document.querySelectorAll('img')].every((img) => img.complete && img.naturalWidth > 0)"
+        )
+        shapes = tab.evaluate(SHAPES)
+    finally:
+        context.close()
+        server.shutdown()
+        server.server_close()
+    assert len(shapes) == 2, shapes
+    for shape in shapes:
+        (width, height), (natural_width, natural_height) = shape["box"], shape["natural"]
+        assert abs(width / height - natural_width / natural_height) < 0.01, shapes
+    assert shapes[1]["natural"][1] > shapes[1]["natural"][0], shapes  # the photo shows portrait

@@ -20,6 +20,7 @@ from mkdocs_blogsvc.images import download_all
 from tests.conftest import IN_PROCESS_URL, add_article, add_owner, issue_access_token
 from tests.e2e.sites import Service
 from tests.hostile import HangUpServer
+from tests.imagesamples import photo_like
 from tests.plugin.conftest import STATUS_BODY
 
 BASE = "http://service.test"
@@ -279,7 +280,7 @@ def test_download_failures_name_the_image_not_its_query() -> None:
 
 
 def test_an_image_url_httpx_cannot_parse_is_one_failed_image(tmp_path: Path) -> None:
-    gif = b"GIF89a" + b"\0" * 32
+    gif = photo_like(4, 4, fmt="GIF")
     client, sleeps = mock_client(
         lambda request: httpx.Response(200, content=gif, headers={"Content-Type": "image/gif"})
     )

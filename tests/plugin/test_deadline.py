@@ -32,13 +32,17 @@ def test_remaining_and_expiry() -> None:
 def test_child_never_outlives_its_parent() -> None:
     clock = Clock()
     sync = Deadline(30, clock=clock)
-    image = sync.within(10, what="image a.png")
+    image = sync.within(10, what="image a.png", limit="each image's limit")
     assert image.remaining() == 10
-    clock.now += 25
-    late = sync.within(10, what="image b.png")
+    clock.now += 10
+    # found by review: the image's own limit was called "the `timeout` setting" (20 s of a 30 s timeout)
+    with pytest.raises(DeadlineExceeded, match=r"^image a.png did not finish within its 10 s \(each image's limit\)$"):
+        image.check()
+    clock.now += 15
+    late = sync.within(10, what="image b.png", limit="each image's limit")
     assert late.remaining() == 5
     clock.now += 5
-    with pytest.raises(DeadlineExceeded, match="the sync"):
+    with pytest.raises(DeadlineExceeded, match=r"^the sync did not finish within its 30 s \(the `timeout` setting\)$"):
         late.check()
 
 

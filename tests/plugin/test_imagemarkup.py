@@ -26,10 +26,10 @@ def test_sizes_and_lazy_loading_after_the_first_image() -> None:
         f"![Cover](../images/{COVER})\n\nText.\n\n![Inline](../images/{INLINE})\n\n![Remote](https://x.test/{INLINE})",
         {COVER: ImageInfo(1600, 900, 10), INLINE: ImageInfo(320, 200, 10)},
     )
-    assert f'<img alt="Cover" height="900" src="../images/{COVER}" width="1600" />' in html
+    assert f'<img alt="Cover" height="900" src="../images/{COVER}" style="height:auto" width="1600" />' in html
     assert (
-        f'<img alt="Inline" decoding="async" height="200" loading="lazy" src="../images/{INLINE}" width="320" />'
-        in html
+        f'<img alt="Inline" decoding="async" height="200" loading="lazy" src="../images/{INLINE}" '
+        'style="height:auto" width="320" />' in html
     )
     assert (
         f'<img alt="Remote" src="https://x.test/{INLINE}" />' in html
@@ -40,7 +40,8 @@ def test_variants_become_a_picture_whose_urls_follow_the_rewritten_src() -> None
     html = render(f"Before ![Cover](../../images/{COVER}) after.", {COVER: WITH_VARIANTS})
     assert html == (
         f'<p>Before <picture><source sizes="{SIZES}" srcset="../../images/c-480.webp 480w, ../../images/c-960.webp 960w" '
-        f'type="image/webp" /><img alt="Cover" height="900" src="../../images/{COVER}" width="1600" /></picture> after.</p>'
+        f'type="image/webp" /><img alt="Cover" height="900" src="../../images/{COVER}" style="height:auto" width="1600" />'
+        "</picture> after.</p>"
     )
 
 

@@ -17,9 +17,11 @@ from mkdocs_blogsvc.models import is_web_url
 from mkdocs_blogsvc.server import media
 from mkdocs_blogsvc.server.database import Database
 from tests.conftest import IN_PROCESS_URL, add_owner
+from tests.imagesamples import photo_like, png_bomb
 
 SAMPLES = Path(media.__file__).parent / "sample_media"
 PNG = (SAMPLES / "cover-01.png").read_bytes()
+GIF = photo_like(40, 30, fmt="GIF")
 SVG = b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
 
 
@@ -117,7 +119,7 @@ def hosted(db: Database, app) -> Iterator[tuple[BlogServiceClient, dict[str, str
     owner = add_owner(db)
     with db.session(write=True) as session:
         png = media.store_image(session, owner.blog_id, PNG)
-        gif = media.store_image(session, owner.blog_id, b"GIF89a" + b"\0" * 20)
+        gif = media.store_image(session, owner.blog_id, GIF)
     urls = {
         "png": f"{IN_PROCESS_URL}/media/{png}",
         "gif": f"{IN_PROCESS_URL}/media/{gif}",
@@ -134,7 +136,7 @@ def test_downloads_are_saved_under_hashed_names_and_failures_reported(hosted, tm
     )
     assert result.saved == {
         urls["png"]: (Cache.image_name(urls["png"], "png"), len(PNG)),
-        urls["gif"]: (Cache.image_name(urls["gif"], "gif"), 26),
+        urls["gif"]: (Cache.image_name(urls["gif"], "gif"), len(GIF)),
     }
     assert (tmp_path / Cache.image_name(urls["png"], "png")).read_bytes() == PNG
     assert set(result.failed) == {urls["missing"], "ftp://x/y.png"}
@@ -229,3 +231,20 @@ def test_an_image_that_cannot_be_written_is_a_failure_of_that_image(tmp_path: Pa
     result = download_all(Counting(PNG), ["https://a.test/x.png", "https://a.test/y.png"], cache)
     assert result.failed["https://a.test/x.png"].startswith("cannot be written to the cache: ")
     assert list(result.saved) == ["https://a.test/y.png"]
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        # found by review: published on the site's origin, with a JPEG's name, an HTML page behind its first bytes
+        (b"\xff\xd8\xff\xe0<html><script>alert(1)</script></html>", "its JPG header cannot be read"),
+        # found by review: served from the site with width="9000" height="9000", to every reader's browser
+        (png_bomb(9000, 9000), "its header claims 9000 x 9000 pixels, more than 50000000"),
+        (png_bomb(), "more than 50000000"),
+    ],
+    ids=["polyglot", "bomb-81-megapixels", "bomb-1600-megapixels"],
+)
+def test_an_image_pillow_cannot_read_or_an_image_bomb_is_refused(tmp_path: Path, data: bytes, reason: str) -> None:
+    result = download_all(Counting(data), ["https://a.test/x"], Cache(tmp_path))
+    assert reason in result.failed["https://a.test/x"] and not result.saved
+    assert not (tmp_path / "images").exists() or not any((tmp_path / "images").iterdir())

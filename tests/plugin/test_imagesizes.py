@@ -3,6 +3,7 @@ swept when no image needs them, image work bounded in time."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from pathlib import Path
@@ -10,6 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from PIL import Image, ImageCms, ImageDraw, ImageStat
 
 from mkdocs_blogsvc import imagesizes, variants
 from mkdocs_blogsvc.cache import Cache
@@ -41,8 +43,10 @@ def test_variants_are_made_once_then_reused_and_swept_when_not_needed(
     table = imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=True)
     assert (table.by_src[f"blog/{A}"].width, table.by_src[f"blog/{A}"].height) == (1600, 900)
     assert [v.width for v in table.by_src[f"blog/{A}"].variants] == [480, 960, 1440]
-    assert [v.width for v in table.by_src[f"blog/{B}"].variants] == [480]  # never wider than the original
-    assert table.made == 4 and len(table.variant_files) == 4
+    # never wider than the original, and its own width offered (found by review: a 700 px image
+    # offered only at 480 px showed blurred in a 688 px column)
+    assert [v.width for v in table.by_src[f"blog/{B}"].variants] == [480, 700]
+    assert table.made == 5 and len(table.variant_files) == 5
     stamps = {p.name: p.stat().st_mtime_ns for p in (cache.root / "variants").iterdir()}
     table_stamp = cache.image_table_path.stat().st_mtime_ns
 
@@ -58,7 +62,7 @@ def test_variants_are_made_once_then_reused_and_swept_when_not_needed(
 
     del manifest.entries["article-0"]  # A's article deleted: its variants go
     imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=True)
-    assert len(list((cache.root / "variants").iterdir())) == 1
+    assert len(list((cache.root / "variants").iterdir())) == 2  # B's 480 and 700
     off = imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=False)  # switched off: all go
     assert not list((cache.root / "variants").iterdir()) and off.by_src[f"blog/{B}"].variants == ()
 
@@ -94,8 +98,8 @@ def test_image_work_is_bounded_in_time_and_the_rest_is_done_next_time(
         first = imagesizes.prepare(
             cache, manifest, blog_dir="blog", optimize=True, budget=1.5, clock=lambda: float(next(ticks))
         )
-    assert first.made == 1 and "1 images get their variants at the next build" in caplog.text
-    assert imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=True).made == 1
+    assert first.made == 2 and "1 images get their variants at the next build" in caplog.text  # 480 and 800
+    assert imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=True).made == 2
 
 
 def test_a_corrupt_image_keeps_its_size_and_original_and_is_warned_about_once(
@@ -115,3 +119,68 @@ def test_a_corrupt_image_keeps_its_size_and_original_and_is_warned_about_once(
 def test_an_unreadable_header_gives_no_size(tmp_path: Path) -> None:
     cache, manifest = cache_with(tmp_path, {A: b"\x89PNG\r\n\x1a\n" + b"\0" * 40})
     assert imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=False).by_src == {}
+
+
+# --- found by review: the pipeline held to what the best static-site pipelines do --------------
+
+
+def test_the_same_bytes_under_two_urls_are_decoded_once_and_their_variants_added_once(tmp_path: Path) -> None:
+    """Every --strict build had failed: the shared variants were added once per URL, and MkDocs'
+    "docs_dir already has ..." warning came for each copy."""
+    same = photo_like(1600, 900)
+    cache, manifest = cache_with(tmp_path, {A: same, B: same})
+    table = imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=True)
+    assert table.made == 3 and len(table.variant_files) == 3
+    assert table.by_src[f"blog/{A}"].variants == table.by_src[f"blog/{B}"].variants
+    again = imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=True)
+    assert again.made == 0 and len(again.variant_files) == 3
+
+
+def rotated_photo(orientation: int = 6) -> tuple[bytes, Image.Image]:
+    """A JPEG stored landscape (1600 x 900) with an EXIF orientation that shows it portrait, as a
+    phone writes one; and the picture as shown (900 x 1600, a red band at its top)."""
+    shown = Image.new("RGB", (900, 1600), "white")
+    ImageDraw.Draw(shown).rectangle((0, 0, 899, 199), fill="red")
+    stored = shown.transpose(Image.Transpose.ROTATE_90)  # what exif_transpose turns back with orientation 6
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    out = io.BytesIO()
+    stored.save(out, format="JPEG", quality=95, exif=exif.tobytes())
+    return out.getvalue(), shown
+
+
+def test_a_photo_with_an_exif_orientation_is_sized_and_turned_as_browsers_show_it(tmp_path: Path) -> None:
+    """It had the stored (landscape) size in its <img> (an 836 px layout shift) and sideways variants."""
+    data, _shown = rotated_photo()
+    assert variants.read_header(io.BytesIO(data)) == variants.Header(900, 1600, False)
+    made = variants.make_variants(data, variants.widths_for(900))
+    assert [(width, height) for width, height, _webp in made] == [(480, 853), (900, 1600)]
+    with Image.open(io.BytesIO(made[0][2])) as variant:
+        top, bottom = variant.convert("RGB").getpixel((240, 40)), variant.convert("RGB").getpixel((240, 800))
+    assert top[0] > 200 and top[1] < 60 and min(bottom) > 200  # the red band on top, as shown
+
+
+def test_sixteen_bit_greyscale_is_scaled_not_clipped_to_white() -> None:
+    gradient = Image.linear_gradient("L").resize((800, 600)).convert("I").point(lambda value: value * 257)
+    out = io.BytesIO()
+    gradient.convert("I;16").save(out, format="PNG")
+    made = variants.make_variants(out.getvalue(), (480,))
+    with Image.open(io.BytesIO(made[0][2])) as variant:
+        mean = ImageStat.Stat(variant.convert("L")).mean[0]
+    assert 100 < mean < 155, mean  # the gradient's middle grey (it was 254: white)
+
+
+def test_an_rgb_images_colour_profile_goes_into_its_variants() -> None:
+    profile = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    out = io.BytesIO()
+    Image.open(io.BytesIO(photo_like(800, 450))).save(out, format="JPEG", icc_profile=profile)
+    made = variants.make_variants(out.getvalue(), (480,))
+    with Image.open(io.BytesIO(made[0][2])) as variant:
+        assert variant.info.get("icc_profile") == profile
+
+
+def test_decoding_counts_the_copy_it_converts() -> None:
+    """A 7000 x 7000 PNG passed a bound of 160 MiB at 3 bytes a pixel and took 490 MB: Pillow holds
+    RGB in 4 bytes a pixel, and the converted copy is held beside the decoded image."""
+    with pytest.raises(variants.Unusable, match="would take more than 160 MiB"):
+        variants.make_variants(photo_like(5000, 4500), (480,))
