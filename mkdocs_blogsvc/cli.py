@@ -388,8 +388,8 @@ def sync(config_file: str | None, blog_dir: str | None, full: bool, forget_addre
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     metavar="DIR",
-    help="Also write the theme override that puts the Open Graph, article: and keywords tags of "
-    "exported pages into <head> (DIR is the theme's custom_dir).",
+    help="Also write the theme override that puts the JSON-LD, Open Graph, article: and keywords tags "
+    "of exported pages into <head> (DIR is the theme's custom_dir).",
 )
 @click.option("--watch", is_flag=True, help="Keep exporting as the blog changes, until Ctrl-C.")
 @click.option(
@@ -433,6 +433,11 @@ def export(
     override = _write_theme_override(theme_dir) if theme_dir is not None else None
     site = load_site(config_file)
     settings = _choose(site.instances, blog_dir)
+    if site.docs_dir in dest.resolve().parents:  # found by review: `export docs/blog` built every page twice
+        raise ConfigurationError(
+            f"{dest} is a folder inside the docs_dir of mkdocs.yml ({site.docs_dir}): the pages would be "
+            "read twice, at two addresses; export into the docs_dir itself"
+        )
     if dest.resolve() != site.docs_dir:
         click.echo(
             f"Warning: {dest} is not the docs_dir of mkdocs.yml ({site.docs_dir}), where MkDocs and "

@@ -173,7 +173,7 @@ def _article_options(function: F) -> F:
         click.option("--title"),
         click.option(
             "--slug",
-            help="The article's slug: a-z, 0-9 and single hyphens, at most 80 characters, free in the blog. "
+            help="The article's slug: a-z, 0-9 and single hyphens, at most 100 characters, free in the blog. "
             "Default: add-article derives it from the title; update-article keeps it.",
         ),
         click.option("--content", help="Markdown body."),

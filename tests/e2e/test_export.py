@@ -493,6 +493,15 @@ def test_dest_must_be_given_and_should_be_docs_dir(
         f"Warning: {tmp_path / 'doc'} is not the docs_dir of mkdocs.yml ({tmp_path / 'docs'}), where MkDocs and "
         "Zensical read pages: export into that folder to build the articles with the site.\n"
     ), elsewhere.output
+    # found by review: `export docs/blog/posts` wrote docs/blog/posts/blog/posts/*.md, and Zensical
+    # stopped with a traceback (two sources for one page)
+    inner = tmp_path / "docs" / "blog" / "posts"
+    inside = CliRunner().invoke(main, ["export", str(inner), "-f", str(config)])
+    assert inside.exit_code == 1 and inside.output == (
+        f"Error: {inner} is a folder inside the docs_dir of mkdocs.yml ({tmp_path / 'docs'}): the pages would be "
+        "read twice, at two addresses; export into the docs_dir itself\n"
+    ), inside.output
+    assert not inner.exists()
 
 
 def test_the_custom_dir_to_set_is_relative_to_mkdocs_yml_wherever_export_runs(
