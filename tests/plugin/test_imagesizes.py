@@ -182,5 +182,18 @@ def test_an_rgb_images_colour_profile_goes_into_its_variants() -> None:
 def test_decoding_counts_the_copy_it_converts() -> None:
     """A 7000 x 7000 PNG passed a bound of 160 MiB at 3 bytes a pixel and took 490 MB: Pillow holds
     RGB in 4 bytes a pixel, and the converted copy is held beside the decoded image."""
+    out = io.BytesIO()
+    Image.new("RGB", (5000, 4500), "white").save(out, format="PNG")  # 22.5 megapixels: 180 MB as decoded and converted
     with pytest.raises(variants.Unusable, match="would take more than 160 MiB"):
-        variants.make_variants(photo_like(5000, 4500), (480,))
+        variants.make_variants(out.getvalue(), (480,))
+
+
+def test_a_table_an_older_version_wrote_is_read_again_so_turned_photos_get_their_shown_size(tmp_path: Path) -> None:
+    data, _shown = rotated_photo()
+    cache, manifest = cache_with(tmp_path, {A: data})
+    stat = (cache.root / A).stat()
+    old = {"size": stat.st_size, "mtimeNs": stat.st_mtime_ns, "width": 1600, "height": 900, "animated": False}
+    cache.image_table_path.write_text(json.dumps({"version": 1, "images": {A: old}}))
+    table = imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=False)
+    info = table.by_src[f"blog/{A}"]
+    assert (info.width, info.height) == (900, 1600)
