@@ -21,8 +21,10 @@ Decisions where the issue left a choice:
 - no `data:` URL at all, images included: every image the service means to show is listed in
   `inlineImageUrls` and downloaded, type-checked and size-limited by the plugin; a `data:` image
   would bypass those checks (and `data:` SVG documents are script carriers);
-- `style` is removed everywhere except `text-align` on table cells, which is what Python-Markdown's
-  tables extension writes for aligned columns (`filter_style_properties` keeps that one property);
+- `style` is removed everywhere except `text-align` (and `height`) on table cells, which is what
+  Python-Markdown's tables extension writes for aligned columns, and exactly `height:auto` on
+  images, which `imagemarkup` writes beside the sizes it adds (`filter_style_properties` keeps
+  those two properties, `tag_attribute_values` that one value on `<img>`);
 - HTML comments are removed, except in the Markdown pass those with no `<` or `>` inside, because
   `<!-- more -->` is Material's excerpt separator;
 - element contents that a browser never shows as text (`script`, `style`, `iframe`, `noscript`...)

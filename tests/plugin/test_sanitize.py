@@ -660,3 +660,16 @@ def test_html_pass_keeps_the_image_markup_of_optimize_images_and_refuses_a_scrip
         cleaned = clean_html(f'<picture><source srcset="{html.escape(hostile)}"><img src="a.png"></picture>').text
         assert "srcset" not in cleaned and "<picture>" in cleaned
     assert "srcset" not in clean_markdown('<picture><source srcset="javascript:alert(1) 1w"></picture>\n').text
+
+
+def test_only_the_plugins_own_height_auto_style_stays_on_an_image() -> None:
+    """`imagemarkup` writes `style="height:auto"` beside the sizes it adds (MkDocs' own theme
+    squashed images without it); no other style survives on an image or anywhere but table cells."""
+    cleaned = clean_html(
+        '<p><img src="a.png" width="3" height="2" style="height:auto">'
+        '<img src="b.png" style="height:9999px"><img src="c.png" style="position:fixed;height:auto">'
+        '<span style="height:auto">x</span></p>'
+    )
+    assert '<img src="a.png" width="3" height="2" style="height:auto">' in cleaned.text
+    assert cleaned.text.count("style=") == 1 and "9999" not in cleaned.text and "fixed" not in cleaned.text
+    assert cleaned.removed
