@@ -55,7 +55,7 @@ from pathlib import Path
 
 import filelock
 
-from mkdocs_blogsvc import collector, models
+from mkdocs_blogsvc import __version__, collector, models
 from mkdocs_blogsvc.errors import CacheBusy, CacheDamaged, CacheUnwritable, InvalidResponse
 from mkdocs_blogsvc.fileio import (
     atomic_write,
@@ -107,6 +107,15 @@ _TEMP_FILE = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")
 def _read(path: str) -> bytes:
     with open(path, "rb") as file:
         return file.read()
+
+
+def _summaries_made_by() -> str:
+    """The hash of `_SUMMARIES_MADE_BY`, or the package's version where the source cannot be
+    read as a file (imported from a zip: found by review, every cache read failed)."""
+    try:
+        return sha256(_SUMMARIES_MADE_BY.read_bytes())
+    except OSError:
+        return f"version {__version__}"
 
 
 class CachedArticles(Mapping[str, Article]):
@@ -377,7 +386,7 @@ class Cache:
         summaries: dict[str, ArticleSummary] = {}
         loaded: dict[str, Article] = {}
         files: dict[str, str] = {}
-        made_by = sha256(_SUMMARIES_MADE_BY.read_bytes())
+        made_by = _summaries_made_by()
         trusted = manifest.summaries_from == made_by
         for article_id, entry in list(manifest.entries.items()):
             problem = self._check_entry(entry, trust_summary=trusted)

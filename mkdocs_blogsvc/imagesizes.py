@@ -99,6 +99,7 @@ def prepare(
     #: variants by their names (so by content) made or found this build, and the names listed:
     #: images with the same bytes under several URLs share them, decoded once, added once.
     shared: dict[tuple[str, ...], tuple[Variant, ...]] = {}
+    refused: dict[tuple[str, ...], str] = {}  # and those refused this build, with the reason
     listed: set[str] = set()
     changed = False  # a record made or changed (else the table is saved only if images went or came)
     for relative in sorted(owners):
@@ -135,7 +136,10 @@ def prepare(
             if wanted and record.get("refused") != SETTINGS:
                 names = tuple(name for _w, name in wanted)
                 held = _variants(record)
-                if names in shared:  # the same bytes under another URL: made or found this build
+                if names in refused:  # the same bytes under another URL, refused this build: once
+                    record.update(refused=SETTINGS, reason=refused[names], variants=[])
+                    changed = True
+                elif names in shared:  # the same bytes under another URL: made or found this build
                     variants = shared[names]
                     if held != variants:
                         record["variants"], changed = [[v.width, v.height, v.name, v.size] for v in variants], True
@@ -148,6 +152,8 @@ def prepare(
                     postponed += 1
                 if variants:
                     shared[names] = variants
+                elif record.get("refused") == SETTINGS:
+                    refused[names] = str(record.get("reason"))
                 keep.update(f"variants/{v.name}" for v in variants)
             elif record.get("refused") == SETTINGS:  # warned about when it was refused
                 log.debug(

@@ -26,6 +26,7 @@ import io
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from struct import error as struct_error
 from typing import Any, BinaryIO
 
 #: Widths offered (in CSS pixels of a layout up to about 720 px wide, at 1x, 2x and 3x).
@@ -45,8 +46,11 @@ MAX_DECODED_BYTES = 160 * 1024 * 1024
 SETTINGS = f"webp-q{QUALITY}-m{METHOD}-w{'-'.join(map(str, WIDTHS))}-o2"
 #: EXIF orientations that turn the image a quarter (width and height swapped when shown).
 _QUARTER_TURNS = frozenset({5, 6, 7, 8})
-#: Bytes Pillow keeps per pixel of the decoded image and of its converted copy (RGB is held in 4).
-_BYTES_PER_PIXEL = 4 + 4
+#: The EXIF tag browsers turn an image by (a single SHORT, 1 to 8).
+_ORIENTATION_TAG = 0x0112
+#: Bytes Pillow holds per pixel by mode (RGB, CMYK and the two-band modes in 4); the decoded
+#: image, then its 8-bit and RGB(A) copies beside it, are what one decode takes.
+_MODE_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16B": 2, "I;16L": 2}
 #: Types variants are made of (GIF may be animated; WebP and AVIF are compact already).
 RASTER_TYPES = frozenset({"png", "jpg"})
 
@@ -72,6 +76,8 @@ def read_header(path: str | Path | BinaryIO) -> Header | None:
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             with Image.open(path) as image:
                 width, height = image.size
+                if width * height > MAX_PIXELS:  # before anything that could decode a pixel
+                    raise Unusable(f"its header claims {width} x {height} pixels, more than {MAX_PIXELS}")
                 animated = bool(getattr(image, "is_animated", False))
                 turned = _orientation(image) in _QUARTER_TURNS
     except Image.DecompressionBombError:
@@ -80,17 +86,26 @@ def read_header(path: str | Path | BinaryIO) -> Header | None:
         return None
     if width <= 0 or height <= 0:
         return None
-    if width * height > MAX_PIXELS:
-        raise Unusable(f"its header claims {width} x {height} pixels, more than {MAX_PIXELS}")
     return Header(height, width, animated) if turned else Header(width, height, animated)
 
 
 def _orientation(image: Any) -> int:
-    """The EXIF orientation (1: as stored); a damaged EXIF block counts as none."""
-    try:
-        return int(image.getexif().get(0x0112, 1))
-    except (OSError, ValueError, SyntaxError, TypeError, EOFError):
+    """The EXIF orientation browsers apply (1: as stored), from the EXIF block read with the
+    header: never `getexif()`, which decodes a PNG whose eXIf chunk is not before its pixels,
+    and takes an XMP orientation that browsers ignore. A damaged block, or a value that is not
+    one SHORT from 1 to 8, counts as none."""
+    from PIL import Image
+
+    raw = image.info.get("exif")
+    if not isinstance(raw, bytes):
         return 1
+    try:
+        found = Image.Exif()
+        found.load(raw)
+        value = found.get(_ORIENTATION_TAG, 1)
+    except (OSError, ValueError, SyntaxError, TypeError, EOFError, KeyError, IndexError, struct_error):
+        return 1
+    return value if type(value) is int and 1 <= value <= 8 else 1
 
 
 def refusal(data: bytes, extension: str) -> str | None:
@@ -121,7 +136,7 @@ def widths_for(width: int) -> tuple[int, ...]:
 
 def make_variants(data: bytes, widths: tuple[int, ...]) -> list[tuple[int, int, bytes]]:
     """(width, height, WebP bytes) of each width, turned as the EXIF orientation says. Raises `Unusable`."""
-    from PIL import Image, ImageOps
+    from PIL import Image
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -135,15 +150,18 @@ def make_variants(data: bytes, widths: tuple[int, ...]) -> list[tuple[int, int, 
             width, height = image.size
             if width * height > MAX_PIXELS:
                 raise Unusable(f"it claims {width} x {height} pixels, more than the {MAX_PIXELS} decoded at most")
-            turned = _orientation(image) in _QUARTER_TURNS
+            orientation = _orientation(image)
+            turned = orientation in _QUARTER_TURNS
             widest = max(widths)
+            # libjpeg keeps a progressive JPEG's coefficients at full size, whatever `draft` says
+            coefficients = width * height * len(image.getbands()) * 2 if "progressive" in image.info else 0
             if image.format == "JPEG":  # decode at 1/2, 1/4 or 1/8 when the largest variant allows
                 # as stored: a quarter-turned image's shown width is its stored height
                 box = (
                     (max(1, width * widest // height), widest) if turned else (widest, max(1, height * widest // width))
                 )
                 image.draft("RGB", box)
-            if image.size[0] * image.size[1] * _BYTES_PER_PIXEL > MAX_DECODED_BYTES:
+            if coefficients + _decoding_bytes(image) > MAX_DECODED_BYTES:
                 raise Unusable(
                     f"decoding its {width} x {height} pixels would take more than "
                     f"{MAX_DECODED_BYTES // (1024 * 1024)} MiB"
@@ -154,8 +172,12 @@ def make_variants(data: bytes, widths: tuple[int, ...]) -> list[tuple[int, int, 
                 raise Unusable(f"it is corrupt or truncated ({exc})") from None
             # a profile describes RGB values only when the image has them (not CMYK's or grey's)
             profile = image.info.get("icc_profile") if image.mode in ("RGB", "RGBA", "P", "PA") else None
-            source = ImageOps.exif_transpose(_eight_bit(image))
-    source = source.convert("RGBA" if _transparent(source) else "RGB")
+            eight = _eight_bit(image)
+            source = eight.convert("RGBA" if _transparent(eight) else "RGB")
+            del eight
+        turn = _transpose(orientation)
+        if turn is not None:  # the decoded image let go first: one full-size copy beside this one
+            source = source.transpose(turn)
     shown_width, shown_height = (height, width) if turned else (width, height)
     variants = []
     for target in widths:
@@ -171,12 +193,47 @@ def make_variants(data: bytes, widths: tuple[int, ...]) -> list[tuple[int, int, 
     return variants
 
 
+def _transpose(orientation: int) -> Any:
+    """The turn that shows an image of this EXIF orientation as browsers do (None: as stored)."""
+    from PIL import Image
+
+    turns = {
+        2: Image.Transpose.FLIP_LEFT_RIGHT,
+        3: Image.Transpose.ROTATE_180,
+        4: Image.Transpose.FLIP_TOP_BOTTOM,
+        5: Image.Transpose.TRANSPOSE,
+        6: Image.Transpose.ROTATE_270,
+        7: Image.Transpose.TRANSVERSE,
+        8: Image.Transpose.ROTATE_90,
+    }
+    return turns.get(orientation)
+
+
+def _decoding_bytes(image: Any) -> int:
+    """What decoding `image` (at its draft size) and converting it takes at most: the decoded
+    pixels, then beside them the copies `make_variants` makes (8-bit grey of 16-bit grey in
+    two steps of 4 bytes a pixel, and the RGB(A) copy in 4)."""
+    pixels: int = image.size[0] * image.size[1]
+    decoded = _MODE_BYTES.get(image.mode, 4)
+    extra = 4 + 4 if image.mode.startswith("I") else 0
+    return pixels * (decoded + extra + 4)
+
+
 def _eight_bit(image: Any) -> Any:
-    """16- and 32-bit greyscale scaled to 8 bits (Pillow's conversion clips it: white)."""
-    if image.mode.startswith("I;16") or image.mode == "I":
-        peak = 65535 if image.mode.startswith("I;16") or (image.getextrema()[1] or 0) > 255 else 255
-        return image.convert("I").point(lambda value: value * (255 / peak)).convert("L")
-    return image
+    """16- and 32-bit greyscale scaled to 8 bits (Pillow's conversion clips it: white), its
+    transparent grey, if it has one, made an alpha band; any other image as it is."""
+    from PIL import Image, ImageMath
+
+    if not (image.mode.startswith("I;16") or image.mode == "I"):
+        return image
+    wide = image.convert("I")
+    peak = 65535 if image.mode.startswith("I;16") or (wide.getextrema()[1] or 0) > 255 else 255
+    grey = wide.point(lambda value: value * (255 / peak)).convert("L")
+    clear = image.info.get("transparency")
+    if type(clear) is not int:
+        return grey
+    alpha = ImageMath.lambda_eval(lambda args: (args["a"] != clear) * 255, a=wide).convert("L")
+    return Image.merge("LA", (grey, alpha))
 
 
 def _transparent(image: Any) -> bool:

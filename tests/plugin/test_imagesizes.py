@@ -11,11 +11,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from PIL import Image, ImageCms, ImageDraw, ImageStat
+from PIL import Image, ImageCms, ImageDraw, ImageFile, ImageStat
 
 from mkdocs_blogsvc import imagesizes, variants
 from mkdocs_blogsvc.cache import Cache
-from tests.imagesamples import photo_like, truncated
+from tests.imagesamples import photo_like, png_bomb, truncated
 
 A = "images/" + "a" * 32 + ".png"
 B = "images/" + "b" * 32 + ".png"
@@ -197,3 +197,75 @@ def test_a_table_an_older_version_wrote_is_read_again_so_turned_photos_get_their
     table = imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=False)
     info = table.by_src[f"blog/{A}"]
     assert (info.width, info.height) == (900, 1600)
+
+
+# --- found by the review of the fixes above -------------------------------------------------------
+
+
+def test_a_header_is_read_without_decoding_a_pixel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading a PNG's orientation with `getexif()` decoded the whole image first: a 12000 x
+    12000 PNG of 560 kB took 567 MB before the pixel bound refused it."""
+
+    def no_decoding(*args: object) -> None:
+        raise AssertionError("a pixel was decoded")
+
+    plain = io.BytesIO()
+    Image.new("RGB", (7000, 7000)).save(plain, format="PNG", compress_level=1)
+    monkeypatch.setattr(ImageFile.ImageFile, "load", no_decoding)
+    assert variants.read_header(io.BytesIO(plain.getvalue())) == variants.Header(7000, 7000, False)
+    assert (
+        variants.refusal(png_bomb(12000, 12000), "png") == "its header claims 12000 x 12000 pixels, more than 50000000"
+    )
+
+
+def test_an_xmp_orientation_is_ignored_as_browsers_ignore_it() -> None:
+    """Pillow's `getexif()` takes an XMP `tiff:Orientation` where EXIF has none; browsers do not,
+    so the sizes and the variants were turned and the original was not."""
+    xmp = (
+        b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+        b'<rdf:Description xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="6"/></rdf:RDF></x:xmpmeta>'
+    )
+    out = io.BytesIO()
+    Image.new("RGB", (1000, 600), "white").save(out, format="JPEG", xmp=xmp)
+    assert variants.read_header(io.BytesIO(out.getvalue())) == variants.Header(1000, 600, False)
+    assert [(w, h) for w, h, _ in variants.make_variants(out.getvalue(), (480,))] == [(480, 288)]
+
+
+def test_sixteen_bit_grey_with_a_transparent_grey_keeps_it_transparent() -> None:
+    out = io.BytesIO()
+    Image.new("I;16", (800, 600), 40000).save(out, format="PNG", transparency=40000)
+    ((_w, _h, webp),) = variants.make_variants(out.getvalue(), (480,))
+    with Image.open(io.BytesIO(webp)) as variant:
+        assert variant.mode == "RGBA" and variant.getpixel((10, 10))[3] == 0
+
+
+def test_a_large_progressive_jpeg_counts_its_full_size_coefficients() -> None:
+    """libjpeg keeps a progressive JPEG's coefficients at full size whatever `draft` says: an
+    8160 x 6120 one of 586 kB took 316 MB. A baseline one of the same size is decoded small."""
+    for progressive in (True, False):
+        out = io.BytesIO()
+        Image.new("RGB", (6000, 5000), "white").save(out, format="JPEG", progressive=progressive, quality=50)
+        if progressive:
+            with pytest.raises(variants.Unusable, match="would take more than 160 MiB"):
+                variants.make_variants(out.getvalue(), (480,))
+        else:
+            assert [(w, h) for w, h, _ in variants.make_variants(out.getvalue(), (480,))] == [(480, 400)]
+
+
+def test_the_same_refused_bytes_under_two_urls_are_decoded_and_warned_about_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = truncated(photo_like(1600, 900))
+    cache, manifest = cache_with(tmp_path, {A: broken, B: broken})
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.blogsvc"):
+        imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=True)
+        imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=True)
+    assert len([r for r in caplog.records if "keeps its original only" in r.getMessage()]) == 1
+
+
+def test_the_summaries_code_unreadable_as_a_file_counts_as_the_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Imported from a zip, `models.py` is no file: every cache read failed on it."""
+    from mkdocs_blogsvc import __version__, cache
+
+    monkeypatch.setattr(cache, "_SUMMARIES_MADE_BY", Path("/nonexistent.zip/mkdocs_blogsvc/models.py"))
+    assert cache._summaries_made_by() == f"version {__version__}"
