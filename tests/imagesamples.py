@@ -1,7 +1,7 @@
 """Images for the image tests and benchmarks, drawn with Pillow: a photo-like picture (smooth
 colour, shapes, fine grain: what a camera or a rendered illustration gives, and what PNG
-compresses badly), an image bomb (a header claiming a huge size, a few hundred bytes) and a
-truncated file."""
+compresses badly), an image bomb (a header claiming a huge size, a few hundred bytes), a
+truncated file and a phone's portrait photo (stored landscape with an EXIF orientation)."""
 
 from __future__ import annotations
 
@@ -50,3 +50,16 @@ def png_bomb(width: int = 40000, height: int = 40000) -> bytes:
 def truncated(data: bytes, keep: float = 0.4) -> bytes:
     """The first `keep` of an encoded image: its header is intact, its pixels are not."""
     return data[: int(len(data) * keep)]
+
+
+def rotated_photo(orientation: int = 6) -> tuple[bytes, Image.Image]:
+    """A JPEG stored landscape (1600 x 900) with an EXIF orientation that shows it portrait, as a
+    phone writes one; and the picture as shown (900 x 1600, a red band at its top)."""
+    shown = Image.new("RGB", (900, 1600), "white")
+    ImageDraw.Draw(shown).rectangle((0, 0, 899, 199), fill="red")
+    stored = shown.transpose(Image.Transpose.ROTATE_90)  # what orientation 6 turns back
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    out = io.BytesIO()
+    stored.save(out, format="JPEG", quality=95, exif=exif.tobytes())
+    return out.getvalue(), shown

@@ -19,7 +19,7 @@ from tests.e2e.sites import Service
 from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.e2e.test_build import post_page
 from tests.e2e.test_image_pages import make_site, photo, run_build, store
-from tests.imagesamples import photo_like
+from tests.imagesamples import photo_like, rotated_photo
 
 pytestmark = [
     pytest.mark.browser,
@@ -187,7 +187,6 @@ def test_mkdocs_own_theme_keeps_each_images_shape_and_a_turned_photo_its_shown_s
 
     from tests.conftest import issue_access_token
     from tests.e2e.sites import write_credentials, write_site
-    from tests.plugin.test_imagesizes import rotated_photo
 
     turned, _shown = rotated_photo()
     cover, inline = store(db, owner, photo()), store(db, owner, turned)

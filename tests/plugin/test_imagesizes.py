@@ -11,11 +11,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from PIL import Image, ImageCms, ImageDraw, ImageFile, ImageStat
+from PIL import Image, ImageCms, ImageFile, ImageStat
 
 from mkdocs_blogsvc import imagesizes, variants
 from mkdocs_blogsvc.cache import Cache
-from tests.imagesamples import photo_like, png_bomb, truncated
+from tests.imagesamples import photo_like, png_bomb, rotated_photo, truncated
 
 A = "images/" + "a" * 32 + ".png"
 B = "images/" + "b" * 32 + ".png"
@@ -134,19 +134,6 @@ def test_the_same_bytes_under_two_urls_are_decoded_once_and_their_variants_added
     assert table.by_src[f"blog/{A}"].variants == table.by_src[f"blog/{B}"].variants
     again = imagesizes.prepare(cache, manifest, blog_dir="blog", optimize=True)
     assert again.made == 0 and len(again.variant_files) == 3
-
-
-def rotated_photo(orientation: int = 6) -> tuple[bytes, Image.Image]:
-    """A JPEG stored landscape (1600 x 900) with an EXIF orientation that shows it portrait, as a
-    phone writes one; and the picture as shown (900 x 1600, a red band at its top)."""
-    shown = Image.new("RGB", (900, 1600), "white")
-    ImageDraw.Draw(shown).rectangle((0, 0, 899, 199), fill="red")
-    stored = shown.transpose(Image.Transpose.ROTATE_90)  # what exif_transpose turns back with orientation 6
-    exif = Image.Exif()
-    exif[0x0112] = orientation
-    out = io.BytesIO()
-    stored.save(out, format="JPEG", quality=95, exif=exif.tobytes())
-    return out.getvalue(), shown
 
 
 def test_a_photo_with_an_exif_orientation_is_sized_and_turned_as_browsers_show_it(tmp_path: Path) -> None:
