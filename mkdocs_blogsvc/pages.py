@@ -73,6 +73,8 @@ class RenderedSite:
     written: int = 0
     #: every image's size and variants (`imagesizes`), by its docs path.
     image_table: imagesizes.ImageTable = field(default_factory=imagesizes.ImageTable)
+    #: the links between articles of the pages rendered (None without `base_url`).
+    links: ArticleLinks | None = None
 
     def files(self) -> Iterator[SiteFile]:
         """Every file of the site: images, article pages, the index page."""
@@ -217,7 +219,7 @@ def _render(
         rendered.images.extend(SiteFile(src, path) for src, path in table.variant_files)
         if planned.images:
             cache.link_images_for_feeds(posts_dir, blog_dir)  # feeds give the cover's byte length
-    rendered.image_table = table
+    rendered.image_table, rendered.links = table, planned.links
     return rendered
 
 

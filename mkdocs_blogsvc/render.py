@@ -173,18 +173,21 @@ def _describe(exc: Exception, filename: str) -> str:
 @dataclass(frozen=True)
 class ArticleLinks:
     """Links between articles (see `links`): where the blog is hosted, and its pages.
-    `found` keeps, by article id, the links each rendered page holds (for its page record)."""
+    `found` keeps, by article id, the links each rendered page holds (for its page record), and
+    `unresolved` the links to no published article (logged; `export` prints them)."""
 
     blog: HostedBlog
     targets: Targets
     found: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
+    unresolved: dict[str, list[str]] = field(default_factory=dict)
 
     def rewrite(self, article: Article, body: str, src_uri: str) -> str:
         done = rewrite_links(
             body, here=src_uri, blog=self.blog, targets=self.targets, link_text=lambda target: md_text(target.title)
         )
         self.found[article.id] = sorted(set(done.references))
-        for url in dict.fromkeys(done.unresolved):
+        self.unresolved[article.id] = list(dict.fromkeys(done.unresolved))
+        for url in self.unresolved[article.id]:
             log.info(
                 "article %s links to %s, which is not a published article of the blog: the link is left as it is",
                 article.id,

@@ -599,3 +599,20 @@ def test_export_leaves_a_dangling_symlink_and_a_folder_at_its_paths_as_they_are(
     content.delete_article(db, gone)
     run_export(config)
     assert (docs / "blog" / "posts" / "gone.md").is_dir()
+
+
+def test_export_names_a_link_to_an_article_that_is_not_published(
+    tmp_path: Path, service: Service, db: Database, owner: Owner
+) -> None:
+    """Found by review: the plugin's builds say so (an INFO line), the export said nothing and the
+    page kept a link to the service that answers 404."""
+    hosted = f"{service.url}/blogs/{owner.blog_slug}"
+    add_article(db, owner.blog_id, "Secret draft", status="draft")
+    add_article(
+        db, owner.blog_id, "Linking post", content=f"# Linking post\n\nRead [the draft]({hosted}/secret-draft).\n"
+    )
+    output = run_export(site(tmp_path, service, db, owner))
+    assert (
+        f"blog/posts/linking-post.md: links to {hosted}/secret-draft, which is not a published article of the blog: "
+        "the link is left as it is\n"
+    ) in output
