@@ -15,7 +15,7 @@ With the sizes it writes `style="height:auto"`, so that a theme that caps images
 column's width without it (MkDocs' own) keeps their aspect ratio. The first image of a page
 (the cover, when there is one: likely the largest paint) is never lazy; every later one gets
 `loading="lazy"` and `decoding="async"`. On the pages of Material's blog (index, archive,
-categories) only the first post's excerpt has an eager first image. An author's own `width` or
+categories, each pagination page) only the first excerpt's first image is eager. An author's own `width` or
 `height` (attr_list) wins. An image whose header could not be read has no entry: its `<img>`
 stays as it is.
 """
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as etree
 from collections.abc import Mapping
-from typing import Any
 
 from markdown import Markdown
 from markdown.extensions import Extension
@@ -50,6 +49,8 @@ class ImageMarkup(Extension):  # type: ignore[misc]  # untyped base class
     def __init__(self) -> None:
         super().__init__()
         self.images: Mapping[str, ImageInfo] = {}
+        #: the page of Material's blog the last excerpt was rendered for (`_first_on_its_page`).
+        self.excerpts_on: object = None
 
     def extendMarkdown(self, md: Markdown) -> None:
         md.treeprocessors.register(_Annotate(md, self), f"blogsvc_images_{id(self)}", PRIORITY)
@@ -68,7 +69,7 @@ class _Annotate(Treeprocessor):  # type: ignore[misc]  # untyped base class
         if not found:
             return
         parents = {child: parent for parent in root.iter() for child in parent}
-        first = found[0] if _first_on_its_page(self.md) else None
+        first = found[0] if self._first_on_its_page() else None
         for img in found:
             info = lookup(images, img.get("src", ""))
             if info is None:
@@ -78,16 +79,18 @@ class _Annotate(Treeprocessor):  # type: ignore[misc]  # untyped base class
             if info.variants and parent is not None and parent.tag != "picture":
                 _wrap(parent, img, info)
 
-
-def _first_on_its_page(md: Markdown) -> bool:
-    """Whether this run's first image is the first of the page it is shown on: not for an
-    excerpt on a page of Material's blog (each excerpt is a run of its own, found by Material's
-    `excerpt` treeprocessor) unless it is the excerpt of that page's first post."""
-    if "excerpt" not in md.treeprocessors:
-        return True
-    excerpt = md.treeprocessors["excerpt"]
-    posts: Any = getattr(getattr(excerpt, "base", None), "posts", None)
-    return bool(posts) and posts[0] is getattr(excerpt, "page", None)
+    def _first_on_its_page(self) -> bool:
+        """Whether this run's first image is the first of the page it is shown on. Not for an
+        excerpt on a page of Material's blog (index, archive, category, and each of their
+        pagination pages: each excerpt is a run of its own, with Material's `excerpt`
+        treeprocessor, whose `base` is the page shown) unless it is the first excerpt rendered
+        for that page: Material renders a page's excerpts one after the other, in its order."""
+        if "excerpt" not in self.md.treeprocessors:
+            return True
+        shown_on = getattr(self.md.treeprocessors["excerpt"], "base", None)
+        first = shown_on is not None and shown_on is not self.owner.excerpts_on
+        self.owner.excerpts_on = shown_on
+        return first
 
 
 def lookup(images: Mapping[str, ImageInfo], src: str) -> ImageInfo | None:

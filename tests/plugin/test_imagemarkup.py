@@ -51,3 +51,29 @@ def test_an_authors_own_size_wins_and_unknown_images_stay_bare() -> None:
     )
     assert 'width="300"' in html and 'height="900"' not in html
     assert f'<img alt="B" src="../images/{"2" * 32}.png" />' in html
+
+
+def test_on_the_pages_of_materials_blog_only_the_first_excerpt_shown_on_each_page_is_eager() -> None:
+    """Material renders each excerpt as a Markdown run of its own, with its `excerpt`
+    treeprocessor naming the page it is shown on (`base`), a page's excerpts one after the
+    other. Found by review: every excerpt's cover was eager; then, on pages 2 and later of a
+    paginated index, none was."""
+    from markdown.treeprocessors import Treeprocessor
+
+    class Excerpt(Treeprocessor):  # what Material registers, as far as it matters here
+        base: object = None
+
+        def run(self, root: object) -> None:
+            return None
+
+    extension = ImageMarkup()
+    extension.images = {COVER: ImageInfo(1600, 900, 10)}
+    md = markdown.Markdown(extensions=[extension])
+    excerpt = Excerpt(md)
+    md.treeprocessors.register(excerpt, "excerpt", 0)
+    index, page_2 = object(), object()
+    shown = []
+    for base in (index, index, page_2, page_2):
+        excerpt.base = base
+        shown.append("lazy" if 'loading="lazy"' in md.reset().convert(f"![Cover](images/{COVER})") else "eager")
+    assert shown == ["eager", "lazy", "eager", "lazy"]
