@@ -15,8 +15,8 @@ With the sizes it writes `style="height:auto"`, so that a theme that caps images
 column's width without it (MkDocs' own) keeps their aspect ratio. The first image of a page
 (the cover, when there is one: likely the largest paint) is never lazy; every later one gets
 `loading="lazy"` and `decoding="async"`. On the pages of Material's blog (index, archive,
-categories, each pagination page) only the first excerpt's first image is eager. An author's own `width` or
-`height` (attr_list) wins. An image whose header could not be read has no entry: its `<img>`
+categories, each pagination page) only the first excerpt's first image is eager. An author's
+own `width` or `height` (attr_list) wins. An image whose header could not be read has no entry: its `<img>`
 stays as it is.
 """
 

@@ -44,6 +44,7 @@ import nh3
 from markdown.extensions.attr_list import get_attrs_and_remainder
 from markdown.extensions.fenced_code import FencedBlockPreprocessor
 
+from mkdocs_blogsvc.imagemarkup import HEIGHT_AUTO
 from mkdocs_blogsvc.removals import Cleaned, Removed
 
 # --- the allowlist -------------------------------------------------------------------------
@@ -139,7 +140,7 @@ ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
 #: `type` of `<input>` is restricted to the two kinds Markdown extensions write; an image's
 #: `style` to the one `imagemarkup` writes beside the sizes it adds (a theme with
 #: `max-width: 100%` and no `height: auto` would squash the image otherwise).
-_ATTRIBUTE_VALUES = {"input": {"type": {"checkbox", "radio"}}, "img": {"style": {"height:auto"}}}
+_ATTRIBUTE_VALUES = {"input": {"type": {"checkbox", "radio"}}, "img": {"style": {HEIGHT_AUTO}}}
 #: In the Markdown pass, md_in_html's switch is kept so `<details markdown>` still renders.
 _MARKDOWN_ATTRIBUTES = {**ALLOWED_ATTRIBUTES, "*": ALLOWED_ATTRIBUTES["*"] | {"markdown"}}
 
